@@ -1,0 +1,47 @@
+"""Exceptions and warnings raised by sparsekernel.
+
+``ValidationError`` is raised for bad input, before any work is done; its
+message names the argument, the expected domain and the value received.
+``InfeasibleError`` is raised when a problem has no solution (hard margin on
+data that are not separable in feature space, an infeasible nu).
+``SolverError`` carries the status of a solver that failed.
+``ConvergenceWarning`` is issued when an iterative solver stops at its
+iteration cap before reaching its tolerance.
+"""
+
+from __future__ import annotations
+
+from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
+
+__all__ = [
+    "SparseKernelError",
+    "ValidationError",
+    "InfeasibleError",
+    "SolverError",
+    "ConvergenceWarning",
+]
+
+
+class SparseKernelError(Exception):
+    """Base class of the library's exceptions."""
+
+
+class ValidationError(SparseKernelError, ValueError):
+    """Bad input: wrong shape, non-finite value, parameter outside its domain."""
+
+
+class InfeasibleError(SparseKernelError):
+    """The optimisation problem has no solution for the given data and parameters."""
+
+
+class SolverError(SparseKernelError, RuntimeError):
+    """A solver failed; ``status`` holds the solver's own status string."""
+
+    def __init__(self, message: str, status: str = "unknown", solver: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.solver = solver
+
+
+class ConvergenceWarning(_SklearnConvergenceWarning):
+    """An iterative solver stopped at its iteration cap before its tolerance."""

@@ -1,0 +1,48 @@
+"""Pieces shared by the one-class machines (Schölkopf's one-class SVM and SVDD)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import check_param
+from ..errors import ValidationError
+from ..solvers.standard_qp import StandardQP
+from .base import Machine
+
+Array = NDArray[np.float64]
+
+
+class NoveltyMachine(Machine):
+    """Unsupervised: no targets; box 0 <= a_n <= 1/(nu N), sum_n a_n = 1."""
+
+    task = "novelty"
+    _hyper_names = ("nu",)
+
+    def _check_targets(self, t: ArrayLike | None) -> None:
+        if t is not None:
+            raise ValidationError(f"t must be None for a one-class machine; got {type(t).__name__}")
+        return None
+
+    def _set_hyper(self, nu: float) -> None:
+        self.nu = float(check_param("nu", nu))
+
+    @property
+    def box(self) -> float:
+        """Upper bound 1/(nu N) of every multiplier (C of SVDD)."""
+        return 1.0 / (self.nu * self.N)
+
+    def parameter_values(self) -> dict[str, Any]:
+        return {"nu": self.nu, "1/(nu N)": self.box}
+
+    def _box_scale(self) -> float:
+        return self.box
+
+    def _unit_sum_qp(self, scale: float, p: Array) -> StandardQP:
+        return StandardQP(
+            kernel=self.kernel, X=self.X, index=np.arange(self.N), y=np.ones(self.N), scale=scale,
+            p=p, lower=np.zeros(self.N), upper=np.full(self.N, self.box), delta=1.0,
+            nu_sum=None, gram=self.gram,
+        )

@@ -1,0 +1,114 @@
+"""The hard-margin (maximum margin) classifier, (7.5)-(7.18).
+
+Primal (7.5)-(7.6), in feature space phi(x_n) = F_n:
+
+    minimise    1/2 ||w||^2                                       (7.6)
+    subject to  t_n (w^T phi(x_n) + b) >= 1                      (7.5)
+
+Dual (7.10)-(7.12):
+
+    maximise    sum_n a_n - 1/2 sum_nm a_n a_m t_n t_m k(x_n, x_m)   (7.10)
+    subject to  a_n >= 0                                            (7.11)
+                sum_n a_n t_n = 0                                    (7.12)
+
+b by (7.18), the average over the support vectors. On data that are not
+separable in feature space the primal is infeasible and the dual unbounded:
+``InfeasibleError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import cvxpy as cp
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import InfeasibleError
+from ..kernels import Kernel, Linear
+from ..solvers.standard_qp import RhoEstimate, StandardQP
+from ._binary import BinaryMachine
+from .base import Formulation, flatten
+from .solution import Solution
+
+__all__ = ["HardMarginSVC"]
+
+Array = NDArray[np.float64]
+
+
+class HardMarginSVC(BinaryMachine):
+    """Maximum margin classifier for data separable in feature space.
+
+    Parameters
+    ----------
+    X : array (N, D)
+    t : array (N,) in {-1, +1}
+    kernel : Kernel or str
+    """
+
+    name = "HardMarginSVC"
+    cli_name = "hard"
+    _hyper_names = ()
+
+    def __init__(self, X: ArrayLike, t: ArrayLike, kernel: Kernel | str = Linear(), psd_tol: float = 1e-8) -> None:
+        super().__init__(X, t, kernel, psd_tol)
+
+    def _set_hyper(self) -> None:
+        return None
+
+    def parameter_values(self) -> dict[str, Any]:
+        return {}
+
+    def _build_primal(self, F: Array) -> Formulation:
+        w = cp.Variable(F.shape[1], name="w")
+        b = cp.Variable(name="b")
+        y = F @ w + b                                                   # (7.1)
+        constraints = {"(7.5)": cp.multiply(self.t, y) >= 1}            # (7.5)
+        problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w)), list(constraints.values()))  # (7.6)
+        return Formulation(self, "primal", problem, {"w": w, "b": b}, constraints, {}, "features")
+
+    def _build_dual(self, quad: Callable[[cp.Expression], cp.Expression], form: str) -> Formulation:
+        a = cp.Variable(self.N, name="a")
+        objective = cp.Maximize(cp.sum(a) - 0.5 * quad(cp.multiply(self.t, a)))  # (7.10)
+        constraints = {
+            "(7.11)": a >= 0,                                            # (7.11)
+            "(7.12)": self.t @ a == 0,                                   # (7.12)
+        }
+        problem = cp.Problem(objective, flatten(constraints))
+        return Formulation(self, "dual", problem, {"a": a}, constraints, {}, form)
+
+    def standard_qp(self) -> StandardQP:
+        """min 1/2 a^T (t t^T o K) a - e^T a, t^T a = 0, 0 <= a < inf."""
+        return StandardQP(
+            kernel=self.kernel, X=self.X, index=np.arange(self.N), y=self.t, scale=1.0,
+            p=-np.ones(self.N), lower=np.zeros(self.N), upper=np.full(self.N, np.inf), delta=0.0,
+            nu_sum=None, gram=self.gram,
+        )
+
+    def _box_scale(self) -> float:
+        return float("inf")
+
+    def _infeasible(self, status: str, kind: str, solver: str) -> None:
+        raise InfeasibleError(
+            f"the data are not separable in the feature space of {self.kernel!r}: the hard-margin "
+            f"{kind} has no solution ({solver} status {status}); use SoftMarginSVC"
+        )
+
+    def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
+        # (7.18): b = mean over support vectors of t_n - sum_m a_m t_m k_nm, which is -rho
+        return {"b": -rho.rho}
+
+    def _slacks(self, u: Array, Ku: Array, fields: dict[str, Any]) -> tuple[None, None]:
+        return None, None
+
+    def _primal_value(self, u: Array, Ku: Array, fields: dict[str, Any], slacks: tuple) -> float:
+        return 0.5 * float(u @ Ku)                                        # (7.6)
+
+    def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:
+        return float(np.sum(z)) - 0.5 * float(u @ Ku)                     # (7.10)
+
+    def _solution_from_primal(self, f: Formulation, info: dict[str, Any]) -> Solution:
+        common = self._primal_common(f)
+        a = self._read_duals(f, "(7.5)")
+        return self._from_primal_point(a, {"b": common["b"]}, (None, None), common["w"],
+                                       float(f.problem.value), info)

@@ -1,0 +1,147 @@
+"""The nu-SVC of Schölkopf et al. (2000), Result 7.7, (7.38)-(7.41).
+
+Primal (Result 7.7), in feature space:
+
+    minimise    1/2 ||w||^2 - nu rho + 1/N sum_n xi_n
+    subject to  t_n (w^T phi(x_n) + b) >= rho - xi_n,  xi_n >= 0,  rho >= 0
+
+Dual (7.38)-(7.41):
+
+    maximise    -1/2 sum_nm a_n a_m t_n t_m k(x_n, x_m)   (7.38)
+    subject to  0 <= a_n <= 1/N                          (7.39)
+                sum_n a_n t_n = 0                          (7.40)
+                sum_n a_n >= nu                            (7.41)
+
+The decision values have margin rho: t_n y_n = rho on the margin (LIBSVM
+divides them by rho). The standard-form QP replaces (7.41) by the equality
+sum_n a_n = nu, which holds at the solution whenever rho > 0 (Result 7.7).
+nu is feasible only up to 2 min(N_+, N_-) / N, since sum_n a_n t_n = 0 and
+a_n <= 1/N cap sum_n a_n there.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import cvxpy as cp
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import check_param
+from ..errors import InfeasibleError
+from ..kernels import Kernel, Linear
+from ..solvers.standard_qp import RhoEstimate, StandardQP
+from ._binary import BinaryMachine
+from .base import Formulation, flatten
+from .solution import Solution
+
+__all__ = ["NuSVC"]
+
+Array = NDArray[np.float64]
+
+
+class NuSVC(BinaryMachine):
+    """nu-support vector classifier.
+
+    Parameters
+    ----------
+    X : array (N, D)
+    t : array (N,) in {-1, +1}
+    kernel : Kernel or str
+    nu : float in (0, 1]
+        Upper bound on the fraction of margin errors and lower bound on the
+        fraction of support vectors; at most 2 min(N_+, N_-)/N.
+    """
+
+    name = "NuSVC"
+    cli_name = "nu-svc"
+    _hyper_names = ("nu",)
+
+    def __init__(self, X: ArrayLike, t: ArrayLike, kernel: Kernel | str = Linear(), nu: float = 0.5,
+                 psd_tol: float = 1e-8) -> None:
+        super().__init__(X, t, kernel, psd_tol)
+        self._set_hyper(nu=nu)
+
+    @property
+    def nu_max(self) -> float:
+        """Largest feasible nu: 2 min(N_+, N_-) / N."""
+        return 2.0 * min(np.sum(self.t > 0), np.sum(self.t < 0)) / self.N
+
+    def _set_hyper(self, nu: float) -> None:
+        nu = float(check_param("nu", nu))
+        if nu > self.nu_max + 1e-12:
+            raise InfeasibleError(
+                f"nu must be at most 2 min(N_+, N_-)/N = {self.nu_max:.6g} for these labels "
+                f"(the upper bound of nu-SVC); got {nu!r}"
+            )
+        self.nu = nu
+
+    def parameter_values(self) -> dict[str, Any]:
+        return {"nu": self.nu}
+
+    def _build_primal(self, F: Array) -> Formulation:
+        params = self._parameters(("nu",))
+        w = cp.Variable(F.shape[1], name="w")
+        b = cp.Variable(name="b")
+        xi = cp.Variable(self.N, name="xi")
+        rho = cp.Variable(name="rho")
+        y = F @ w + b                                                      # (7.1)
+        objective = cp.Minimize(0.5 * cp.sum_squares(w) - params["nu"] * rho + cp.sum(xi) / self.N)
+        constraints = {
+            "margin": cp.multiply(self.t, y) >= rho - xi,
+            "xi>=0": xi >= 0,
+            "rho>=0": rho >= 0,
+        }
+        problem = cp.Problem(objective, list(constraints.values()))
+        variables = {"w": w, "b": b, "xi": xi, "rho": rho}
+        return Formulation(self, "primal", problem, variables, constraints, params, "features")
+
+    def _build_dual(self, quad: Callable[[cp.Expression], cp.Expression], form: str) -> Formulation:
+        params = self._parameters(("nu",))
+        a = cp.Variable(self.N, name="a")
+        objective = cp.Maximize(-0.5 * quad(cp.multiply(self.t, a)))      # (7.38)
+        constraints = {
+            "(7.39)": (a >= 0, a <= 1.0 / self.N),                       # (7.39)
+            "(7.40)": self.t @ a == 0,                                    # (7.40)
+            "(7.41)": cp.sum(a) >= params["nu"],                          # (7.41)
+        }
+        problem = cp.Problem(objective, flatten(constraints))
+        return Formulation(self, "dual", problem, {"a": a}, constraints, params, form)
+
+    def standard_qp(self) -> StandardQP:
+        """min 1/2 a^T (t t^T o K) a, t^T a = 0, e^T a = nu, 0 <= a <= 1/N."""
+        return StandardQP(
+            kernel=self.kernel, X=self.X, index=np.arange(self.N), y=self.t, scale=1.0,
+            p=np.zeros(self.N), lower=np.zeros(self.N), upper=np.full(self.N, 1.0 / self.N),
+            delta=0.0, nu_sum=self.nu, gram=self.gram,
+        )
+
+    def _box_scale(self) -> float:
+        return 1.0 / self.N
+
+    def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
+        # On the margin t_n y_n = rho: averaging over free a_n of each class gives
+        # r+ = rho - b and r- = rho + b, i.e. LIBSVM's r and -rho.
+        if not rho.r > 0:
+            raise InfeasibleError(
+                f"nu = {self.nu:g} is below the smallest feasible value for these data: the optimum "
+                f"is the trivial rho = 0 (got rho = {rho.r:.3g}); increase nu"
+            )
+        return {"b": -rho.rho, "rho": rho.r}
+
+    def _slacks(self, u: Array, Ku: Array, fields: dict[str, Any]) -> tuple[Array, None]:
+        return np.maximum(0.0, fields["rho"] - self.margins(Ku, fields["b"])), None
+
+    def _primal_value(self, u: Array, Ku: Array, fields: dict[str, Any], slacks: tuple) -> float:
+        return 0.5 * float(u @ Ku) - self.nu * fields["rho"] + float(np.mean(slacks[0]))
+
+    def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:
+        return -0.5 * float(u @ Ku)                                         # (7.38)
+
+    def _solution_from_primal(self, f: Formulation, info: dict[str, Any]) -> Solution:
+        common = self._primal_common(f)
+        v = f.variables
+        fields = {"b": common["b"], "rho": float(v["rho"].value)}
+        xi = np.asarray(v["xi"].value, dtype=np.float64)
+        return self._from_primal_point(self._read_duals(f, "margin"), fields, (xi, None), common["w"],
+                                       float(f.problem.value), info)

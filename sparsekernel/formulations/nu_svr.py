@@ -1,0 +1,134 @@
+"""nu-support vector regression, Result 7.10, (7.70)-(7.74).
+
+Primal (Result 7.10):
+
+    minimise    1/2 ||w||^2 + C (nu epsilon + 1/N sum_n (xi_n + xi_hat_n))
+    over        w, b, epsilon >= 0, xi >= 0, xi_hat >= 0
+    subject to  (7.53), (7.54)
+
+Dual (7.70)-(7.74):
+
+    maximise    -1/2 sum_nm (a_n - a_hat_n)(a_m - a_hat_m) k_nm + sum_n (a_n - a_hat_n) t_n  (7.70)
+    subject to  0 <= a_n <= C/N                   (7.71)
+                0 <= a_hat_n <= C/N               (7.72)
+                sum_n (a_n - a_hat_n) = 0          (7.73)
+                sum_n (a_n + a_hat_n) <= nu C      (7.74)
+
+The tube half-width epsilon is found, not given. LIBSVM's nu-SVR uses
+C_LIBSVM = C/N. The standard-form QP makes (7.74) an equality, which holds at
+the solution whenever epsilon > 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import cvxpy as cp
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import check_param
+from ..kernels import Kernel, Linear
+from ..solvers.standard_qp import RhoEstimate, StandardQP
+from ._regression import RegressionMachine
+from .base import Formulation, flatten
+from .solution import Solution
+
+__all__ = ["NuSVR"]
+
+Array = NDArray[np.float64]
+
+
+class NuSVR(RegressionMachine):
+    """nu-SVR.
+
+    Parameters
+    ----------
+    X : array (N, D)
+    t : array (N,)
+    kernel : Kernel or str
+    C : float > 0
+    nu : float in (0, 1]
+        Upper bound on the fraction of points outside the tube, lower bound on
+        the fraction of support vectors.
+    """
+
+    name = "NuSVR"
+    cli_name = "nu-svr"
+    _hyper_names = ("C", "nu")
+
+    def __init__(self, X: ArrayLike, t: ArrayLike, kernel: Kernel | str = Linear(), C: float = 1.0,
+                 nu: float = 0.5, psd_tol: float = 1e-8) -> None:
+        super().__init__(X, t, kernel, psd_tol)
+        self._set_hyper(C=C, nu=nu)
+
+    def _set_hyper(self, C: float, nu: float) -> None:
+        self.C = float(check_param("C", C))
+        self.nu = float(check_param("nu", nu))
+
+    def parameter_values(self) -> dict[str, Any]:
+        return {"C": self.C, "nu": self.nu, "nu*C": self.nu * self.C}
+
+    def _build_primal(self, F: Array) -> Formulation:
+        params = self._parameters(("C", "nu*C"))
+        w = cp.Variable(F.shape[1], name="w")
+        b = cp.Variable(name="b")
+        eps = cp.Variable(name="epsilon")
+        xi = cp.Variable(self.N, name="xi")
+        xi_hat = cp.Variable(self.N, name="xi_hat")
+        y = F @ w + b                                                      # (7.1)
+        objective = cp.Minimize(0.5 * cp.sum_squares(w) + params["nu*C"] * eps
+                                + params["C"] / self.N * cp.sum(xi + xi_hat))
+        constraints = self._tube_constraints(y, eps, xi, xi_hat)
+        constraints["epsilon>=0"] = eps >= 0
+        problem = cp.Problem(objective, list(constraints.values()))
+        variables = {"w": w, "b": b, "epsilon": eps, "xi": xi, "xi_hat": xi_hat}
+        return Formulation(self, "primal", problem, variables, constraints, params, "features")
+
+    def _build_dual(self, quad: Callable[[cp.Expression], cp.Expression], form: str) -> Formulation:
+        params = self._parameters(("C", "nu*C"))
+        C = params["C"]
+        a = cp.Variable(self.N, name="a")
+        a_hat = cp.Variable(self.N, name="a_hat")
+        objective = cp.Maximize(-0.5 * quad(a - a_hat) + (a - a_hat) @ self.t)   # (7.70)
+        constraints = {
+            "(7.71)": (a >= 0, a <= C / self.N),                          # (7.71)
+            "(7.72)": (a_hat >= 0, a_hat <= C / self.N),                  # (7.72)
+            "(7.73)": cp.sum(a - a_hat) == 0,                             # (7.73)
+            "(7.74)": cp.sum(a + a_hat) <= params["nu*C"],                # (7.74)
+        }
+        problem = cp.Problem(objective, flatten(constraints))
+        return Formulation(self, "dual", problem, {"a": a, "a_hat": a_hat}, constraints, params, form)
+
+    def standard_qp(self) -> StandardQP:
+        """z = (a, a_hat): min 1/2 z^T Q z + (-t, t)^T z, y^T z = 0, e^T z = nu C, 0 <= z <= C/N."""
+        index, y = self._doubled()
+        return StandardQP(
+            kernel=self.kernel, X=self.X, index=index, y=y, scale=1.0,
+            p=np.concatenate([-self.t, self.t]), lower=np.zeros(2 * self.N),
+            upper=np.full(2 * self.N, self.C / self.N), delta=0.0, nu_sum=self.nu * self.C,
+            gram=self.gram,
+        )
+
+    def _box_scale(self) -> float:
+        return self.C / self.N
+
+    def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
+        # free a_n: t_n - sum_m u_m k_nm = b + epsilon; free a_hat_n: = b - epsilon.
+        # LIBSVM's r1 = -(b + epsilon), r2 = b - epsilon, so b = -rho and epsilon = -r.
+        return {"b": -rho.rho, "epsilon": -rho.r}
+
+    def _slacks(self, u: Array, Ku: Array, fields: dict[str, Any]) -> tuple[Array, Array]:
+        return self.tube_slacks(Ku, fields["b"], fields["epsilon"])
+
+    def _primal_value(self, u: Array, Ku: Array, fields: dict[str, Any], slacks: tuple) -> float:
+        mean_slack = float(np.sum(slacks[0]) + np.sum(slacks[1])) / self.N
+        return 0.5 * float(u @ Ku) + self.C * (self.nu * fields["epsilon"] + mean_slack)
+
+    def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:
+        return -0.5 * float(u @ Ku) + float(u @ self.t)                    # (7.70)
+
+    def _solution_from_primal(self, f: Formulation, info: dict[str, Any]) -> Solution:
+        z, fields, slacks, w = self._read_tube(f)
+        fields["epsilon"] = float(f.variables["epsilon"].value)
+        return self._from_primal_point(z, fields, slacks, w, float(f.problem.value), info)

@@ -1,0 +1,97 @@
+"""The one-class SVM of Schölkopf et al. (2001): separate the data from the origin.
+
+Primal, in feature space:
+
+    minimise    1/2 ||w||^2 + 1/(nu N) sum_n xi_n - rho
+    subject to  w^T phi(x_n) >= rho - xi_n,  xi_n >= 0
+
+Dual (the Lagrange dual; LIBSVM writes it as min 1/2 a^T K a):
+
+    maximise    -1/2 sum_nm a_n a_m k(x_n, x_m)
+    subject to  0 <= a_n <= 1/(nu N),  sum_n a_n = 1
+
+Decision y(x) = sum_n a_n k(x, x_n) - rho, positive for inliers. rho is the
+average of sum_m a_m k(x_n, x_m) over the free multipliers. LIBSVM's
+multipliers sum to nu N, so its decision values are ours times nu N.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import cvxpy as cp
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..kernels import RBF, Kernel
+from ..solvers.standard_qp import RhoEstimate, StandardQP
+from ._novelty import NoveltyMachine
+from .base import Formulation, flatten
+from .solution import Solution
+
+__all__ = ["OneClassSVM"]
+
+Array = NDArray[np.float64]
+
+
+class OneClassSVM(NoveltyMachine):
+    """One-class SVM.
+
+    Parameters
+    ----------
+    X : array (N, D)
+    kernel : Kernel or str
+    nu : float in (0, 1]
+        Upper bound on the fraction of outliers, lower bound on the fraction
+        of support vectors.
+    """
+
+    name = "OneClassSVM"
+    cli_name = "one-class"
+
+    def __init__(self, X: ArrayLike, kernel: Kernel | str = RBF(1.0), nu: float = 0.5,
+                 psd_tol: float = 1e-8) -> None:
+        super().__init__(X, None, kernel, psd_tol)
+        self._set_hyper(nu=nu)
+
+    def _build_primal(self, F: Array) -> Formulation:
+        params = self._parameters(("1/(nu N)",))
+        w = cp.Variable(F.shape[1], name="w")
+        rho = cp.Variable(name="rho")
+        xi = cp.Variable(self.N, name="xi")
+        objective = cp.Minimize(0.5 * cp.sum_squares(w) + params["1/(nu N)"] * cp.sum(xi) - rho)
+        constraints = {"margin": F @ w >= rho - xi, "xi>=0": xi >= 0}
+        problem = cp.Problem(objective, list(constraints.values()))
+        return Formulation(self, "primal", problem, {"w": w, "rho": rho, "xi": xi}, constraints, params, "features")
+
+    def _build_dual(self, quad: Callable[[cp.Expression], cp.Expression], form: str) -> Formulation:
+        params = self._parameters(("1/(nu N)",))
+        a = cp.Variable(self.N, name="a")
+        objective = cp.Maximize(-0.5 * quad(a))
+        constraints = {"box": (a >= 0, a <= params["1/(nu N)"]), "sum": cp.sum(a) == 1}
+        problem = cp.Problem(objective, flatten(constraints))
+        return Formulation(self, "dual", problem, {"a": a}, constraints, params, form)
+
+    def standard_qp(self) -> StandardQP:
+        """min 1/2 a^T K a, e^T a = 1, 0 <= a <= 1/(nu N)."""
+        return self._unit_sum_qp(1.0, np.zeros(self.N))
+
+    def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
+        # free a_n: sum_m a_m k_nm = rho (on the hyperplane)
+        return {"b": -rho.rho, "rho": rho.rho}
+
+    def _slacks(self, u: Array, Ku: Array, fields: dict[str, Any]) -> tuple[Array, None]:
+        return np.maximum(0.0, fields["rho"] - Ku), None
+
+    def _primal_value(self, u: Array, Ku: Array, fields: dict[str, Any], slacks: tuple) -> float:
+        return 0.5 * float(u @ Ku) + self.box * float(np.sum(slacks[0])) - fields["rho"]
+
+    def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:
+        return -0.5 * float(u @ Ku)
+
+    def _solution_from_primal(self, f: Formulation, info: dict[str, Any]) -> Solution:
+        v = f.variables
+        rho = float(v["rho"].value)
+        xi = np.asarray(v["xi"].value, dtype=np.float64)
+        return self._from_primal_point(self._read_duals(f, "margin"), {"b": -rho, "rho": rho}, (xi, None),
+                                       np.asarray(v["w"].value, dtype=np.float64), float(f.problem.value), info)

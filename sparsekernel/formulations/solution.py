@@ -1,0 +1,159 @@
+"""The result of solving a machine, whatever the method."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import ValidationError
+from ..kernels import Kernel
+
+__all__ = ["Solution"]
+
+Array = NDArray[np.float64]
+NAN = float("nan")
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        value = value.copy()
+        value.flags.writeable = False
+    return value
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A solved machine in the notes' convention.
+
+    The model is y(x) = sum_n coef_n k(x, x_n) + b with coef = a * t for the
+    classifiers (7.13), coef = a - a_hat for regression (7.64) and coef = a
+    for the one-class machine (b = -rho). SVDD is the exception: y(x) =
+    R^2 - ||phi(x) - c||^2 = sum_n 2 a_n k(x, x_n) - k(x, x) + b with
+    b = R^2 - a^T K a, so coef = 2a and ``self_coef`` = -1 multiplies k(x, x).
+
+    Attributes
+    ----------
+    machine : str
+        Class name of the machine that was solved.
+    method : str
+        ``"primal"``, ``"dual"``, ``"qp"`` (direct OSQP/Clarabel), ``"hinge"``
+        (the unconstrained form (7.44)), ``"smo"`` or ``"libsvm"``.
+    solver : str
+        The solver that ran (``"CLARABEL"``, ``"OSQP"``, ...).
+    status : str
+        The solver's own status.
+    a : array (N,)
+        Dual coefficients; from a primal solve, the constraint duals.
+    a_hat : array (N,) or None
+        Second set of dual coefficients for regression.
+    b : float
+        Intercept.
+    coef : array (N,)
+        Expansion coefficients of y(x).
+    rho, epsilon, R2 : float
+        nu-SVC and one-class margin rho, nu-SVR tube half-width, SVDD squared
+        radius; ``nan`` where they do not apply.
+    w : array or None
+        Weights in the feature space of the primal (explicit features or the
+        empirical map), where known.
+    xi, xi_hat : arrays (N,) or None
+        Slack variables (recovered by the notes' formulas from a dual solve).
+    primal_objective, dual_objective : float
+        Value of the primal at the (recovered) primal point and of the
+        Lagrange dual at ``a``; at an exact optimum they are equal.
+    iterations : int
+    solve_time : float
+        Seconds in the solver.
+    compile_time : float
+        Seconds spent building the solver's problem (cvxpy's compilation).
+    support : int array
+        Indices n with a_n (or a_hat_n) above the support threshold.
+    notes : tuple of str
+        Remarks on how quantities were obtained (for example the fallback
+        for b when no multiplier is free).
+    trace : object
+        The SMO's step trace when ``record=True``, else None.
+    """
+
+    machine: str
+    method: str
+    solver: str
+    status: str
+    a: Array
+    b: float
+    coef: Array
+    primal_objective: float
+    dual_objective: float
+    iterations: int
+    solve_time: float
+    support: NDArray[np.intp]
+    kernel: Kernel = field(repr=False)
+    support_vectors: Array | None = field(repr=False)
+    a_hat: Array | None = None
+    rho: float = NAN
+    epsilon: float = NAN
+    R2: float = NAN
+    w: Array | None = field(default=None, repr=False)
+    xi: Array | None = field(default=None, repr=False)
+    xi_hat: Array | None = field(default=None, repr=False)
+    self_coef: float = 0.0
+    compile_time: float = 0.0
+    notes: tuple[str, ...] = ()
+    trace: Any = field(default=None, repr=False)
+    n_train: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("a", "coef", "support", "a_hat", "w", "xi", "xi_hat", "support_vectors"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+
+    @property
+    def n_support(self) -> int:
+        return int(self.support.shape[0])
+
+    @property
+    def gap(self) -> float:
+        """primal_objective - dual_objective."""
+        return self.primal_objective - self.dual_objective
+
+    @property
+    def relative_gap(self) -> float:
+        scale = max(1.0, abs(self.primal_objective), abs(self.dual_objective))
+        return self.gap / scale if math.isfinite(self.gap) else NAN
+
+    def decision_function(self, X: ArrayLike, diag: ArrayLike | None = None) -> Array:
+        """y(x) for each row of X, shape (n,).
+
+        With a precomputed kernel, X is the cross-kernel matrix (n, N); SVDD
+        then also needs ``diag``, the values k(x, x) of the new points.
+        """
+        A = np.asarray(X, dtype=np.float64)
+        if self.kernel.name == "precomputed":
+            if A.ndim != 2 or A.shape[1] != self.n_train:
+                raise ValidationError(
+                    f"X must be the cross-kernel matrix of shape (n, {self.n_train}) "
+                    f"for a precomputed kernel; got shape {A.shape}"
+                )
+            values = A[:, self.support] @ self.coef[self.support] + self.b
+        else:
+            values = self.kernel(A, self.support_vectors) @ self.coef[self.support] + self.b
+        if self.self_coef:
+            if diag is None:
+                if self.kernel.name == "precomputed":
+                    raise ValidationError(
+                        "diag must give k(x, x) for each new point when SVDD uses a "
+                        "precomputed kernel; got None"
+                    )
+                diag = self.kernel.diag(A)
+            values = values + self.self_coef * np.asarray(diag, dtype=np.float64)
+        return values
+
+    def predict(self, X: ArrayLike, diag: ArrayLike | None = None) -> Array:
+        """Class labels -1/+1 (the sign of y(x), +1 at 0) or, for regression, y(x)."""
+        values = self.decision_function(X, diag)
+        if self.machine in ("EpsilonSVR", "NuSVR"):
+            return values
+        return np.where(values >= 0, 1.0, -1.0)

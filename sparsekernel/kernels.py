@@ -1,0 +1,376 @@
+"""Kernels k(x, x') and feature maps.
+
+Every kernel is a frozen dataclass, callable as ``k(X, Y) -> (len(X), len(Y))``
+(``k(X)`` means ``k(X, X)``), with ``k.diag(X)`` for the values k(x_n, x_n).
+Evaluation is vectorised: the distance and inner-product computations are
+scikit-learn's pairwise kernels, which reduce to one BLAS matrix product.
+
+``Linear`` and ``Polynomial`` have a finite feature map ``k.features(X)`` with
+``k(X, Y) = features(X) @ features(Y).T``; for degree 2 in two dimensions it
+is the map of (7.42). Every kernel matrix has an empirical feature map,
+``feature_map(K, tol)``, giving L with K ~= L L^T, which lets any primal be
+stated in feature space.
+
+With ``Precomputed()`` the "X" handed to a machine is the Gram matrix itself,
+and a test-time "X" is the cross-kernel matrix of shape (n_test, n_train).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import scipy.linalg
+from numpy.typing import ArrayLike, NDArray
+from sklearn.metrics import pairwise
+
+from ._validation import check_matrix, check_param
+from .errors import ValidationError
+
+__all__ = [
+    "Kernel",
+    "Linear",
+    "Polynomial",
+    "RBF",
+    "Sigmoid",
+    "Precomputed",
+    "FeatureMap",
+    "feature_map",
+    "make_kernel",
+]
+
+Array = NDArray[np.float64]
+
+
+class Kernel:
+    """Base class: subclasses implement ``_gram`` and ``diag``."""
+
+    #: True when k is positive semidefinite for every data set and parameter value
+    #: in its declared domain; False when that is not guaranteed (it may still be
+    #: on particular data).
+    always_psd: bool = True
+    name: str = "kernel"
+
+    def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
+        A = np.asarray(X, dtype=np.float64)
+        B = A if Y is None else np.asarray(Y, dtype=np.float64)
+        if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[1]:
+            raise ValidationError(
+                f"kernel arguments must be 2-D arrays with the same number of columns; "
+                f"got shapes {A.shape} and {B.shape}"
+            )
+        return self._gram(A, B)
+
+    def _gram(self, A: Array, B: Array) -> Array:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def diag(self, X: ArrayLike) -> Array:  # pragma: no cover - abstract
+        """k(x_n, x_n) for every row of X, shape (n,)."""
+        raise NotImplementedError
+
+    @property
+    def has_features(self) -> bool:
+        return False
+
+    def feature_dimension(self, n_features: int) -> int:
+        """Dimension of the finite feature map, or 0 when there is none."""
+        return 0
+
+
+@dataclass(frozen=True)
+class Linear(Kernel):
+    """k(x, x') = x^T x'."""
+
+    name = "linear"
+
+    def _gram(self, A: Array, B: Array) -> Array:
+        return A @ B.T
+
+    def diag(self, X: ArrayLike) -> Array:
+        A = np.asarray(X, dtype=np.float64)
+        return np.einsum("ij,ij->i", A, A)
+
+    @property
+    def has_features(self) -> bool:
+        return True
+
+    def feature_dimension(self, n_features: int) -> int:
+        return n_features
+
+    def features(self, X: ArrayLike) -> Array:
+        """phi(x) = x, shape (n, D)."""
+        return np.array(X, dtype=np.float64, copy=True)
+
+
+@dataclass(frozen=True)
+class Polynomial(Kernel):
+    """k(x, x') = (gamma x^T x' + coef0)^degree."""
+
+    degree: int = 3
+    gamma: float = 1.0
+    coef0: float = 1.0
+    name = "poly"
+
+    def __post_init__(self) -> None:
+        check_param("degree", self.degree)
+        check_param("gamma", self.gamma)
+        check_param("coef0", self.coef0)
+
+    @property
+    def always_psd(self) -> bool:  # type: ignore[override]
+        return self.coef0 >= 0
+
+    def _gram(self, A: Array, B: Array) -> Array:
+        return pairwise.polynomial_kernel(A, B, degree=self.degree, gamma=self.gamma, coef0=self.coef0)
+
+    def diag(self, X: ArrayLike) -> Array:
+        A = np.asarray(X, dtype=np.float64)
+        return (self.gamma * np.einsum("ij,ij->i", A, A) + self.coef0) ** self.degree
+
+    @property
+    def has_features(self) -> bool:
+        return self.coef0 >= 0
+
+    def feature_dimension(self, n_features: int) -> int:
+        if self.coef0 > 0:
+            return math.comb(n_features + self.degree, self.degree)
+        return math.comb(n_features + self.degree - 1, self.degree)
+
+    def features(self, X: ArrayLike) -> Array:
+        """Explicit monomial features, ordered by total degree then lexicographically.
+
+        (gamma x.z + c)^d = sum_k C(d, k) c^(d-k) gamma^k (x.z)^k and
+        (x.z)^k = sum_{|alpha|=k} k!/alpha! x^alpha z^alpha, so the feature of
+        the multi-index alpha is sqrt(C(d,k) c^(d-k) gamma^k k!/alpha!) x^alpha.
+        For d = 2, gamma = c = 1 and x in R^2 this is (7.42):
+        (1, sqrt2 x1, sqrt2 x2, x1^2, sqrt2 x1 x2, x2^2).
+        """
+        if self.coef0 < 0:
+            raise ValidationError(
+                f"coef0 must be non-negative for a real finite feature map; got {self.coef0!r}"
+            )
+        A = np.asarray(X, dtype=np.float64)
+        n, D = A.shape
+        d, c, g = self.degree, self.coef0, self.gamma
+        columns = []
+        for k in range(0 if c > 0 else d, d + 1):
+            outer = math.comb(d, k) * c ** (d - k) * g**k
+            for combo in itertools.combinations_with_replacement(range(D), k):
+                counts = np.bincount(np.asarray(combo, dtype=int), minlength=D)
+                multinomial = math.factorial(k) / np.prod([math.factorial(int(m)) for m in counts])
+                column = np.prod(A[:, list(combo)], axis=1) if k else np.ones(n)
+                columns.append(math.sqrt(outer * multinomial) * column)
+        return np.column_stack(columns)
+
+
+@dataclass(frozen=True)
+class RBF(Kernel):
+    """Gaussian kernel k(x, x') = exp(-gamma ||x - x'||^2)."""
+
+    gamma: float = 1.0
+    name = "rbf"
+
+    def __post_init__(self) -> None:
+        check_param("gamma", self.gamma)
+
+    def _gram(self, A: Array, B: Array) -> Array:
+        return pairwise.rbf_kernel(A, B, gamma=self.gamma)
+
+    def diag(self, X: ArrayLike) -> Array:
+        return np.ones(np.asarray(X).shape[0])
+
+
+@dataclass(frozen=True)
+class Sigmoid(Kernel):
+    """k(x, x') = tanh(gamma x^T x' + coef0): not positive semidefinite in general.
+
+    The RVM accepts it (it needs no positive definiteness); the SVMs check the
+    Gram matrix of the data and reject it when an eigenvalue is negative beyond
+    tolerance.
+    """
+
+    gamma: float = 1.0
+    coef0: float = 0.0
+    name = "sigmoid"
+    always_psd = False
+
+    def __post_init__(self) -> None:
+        check_param("gamma", self.gamma)
+        check_param("coef0", self.coef0)
+
+    def _gram(self, A: Array, B: Array) -> Array:
+        return pairwise.sigmoid_kernel(A, B, gamma=self.gamma, coef0=self.coef0)
+
+    def diag(self, X: ArrayLike) -> Array:
+        A = np.asarray(X, dtype=np.float64)
+        return np.tanh(self.gamma * np.einsum("ij,ij->i", A, A) + self.coef0)
+
+
+@dataclass(frozen=True)
+class Precomputed(Kernel):
+    """The data are kernel values: ``X`` is the Gram matrix, a test ``X`` the cross-kernel.
+
+    ``k(X)`` and ``k(X, Y)`` both return ``X`` (rows index the first set of
+    points, columns the training points).
+    """
+
+    name = "precomputed"
+    always_psd = False
+
+    def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
+        A = np.asarray(X, dtype=np.float64)
+        if A.ndim != 2:
+            raise ValidationError(f"a precomputed kernel must be a 2-D array; got shape {A.shape}")
+        return A
+
+    def diag(self, X: ArrayLike) -> Array:
+        A = np.asarray(X, dtype=np.float64)
+        if A.ndim != 2 or A.shape[0] != A.shape[1]:
+            raise ValidationError(
+                "the diagonal of a precomputed kernel needs the square Gram matrix; "
+                f"got shape {A.shape}"
+            )
+        return np.diag(A).copy()
+
+
+def make_kernel(
+    kernel: str | Kernel = "rbf",
+    *,
+    gamma: float | None = None,
+    degree: int = 3,
+    coef0: float = 0.0,
+    n_features: int | None = None,
+    X_var: float | None = None,
+) -> Kernel:
+    """Build a kernel from scikit-learn style arguments.
+
+    ``gamma=None`` means scikit-learn's ``"scale"``: 1 / (n_features * X.var()).
+    """
+    if isinstance(kernel, Kernel):
+        return kernel
+    if gamma is None:
+        if n_features is None or X_var is None:
+            gamma = 1.0
+        else:
+            gamma = 1.0 / (n_features * X_var) if X_var > 0 else 1.0
+    kinds = {
+        "linear": lambda: Linear(),
+        "poly": lambda: Polynomial(degree=degree, gamma=gamma, coef0=coef0),
+        "rbf": lambda: RBF(gamma=gamma),
+        "sigmoid": lambda: Sigmoid(gamma=gamma, coef0=coef0),
+        "precomputed": lambda: Precomputed(),
+    }
+    if kernel not in kinds:
+        raise ValidationError(f"kernel must be one of {sorted(kinds)} or a Kernel; got {kernel!r}")
+    return kinds[kernel]()
+
+
+@dataclass(frozen=True)
+class FeatureMap:
+    """An empirical feature map of a Gram matrix: K ~= L L^T.
+
+    Attributes
+    ----------
+    L : ndarray, shape (N, r)
+        Features of the N training points.
+    min_eigenvalue : float
+        Smallest eigenvalue of K (the Gram matrix is positive semidefinite iff
+        it is >= 0 up to rounding); a non-PSD kernel is reported here as data.
+    max_eigenvalue : float
+        Largest eigenvalue of K.
+    method : {"eigh", "cholesky"}
+        How L was computed.
+    """
+
+    L: Array
+    min_eigenvalue: float
+    max_eigenvalue: float
+    method: str
+    _project: Array = field(repr=False)  # (r, N): phi(x) = _project @ k(X_train, x)
+
+    @property
+    def rank(self) -> int:
+        return int(self.L.shape[1])
+
+    def transform(self, K_cross: ArrayLike) -> Array:
+        """Features of new points from their kernel values against the training set.
+
+        ``K_cross`` has shape (n_new, N); returns (n_new, r). On the training
+        points themselves it returns L.
+        """
+        return np.asarray(K_cross, dtype=np.float64) @ self._project.T
+
+    def expansion(self, w: ArrayLike) -> Array:
+        """Coefficients c (N,) with w^T phi(x) = sum_n c_n k(x, x_n) for every x."""
+        return self._project.T @ np.asarray(w, dtype=np.float64)
+
+
+def feature_map(
+    K: ArrayLike,
+    tol: float = 1e-10,
+    method: Literal["eigh", "cholesky"] = "eigh",
+) -> FeatureMap:
+    """Empirical feature map L with K ~= L L^T.
+
+    Parameters
+    ----------
+    K : array, shape (N, N)
+        Symmetric Gram matrix.
+    tol : float
+        Relative tolerance: eigenvalues (or Cholesky pivots) below
+        ``tol * max_eigenvalue`` are dropped, so ``rank`` is the numerical rank.
+    method : {"eigh", "cholesky"}
+        ``"eigh"``: full eigendecomposition, exact smallest eigenvalue.
+        ``"cholesky"``: pivoted Cholesky, O(N r^2), for low-rank matrices; the
+        smallest eigenvalue then comes from one partial ``eigh`` call.
+
+    Returns
+    -------
+    FeatureMap
+    """
+    A = check_matrix(K, "K", square=True)
+    tol = float(check_param("tol", tol))
+    if method == "eigh":
+        return _feature_map_eigh(A, tol)
+    if method == "cholesky":
+        return _feature_map_cholesky(A, tol)
+    raise ValidationError(f"method must be 'eigh' or 'cholesky'; got {method!r}")
+
+
+def _feature_map_eigh(K: Array, tol: float) -> FeatureMap:
+    lam, U = scipy.linalg.eigh((K + K.T) / 2)
+    top = max(float(lam[-1]), 0.0)
+    keep = lam > tol * top if top > 0 else np.zeros(lam.shape, dtype=bool)
+    root = np.sqrt(lam[keep])
+    L = U[:, keep] * root
+    project = (U[:, keep] / root).T
+    return FeatureMap(L, float(lam[0]), float(lam[-1]), "eigh", project)
+
+
+def _feature_map_cholesky(K: Array, tol: float) -> FeatureMap:
+    N = K.shape[0]
+    d = np.diag(K).astype(np.float64).copy()
+    scale = max(float(d.max()), 0.0)
+    L = np.zeros((N, N))
+    pivots: list[int] = []
+    for j in range(N):
+        i = int(np.argmax(d))
+        if d[i] <= tol * scale:
+            break
+        pivots.append(i)
+        column = (K[:, i] - L[:, :j] @ L[i, :j]) / math.sqrt(d[i])
+        L[:, j] = column
+        d -= column**2
+        d[pivots] = 0.0
+    r = len(pivots)
+    L = L[:, :r].copy()
+    # phi(x) = L_P^{-1} k(X_P, x) with L_P = L[P, :] lower triangular (Nystroem map)
+    L_P = L[pivots, :]
+    project = np.zeros((r, N))
+    project[:, pivots] = scipy.linalg.solve_triangular(L_P, np.eye(r), lower=True)
+    lam_min = float(scipy.linalg.eigh((K + K.T) / 2, eigvals_only=True, subset_by_index=[0, 0])[0])
+    lam_max = float(scipy.linalg.eigh((K + K.T) / 2, eigvals_only=True, subset_by_index=[N - 1, N - 1])[0])
+    return FeatureMap(L, lam_min, lam_max, "cholesky", project)

@@ -1,0 +1,194 @@
+"""The one quadratic programme that every SVM dual reduces to.
+
+    minimise    f(a) = 1/2 a^T Q a + p^T a
+    subject to  y^T a = delta,
+                l <= a <= u                    (u may be +inf),
+                e^T a = nu_sum                 (nu forms only)
+
+with Q_ij = scale * y_i y_j k(x_index(i), x_index(j)) and y_i in {-1, +1}.
+As in LIBSVM's ``svm.cpp``, the solvers know only this problem; each machine
+builds its Q, p, y, box and delta and maps the answer back (for regression the
+2N variables are (a, a_hat) and index(i) = i mod N).
+
+The bias comes out of the solved problem as LIBSVM's ``rho``: with the
+gradient G = Q a + p, the KKT conditions of a free variable (l < a_i < u) read
+y_i G_i = rho, so rho is the average of y_i G_i over the free variables, or the
+midpoint of the interval that the bounded variables allow when none is free.
+The nu forms have a second multiplier and take the average per sign of y
+(LIBSVM's Solver_NU): r1 over y = +1, r2 over y = -1, rho = (r1 - r2)/2,
+r = (r1 + r2)/2. Each machine translates (rho, r) into its own b, rho,
+epsilon or R^2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..kernels import Kernel
+
+__all__ = ["StandardQP", "RhoEstimate", "calculate_rho", "calculate_rho_nu", "bound_masks"]
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class StandardQP:
+    """The data of the standard-form dual QP (see the module docstring).
+
+    Attributes
+    ----------
+    kernel, X : the kernel and the training inputs (the Gram matrix for
+        ``Precomputed``); Q's rows are computed from them on demand.
+    index : int array (n,)
+        Training point behind each variable (i mod N for regression).
+    y : array (n,)
+        Signs, both in Q and in the equality y^T a = delta.
+    scale : float
+        Factor on the kernel in Q (2 for SVDD, 1 otherwise).
+    p, lower, upper : arrays (n,)
+    delta : float
+    nu_sum : float or None
+        Right-hand side of the second equality e^T a = nu_sum (nu forms).
+    gram : callable returning the N x N kernel matrix (cached by the machine).
+    """
+
+    kernel: Kernel
+    X: Array
+    index: NDArray[np.intp]
+    y: Array
+    scale: float
+    p: Array
+    lower: Array
+    upper: Array
+    delta: float
+    nu_sum: float | None
+    gram: Callable[[], Array] = field(repr=False, compare=False)
+
+    @property
+    def n(self) -> int:
+        return int(self.p.shape[0])
+
+    @property
+    def is_nu(self) -> bool:
+        return self.nu_sum is not None
+
+    def dense_Q(self) -> Array:
+        """Q as a dense (n, n) array."""
+        K = self.gram()
+        Kx = K[np.ix_(self.index, self.index)] if self.index.shape[0] != K.shape[0] else K
+        return self.scale * (self.y[:, None] * Kx * self.y[None, :])
+
+    def diag_Q(self) -> Array:
+        """Q_ii = scale * k(x_i, x_i) (y_i^2 = 1)."""
+        return self.scale * self.kernel.diag(self.X)[self.index]
+
+    def gradient(self, a: Array) -> Array:
+        """G = Q a + p."""
+        return self.dense_Q() @ a + self.p
+
+    def objective(self, a: Array) -> float:
+        """f(a) = 1/2 a^T Q a + p^T a."""
+        return float(0.5 * a @ (self.dense_Q() @ a) + self.p @ a)
+
+    def initial_point(self) -> Array:
+        """A feasible starting point: LIBSVM's greedy fill of the equalities."""
+        return _greedy_fill(self)
+
+
+def _greedy_fill(qp: StandardQP) -> Array:
+    """Fill variables up to their bounds until the equality constraints hold.
+
+    Standard form has either y^T a = delta alone, or y^T a = delta together with
+    e^T a = nu_sum, i.e. fixed sums over y = +1 and over y = -1. Each required
+    sum is met by filling variables of that sign in order (LIBSVM's start for
+    nu-SVC, one-class and nu-SVR); a C-SVC or epsilon-SVR starts from a = l = 0.
+    """
+    a = qp.lower.copy()
+    if qp.nu_sum is not None:
+        targets = {1.0: (qp.nu_sum + qp.delta) / 2, -1.0: (qp.nu_sum - qp.delta) / 2}
+    elif qp.delta != 0.0:
+        targets = {1.0: qp.delta} if np.all(qp.y > 0) else {}
+    else:
+        targets = {}
+    for sign, total in targets.items():
+        remaining = total - a[qp.y == sign].sum()
+        for i in np.flatnonzero(qp.y == sign):
+            if remaining <= 0:
+                break
+            step = min(qp.upper[i] - a[i], remaining)
+            a[i] += step
+            remaining -= step
+    return a
+
+
+@dataclass(frozen=True)
+class RhoEstimate:
+    """LIBSVM's rho (and r for nu forms) with how it was obtained."""
+
+    rho: float
+    r: float = float("nan")
+    n_free: int = 0
+    fallback: bool = False
+
+
+def bound_masks(a: Array, lower: Array, upper: Array, tol: float) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Variables at their lower and upper bounds, within ``tol`` relative to the box width.
+
+    With an infinite upper bound the scale is max(1, max a).
+    """
+    width = np.where(np.isfinite(upper), upper - lower, max(1.0, float(np.max(a - lower, initial=0.0))))
+    at_lower = a - lower <= tol * width
+    at_upper = np.isfinite(upper) & (upper - a <= tol * width)
+    return at_lower, at_upper & ~at_lower
+
+
+def calculate_rho(y: Array, G: Array, at_lower: NDArray[np.bool_], at_upper: NDArray[np.bool_]) -> RhoEstimate:
+    """rho = mean of y_i G_i over free variables, else the midpoint of its KKT interval.
+
+    A variable at its upper bound with y = -1, or at its lower bound with
+    y = +1, gives an upper limit on rho; the other bounded ones a lower limit.
+    """
+    yG = y * G
+    free = ~(at_lower | at_upper)
+    if np.any(free):
+        return RhoEstimate(float(np.mean(yG[free])), n_free=int(free.sum()))
+    ub_set = (at_upper & (y < 0)) | (at_lower & (y > 0))
+    lb_set = (at_upper & (y > 0)) | (at_lower & (y < 0))
+    return RhoEstimate(_midpoint(yG[lb_set], yG[ub_set]), fallback=True)
+
+
+def calculate_rho_nu(y: Array, G: Array, at_lower: NDArray[np.bool_], at_upper: NDArray[np.bool_]) -> RhoEstimate:
+    """LIBSVM's Solver_NU::calculate_rho: r1 over y = +1, r2 over y = -1.
+
+    Returns rho = (r1 - r2) / 2 and r = (r1 + r2) / 2. Within one sign class
+    a free variable has G_i = r_class; at the upper bound G_i <= r_class (a
+    lower limit on r_class), at the lower bound G_i >= r_class (an upper limit).
+    """
+    free = ~(at_lower | at_upper)
+    r_side = []
+    fallback = False
+    for sign in (1.0, -1.0):
+        cls = y == sign
+        if np.any(free & cls):
+            r_side.append(float(np.mean(G[free & cls])))
+        else:
+            fallback = True
+            r_side.append(_midpoint(G[at_upper & cls], G[at_lower & cls]))
+    r1, r2 = r_side
+    return RhoEstimate((r1 - r2) / 2, (r1 + r2) / 2, n_free=int(free.sum()), fallback=fallback)
+
+
+def _midpoint(lower_limits: Array, upper_limits: Array) -> float:
+    lb = float(np.max(lower_limits)) if lower_limits.size else -np.inf
+    ub = float(np.min(upper_limits)) if upper_limits.size else np.inf
+    if np.isfinite(lb) and np.isfinite(ub):
+        return (lb + ub) / 2
+    if np.isfinite(lb):
+        return lb
+    if np.isfinite(ub):
+        return ub
+    return 0.0

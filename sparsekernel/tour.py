@@ -1,0 +1,81 @@
+"""``sparsekernel tour``: every machine on the notes' data, by every method, in one table."""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from typing import Callable, Iterable
+
+from .chapter import notes_cases
+from .errors import ConvergenceWarning
+
+__all__ = ["TourRow", "run_tour", "format_table", "TOUR_METHODS"]
+
+#: method -> (label, the objective it optimises)
+TOUR_METHODS: dict[str, str] = {
+    "primal-clarabel": "primal",
+    "clarabel": "dual",
+    "osqp": "dual",
+    "qp-clarabel": "dual",
+    "qp-osqp": "dual",
+}
+
+
+@dataclass(frozen=True)
+class TourRow:
+    machine: str
+    data: str
+    method: str
+    objective: float
+    gap: float
+    relative_gap: float
+    n_support: int
+    n_train: int
+    seconds: float
+    status: str
+
+
+def run_tour(
+    methods: Iterable[str] = tuple(TOUR_METHODS),
+    n_ripley: int = 200,
+    progress: Callable[[str], None] | None = None,
+) -> list[TourRow]:
+    """Solve every notes' machine by every method; one row per (machine, method)."""
+    rows = []
+    for case in notes_cases(n_ripley):
+        machine = case.build()
+        for method in methods:
+            if progress is not None:
+                progress(f"{case.label}: {method}")
+            start = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                sol = machine.solve(method)
+            seconds = time.perf_counter() - start
+            side = TOUR_METHODS.get(method, "dual")
+            objective = sol.primal_objective if side == "primal" else sol.dual_objective
+            rows.append(TourRow(case.label, case.data, method, objective, sol.gap, sol.relative_gap,
+                                sol.n_support, machine.N, seconds, sol.status))
+    return rows
+
+
+def format_table(rows: list[TourRow]) -> str:
+    """The tour's table, one line per row, numbers in fixed formats."""
+    header = f"{'machine':<14} {'data':<14} {'method':<16} {'objective':>14} {'gap':>9} {'rel.gap':>9} {'support':>9} {'time':>8}"
+    lines = [header, "-" * len(header)]
+    previous = None
+    for r in rows:
+        name = r.machine if r.machine != previous else ""
+        data = r.data if r.machine != previous else ""
+        previous = r.machine
+        lines.append(
+            f"{name:<14} {data:<14} {r.method:<16} {r.objective:>14.8g} {r.gap:>9.1e} "
+            f"{r.relative_gap:>9.1e} {f'{r.n_support}/{r.n_train}':>9} {r.seconds:>7.3f}s"
+        )
+    return "\n".join(lines)
+
+
+def rows_to_json(rows: list[TourRow]) -> str:
+    return json.dumps([asdict(r) for r in rows], indent=2)
