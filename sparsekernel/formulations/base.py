@@ -350,6 +350,7 @@ class Machine:
         info: dict[str, Any],
         *,
         rho: RhoEstimate | None = None,
+        G: Array | None = None,
         bound_tol: float = 1e-6,
         trace: Any = None,
     ) -> Solution:
@@ -357,12 +358,18 @@ class Machine:
 
         b, rho, epsilon or R^2 come from ``rho`` (as the SMO computes it) or
         are recovered from z by the notes' averages over free multipliers,
-        with LIBSVM's midpoint fallback when none is free.
+        with LIBSVM's midpoint fallback when none is free. ``G``, the
+        gradient Q z + p when the solver has it, saves the product K u (no
+        Gram matrix is formed then).
         """
         qp = self.standard_qp()
         z = np.asarray(z, dtype=np.float64)
         u = self.aggregate(z, qp)
-        Ku = self.kernel_times(u)
+        if G is None:
+            Ku = self.kernel_times(u)
+        else:
+            Ku = np.empty(self.N)
+            Ku[qp.index] = (np.asarray(G, dtype=np.float64) - qp.p) * qp.y / qp.scale
         notes: list[str] = []
         if rho is None:
             G = qp.scale * qp.y * Ku[qp.index] + qp.p
