@@ -135,8 +135,9 @@ class Formulation:
             raise SolverError(f"{solver} failed on the {self.kind} of {self.machine.name}: {exc}",
                               status="solver_error", solver=solver) from exc
         wall = time.perf_counter() - start
-        self.machine._check_status(self.problem.status, self.kind, solver)
+        has_values = all(v.value is not None for v in self.problem.variables())
         stats = self.problem.solver_stats
+        self.machine._check_status(self.problem.status, self.kind, solver, has_values, stats.num_iters)
         compile_time = float(getattr(self.problem, "compilation_time", 0.0) or 0.0)
         solve_time = float(stats.solve_time) if stats.solve_time is not None else wall - compile_time
         info = dict(solver=solver, status=self.problem.status,
@@ -318,12 +319,14 @@ class Machine:
         form = opts.pop("form", "auto")
         return self.dual(form).solve(m, **opts)
 
-    def _check_status(self, status: str, kind: str, solver: str) -> None:
+    def _check_status(self, status: str, kind: str, solver: str, has_values: bool = True,
+                      iterations: int | None = None) -> None:
+        """Pass an optimal status, warn on an early stop with a point, raise otherwise."""
         if status == cp.OPTIMAL:
             return
-        if status == cp.OPTIMAL_INACCURATE:
+        if status in (cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) and has_values:
             warnings.warn(f"{solver} stopped before its tolerance on the {kind} of {self.name} "
-                          f"(status {status}); the solution is inaccurate",
+                          f"after {iterations} iterations (status {status}); the solution is inaccurate",
                           ConvergenceWarning, stacklevel=4)
             return
         if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE, cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):

@@ -16,6 +16,7 @@ and -a + s = -l, a + s = u (finite u only) in the nonnegative cone.
 from __future__ import annotations
 
 import time
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,7 +41,11 @@ QP_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 _SOLVED = {"osqp": {"solved"}, "clarabel": {"Solved"}}
-_INACCURATE = {"osqp": {"solved inaccurate"}, "clarabel": {"AlmostSolved"}}
+# stopped early with a point: warn and return it
+_INACCURATE = {
+    "osqp": {"solved inaccurate", "maximum iterations reached", "run time limit reached"},
+    "clarabel": {"AlmostSolved", "MaxIterations", "MaxTime", "InsufficientProgress"},
+}
 _INFEASIBLE = {
     "osqp": {"primal infeasible", "dual infeasible", "primal infeasible inaccurate", "dual infeasible inaccurate"},
     "clarabel": {"PrimalInfeasible", "DualInfeasible", "AlmostPrimalInfeasible", "AlmostDualInfeasible"},
@@ -55,13 +60,14 @@ def solve_qp(machine: "Machine", solver: str = "clarabel", **opts: Any) -> "Solu
     status = info["status"]
     if status in _INFEASIBLE[info["solver_key"]]:
         machine._infeasible(status, "standard-form dual", info["solver"])
-    if status not in _SOLVED[info["solver_key"]] | _INACCURATE[info["solver_key"]]:
+    early = status in _INACCURATE[info["solver_key"]] and bool(np.all(np.isfinite(z)))
+    if status not in _SOLVED[info["solver_key"]] and not early:
         raise SolverError(f"{info['solver']} did not solve the dual of {machine.name}: status {status}",
                           status=status, solver=info["solver"])
-    if status in _INACCURATE[info["solver_key"]]:
-        import warnings
-        warnings.warn(f"{info['solver']} stopped before its tolerance (status {status})",
-                      ConvergenceWarning, stacklevel=2)
+    if early:
+        warnings.warn(f"{info['solver']} stopped before its tolerance on the dual of {machine.name} "
+                      f"after {info['iterations']} iterations (status {status}); the solution is inaccurate",
+                      ConvergenceWarning, stacklevel=3)
     info.pop("solver_key")
     return machine.solution_from_standard(z, {**info, "method": "qp"}, bound_tol=bound_tol)
 
@@ -77,7 +83,11 @@ def solve_standard_qp(qp: StandardQP, solver: str = "clarabel", **opts: Any) -> 
     P = sp.triu(sp.csc_matrix(Q), format="csc")
     setup_matrix_time = time.perf_counter() - start
     run = _run_osqp if key == "osqp" else _run_clarabel
-    z, info = run(qp, P, settings)
+    try:
+        z, info = run(qp, P, settings)
+    except Exception as exc:  # the solvers raise their own exception types on bad settings or data
+        raise SolverError(f"{solver} failed: {type(exc).__name__}: {exc}", status="solver_error",
+                          solver=solver.upper()) from exc
     info["compile_time"] += setup_matrix_time
     info["solver_key"] = key
     return z, info
