@@ -50,6 +50,12 @@ SOLVER_DEFAULTS: dict[str, dict[str, Any]] = {
 #: N above which a kernel that is not always PSD is not eigen-checked at construction.
 PSD_CHECK_MAX_N = 5000
 
+#: A multiplier within this fraction of its box width from a bound counts as at the
+#: bound (when telling free multipliers for b, rho, epsilon and R^2) and, above the
+#: lower bound, as a support vector. Interior-point solutions resolve the multipliers
+#: to about 1e-6 of the box, so the threshold sits above that.
+BOUND_TOL = 1e-5
+
 
 @dataclass(frozen=True)
 class FeatureSpace:
@@ -354,7 +360,7 @@ class Machine:
         *,
         rho: RhoEstimate | None = None,
         G: Array | None = None,
-        bound_tol: float = 1e-6,
+        bound_tol: float = BOUND_TOL,
         trace: Any = None,
     ) -> Solution:
         """Build the Solution of a standard-form dual solution z.
@@ -438,7 +444,7 @@ class Machine:
         return self._solution_from_primal(f, info)
 
     def _from_primal_point(self, z: Array, fields: dict[str, Any], slacks: tuple, w: Array | None,
-                           primal: float, info: dict[str, Any], bound_tol: float = 1e-6) -> Solution:
+                           primal: float, info: dict[str, Any], bound_tol: float = BOUND_TOL) -> Solution:
         """Solution of a primal solve: z from the constraint duals, the rest from the primal point."""
         u = self.aggregate(z)
         Ku = self.kernel_times(u)

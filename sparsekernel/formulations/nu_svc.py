@@ -56,6 +56,8 @@ class NuSVC(BinaryMachine):
     name = "NuSVC"
     cli_name = "nu-svc"
     _hyper_names = ("nu",)
+    #: relative size below which rho counts as zero (a degenerate, infeasible nu)
+    rho_tol = 1e-5
 
     def __init__(self, X: ArrayLike, t: ArrayLike, kernel: Kernel | str = Linear(), nu: float = 0.5,
                  psd_tol: float = 1e-8) -> None:
@@ -122,12 +124,22 @@ class NuSVC(BinaryMachine):
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # On the margin t_n y_n = rho: averaging over free a_n of each class gives
         # r+ = rho - b and r- = rho + b, i.e. LIBSVM's r and -rho.
-        if not rho.r > 0:
-            raise InfeasibleError(
-                f"nu = {self.nu:g} is below the smallest feasible value for these data: the optimum "
-                f"is the trivial rho = 0 (got rho = {rho.r:.3g}); increase nu"
-            )
+        self._check_rho(rho.r)
         return {"b": -rho.rho, "rho": rho.r}
+
+    def _check_rho(self, rho: float) -> None:
+        """Below the smallest feasible nu the optimum degenerates to w = 0, rho = 0.
+
+        |y(x)| <= nu max_n k(x_n, x_n), so rho is judged against that scale:
+        rho <= rho_tol * nu * max k means no margin at all.
+        """
+        scale = self.nu * float(np.max(np.abs(self.kernel.diag(self.X))))
+        if not rho > self.rho_tol * scale:
+            raise InfeasibleError(
+                f"nu must exceed the smallest feasible value for these data (below it the optimum "
+                f"is the degenerate w = 0, rho = 0); got nu = {self.nu:g}, which gives rho = {rho:.3g} "
+                f"(<= {self.rho_tol:g} * nu * max k(x, x)); increase nu"
+            )
 
     def _slacks(self, u: Array, Ku: Array, fields: dict[str, Any]) -> tuple[Array, None]:
         return np.maximum(0.0, fields["rho"] - self.margins(Ku, fields["b"])), None
@@ -142,6 +154,7 @@ class NuSVC(BinaryMachine):
         common = self._primal_common(f)
         v = f.variables
         fields = {"b": common["b"], "rho": float(v["rho"].value)}
+        self._check_rho(fields["rho"])
         xi = np.asarray(v["xi"].value, dtype=np.float64)
         return self._from_primal_point(self._read_duals(f, "margin"), fields, (xi, None), common["w"],
                                        float(f.problem.value), info)

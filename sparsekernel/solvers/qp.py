@@ -54,7 +54,9 @@ _INFEASIBLE = {
 
 def solve_qp(machine: "Machine", solver: str = "clarabel", **opts: Any) -> "Solution":
     """Solve a machine's standard-form dual with ``solver`` ("clarabel" or "osqp")."""
-    bound_tol = float(opts.pop("bound_tol", 1e-6))
+    from ..formulations.base import BOUND_TOL
+
+    bound_tol = float(opts.pop("bound_tol", BOUND_TOL))
     qp = machine.standard_qp()
     z, info = solve_standard_qp(qp, solver, **opts)
     status = info["status"]

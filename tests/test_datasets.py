@@ -1,0 +1,106 @@
+"""The notes' stand-in data sets and the file loaders."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file
+
+from sparsekernel import datasets
+from sparsekernel.errors import ValidationError
+from sparsekernel.formulations import HardMarginSVC
+from sparsekernel.kernels import RBF, Linear
+
+
+@pytest.mark.parametrize(
+    "make, n, d",
+    [(datasets.separable, 20, 2), (datasets.ring, 32, 2), (datasets.ripley_mixture, 200, 2), (datasets.sinusoid, 10, 1)],
+)
+def test_shapes_and_seeds(make, n: int, d: int) -> None:
+    X, t = make()
+    assert X.shape == (n, d) and t.shape == (n,)
+    X2, t2 = make(seed=0)
+    np.testing.assert_array_equal(X, X2)
+    np.testing.assert_array_equal(t, t2)
+    X3, t3 = make(seed=1)
+    assert not (np.array_equal(X, X3) and np.array_equal(t, t3))
+
+
+def test_classification_sets_have_both_classes_equally() -> None:
+    for make in (datasets.separable, datasets.ring, datasets.ripley_mixture):
+        _, t = make()
+        assert set(np.unique(t)) == {-1.0, 1.0}
+        assert np.sum(t == 1) == np.sum(t == -1)
+
+
+def test_separable_is_linearly_separable() -> None:
+    X, t = datasets.separable()
+    sol = HardMarginSVC(X, t, Linear()).solve("qp-clarabel")
+    assert np.all(t * sol.decision_function(X) >= 1 - 1e-6)
+
+
+def test_ring_is_separated_exactly_by_the_gaussian_kernel() -> None:
+    """Figure 7.2: hard margin with gamma = 0.8 separates the ring data."""
+    X, t = datasets.ring()
+    sol = HardMarginSVC(X, t, RBF(0.8)).solve("clarabel")
+    assert np.all(np.sign(sol.decision_function(X)) == t)
+    assert 0 < sol.n_support < len(t)
+
+
+def test_sinusoid_noise_level() -> None:
+    X, t = datasets.sinusoid(n=2000, noise=0.2)
+    residual = t - np.sin(2 * np.pi * X[:, 0])
+    assert residual.std() == pytest.approx(0.2, rel=0.1)
+    np.testing.assert_allclose(X[:, 0], np.linspace(0, 1, 2000))
+
+
+def test_ripley_overlap_gives_a_bayes_error_near_0_2() -> None:
+    """The mixture's Bayes rule misclassifies about a fifth of the points."""
+    from scipy.stats import multivariate_normal
+
+    X, t = datasets.ripley_mixture(n=20000, seed=3)
+    s2 = datasets.RIPLEY_SPREAD**2
+    density = {c: sum(multivariate_normal(m, s2 * np.eye(2)).pdf(X) for m in datasets._RIPLEY_CENTRES[c]) for c in (1.0, -1.0)}
+    bayes = np.where(density[1.0] > density[-1.0], 1.0, -1.0)
+    assert np.mean(bayes != t) == pytest.approx(0.2, abs=0.02)
+
+
+def test_load_csv_with_and_without_header(tmp_path) -> None:
+    X, t = datasets.ripley_mixture(n=12)
+    body = "\n".join(",".join(f"{v:.17g}" for v in row) + f",{c:g}" for row, c in zip(X, t))
+    plain = tmp_path / "plain.csv"
+    plain.write_text(body + "\n")
+    headed = tmp_path / "headed.csv"
+    headed.write_text("x1,x2,label\n# a comment\n" + body + "\n\n")
+    for path in (plain, headed):
+        X2, t2 = datasets.load_csv(path)
+        np.testing.assert_array_equal(X2, X)
+        np.testing.assert_array_equal(t2, t)
+
+
+def test_load_libsvm_round_trip(tmp_path) -> None:
+    X, t = datasets.ripley_mixture(n=15)
+    path = tmp_path / "data.libsvm"
+    dump_svmlight_file(X, t, str(path))
+    X2, t2 = datasets.load_libsvm(path)
+    np.testing.assert_allclose(X2, X, rtol=1e-15)
+    np.testing.assert_array_equal(t2, t)
+
+
+def test_loaders_report_bad_files(tmp_path) -> None:
+    with pytest.raises(ValidationError, match="path must be an existing CSV file"):
+        datasets.load_csv(tmp_path / "missing.csv")
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("1,2,3\n4,5\n")
+    with pytest.raises(ValidationError, match="same number"):
+        datasets.load_csv(ragged)
+    words = tmp_path / "words.csv"
+    words.write_text("a,b\n1,x\n")
+    with pytest.raises(ValidationError, match="only numbers"):
+        datasets.load_csv(words)
+    bad = tmp_path / "bad.libsvm"
+    bad.write_text("1 1:0.5 2:oops\n")
+    with pytest.raises(ValidationError, match="not a valid LIBSVM-format file"):
+        datasets.load_libsvm(bad)
+    with pytest.raises(ValidationError, match="n must be an integer >= 2"):
+        datasets.sinusoid(n=1)

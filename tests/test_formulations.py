@@ -1,0 +1,80 @@
+"""Every machine: primal against dual, cvxpy against the direct QP, Clarabel against OSQP,
+and the library against LIBSVM through scikit-learn."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cases import CASES, box, libsvm, libsvm_decision, machine, solution
+
+NAMES = list(CASES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_primal_optimum_equals_dual_optimum(name: str) -> None:
+    primal = solution(name, "primal-clarabel")
+    dual = solution(name, "clarabel")
+    scale = max(1.0, abs(dual.dual_objective))
+    assert abs(primal.primal_objective - dual.dual_objective) <= 1e-6 * scale
+    # each solve's own primal-dual gap, at the recovered or read-off partner point
+    assert abs(dual.gap) <= 1e-6 * scale
+    assert abs(primal.gap) <= 1e-6 * scale
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_primal_constraint_duals_equal_dual_solution(name: str) -> None:
+    primal = solution(name, "primal-clarabel")
+    dual = solution(name, "clarabel")
+    width = box(machine(name), dual)
+    assert np.max(np.abs(primal.a - dual.a)) <= 1e-5 * width
+    if dual.a_hat is not None:
+        assert np.max(np.abs(primal.a_hat - dual.a_hat)) <= 1e-5 * width
+    assert primal.b == pytest.approx(dual.b, abs=1e-5 * max(1.0, abs(dual.b)))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_osqp_agrees_with_clarabel_to_its_tolerance(name: str) -> None:
+    osqp = solution(name, "osqp")
+    clarabel = solution(name, "clarabel")
+    m = machine(name)
+    # OSQP runs at eps_abs = eps_rel = 1e-6 (with polishing)
+    assert osqp.dual_objective == pytest.approx(clarabel.dual_objective, rel=1e-5, abs=1e-6)
+    assert np.max(np.abs(osqp.a - clarabel.a)) <= 1e-4 * box(m, clarabel)
+    X = CASES[name].X_test
+    scale = max(1.0, float(np.max(np.abs(clarabel.decision_function(X)))))
+    assert np.max(np.abs(osqp.decision_function(X) - clarabel.decision_function(X))) <= 1e-4 * scale
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("solver", ["clarabel", "osqp"])
+def test_direct_qp_equals_cvxpy_dual(name: str, solver: str) -> None:
+    direct = solution(name, f"qp-{solver}")
+    cvx = solution(name, solver)
+    m = machine(name)
+    tight = 1e-7 if solver == "clarabel" else 1e-5
+    assert direct.dual_objective == pytest.approx(cvx.dual_objective, rel=tight, abs=tight)
+    assert np.max(np.abs(direct.a - cvx.a)) <= 1e-5 * box(m, cvx)
+    assert set(direct.support) == set(cvx.support)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_decision_values_and_support_equal_libsvm(name: str) -> None:
+    case = CASES[name]
+    m = machine(name)
+    sol = solution(name, "clarabel")
+    ours = sol.decision_function(case.X_test)
+    theirs = case.scale(sol, m) * libsvm_decision(name, case.X_test)
+    assert np.max(np.abs(ours - theirs)) <= 1e-4 * max(1.0, float(np.max(np.abs(ours))))
+    assert set(sol.support) == set(libsvm(name).support_)
+
+
+@pytest.mark.parametrize("name", ["hard-ring", "soft-ripley", "eps-sine", "svdd-ripley"])
+def test_predict_follows_the_decision_function(name: str) -> None:
+    sol = solution(name, "clarabel")
+    X = CASES[name].X_test
+    values = sol.decision_function(X)
+    if machine(name).task == "regression":
+        np.testing.assert_array_equal(sol.predict(X), values)
+    else:
+        np.testing.assert_array_equal(sol.predict(X), np.where(values >= 0, 1.0, -1.0))

@@ -1,0 +1,231 @@
+"""The notes' identities and closed forms, checked on solved machines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sparsekernel import datasets
+from sparsekernel.formulations import (
+    SVDD, EpsilonSVR, HardMarginSVC, NuSVC, NuSVR, OneClassSVM, SoftMarginSVC,
+)
+from sparsekernel.kernels import RBF, Linear, Polynomial
+
+from cases import diabetes
+
+
+def test_result_7_5_margin_from_the_dual() -> None:
+    """1/rho^2 = ||w||^2 = sum_n a_n = 2 L~(a) on separable data ((7.123)-(7.125))."""
+    X, t = datasets.separable()
+    m = HardMarginSVC(X, t, Linear())
+    dual = m.solve("clarabel")
+    primal = m.solve("primal-clarabel")
+    w = primal.w
+    norm2 = float(w @ w)
+    rho = 1.0 / np.sqrt(norm2)
+    # the margin is the distance of the closest point to the surface, t_n y_n / ||w||
+    distances = t * (X @ w + primal.b) / np.sqrt(norm2)
+    assert distances.min() == pytest.approx(rho, rel=1e-7)
+    assert 1.0 / rho**2 == pytest.approx(np.sum(dual.a), rel=1e-7)          # (7.123)
+    assert 1.0 / rho**2 == pytest.approx(2.0 * dual.dual_objective, rel=1e-7)  # (7.124)
+
+
+@pytest.mark.parametrize("kernel", [Linear(), RBF(0.3), Polynomial(2, 0.5, 1.0)])
+def test_exercise_7_3_two_points(kernel) -> None:
+    """Two points: a = 2/d^2 with d the feature-space distance; the surface bisects them."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2, 5))
+    t = np.array([1.0, -1.0])
+    K = kernel(X)
+    d2 = K[0, 0] + K[1, 1] - 2 * K[0, 1]
+    for method in ("clarabel", "qp-osqp", "primal-clarabel"):
+        sol = HardMarginSVC(X, t, kernel).solve(method)
+        np.testing.assert_allclose(sol.a, [2 / d2, 2 / d2], rtol=1e-6)
+        np.testing.assert_allclose(t * sol.decision_function(X), [1.0, 1.0], atol=1e-6)
+        # the feature-space midpoint has y = 0: y(mid) = (y(x+) + y(x-)) / 2 by linearity in phi
+        assert 0.5 * sol.decision_function(X).sum() == pytest.approx(0.0, abs=1e-6)
+    if isinstance(kernel, Linear):
+        # in input space: w = sum_n a_n t_n x_n = 2 (x+ - x-)/d^2 and the midpoint lies on y = 0
+        sol = HardMarginSVC(X, t, kernel).solve("clarabel")
+        np.testing.assert_allclose(X.T @ sol.coef, 2 * (X[0] - X[1]) / d2, rtol=1e-6, atol=1e-9)
+        assert sol.decision_function(X.mean(axis=0, keepdims=True))[0] == pytest.approx(0.0, abs=1e-7)
+
+
+@pytest.mark.parametrize("nu", [0.45, 0.6, 0.8])
+def test_nu_svc_properties(nu: float) -> None:
+    """Result 7.7: sum a = nu, margin errors <= nu N <= support vectors."""
+    X, t = datasets.ripley_mixture()
+    sol = NuSVC(X, t, RBF(0.45), nu=nu).solve("clarabel")
+    N = len(t)
+    assert np.sum(sol.a) == pytest.approx(nu, rel=1e-6)
+    margin_errors = np.sum(sol.xi > 1e-6 * sol.rho)
+    assert margin_errors / N <= nu + 1e-9 <= sol.n_support / N + 2e-9
+
+
+@pytest.mark.parametrize("method", ["clarabel", "qp-osqp", "primal-clarabel"])
+def test_nu_svc_below_the_smallest_feasible_nu_is_reported(method: str) -> None:
+    """On overlapping data small nu leaves only the degenerate optimum rho = 0 (the notes'
+    remark under Figure 7.4); every path says so instead of returning it."""
+    from sparsekernel.errors import InfeasibleError
+    X, t = datasets.ripley_mixture()
+    with pytest.raises(InfeasibleError, match="nu must exceed the smallest feasible value"):
+        NuSVC(X, t, RBF(0.45), nu=0.25).solve(method)
+
+
+def test_nu_svc_is_a_c_svc_with_c_equal_1_over_n_rho() -> None:
+    """Result 7.7: the nu-SVC solution is the C-SVC's for C = 1/(N rho), a_C = a_nu / rho."""
+    X, t = datasets.ripley_mixture()
+    nu_sol = NuSVC(X, t, RBF(0.45), nu=0.5).solve("clarabel")
+    C = 1.0 / (len(t) * nu_sol.rho)
+    c_sol = SoftMarginSVC(X, t, RBF(0.45), C=C).solve("clarabel")
+    np.testing.assert_allclose(c_sol.a, nu_sol.a / nu_sol.rho, atol=1e-6 * C)
+    X_test = datasets.ripley_mixture(seed=2)[0]
+    np.testing.assert_allclose(c_sol.decision_function(X_test), nu_sol.decision_function(X_test) / nu_sol.rho,
+                               atol=1e-5)
+
+
+@pytest.mark.parametrize("data", ["sinusoid", "diabetes"])
+@pytest.mark.parametrize("nu", [0.3, 0.7])
+def test_nu_svr_properties(data: str, nu: float) -> None:
+    """Result 7.10: at most nu N points outside the tube, at least nu N support vectors."""
+    if data == "sinusoid":
+        X, t = datasets.sinusoid()
+        m = NuSVR(X, t, RBF(10.0), C=5.0, nu=nu)
+    else:
+        X, t, _ = diabetes()
+        m = NuSVR(X, t, RBF(0.1), C=1.0, nu=nu)
+    sol = m.solve("clarabel")
+    N = len(t)
+    outside = np.sum((sol.xi + sol.xi_hat) > 1e-6)
+    assert outside <= nu * N + 1e-9
+    assert sol.n_support >= nu * N - 1e-9
+    assert np.sum(sol.a + sol.a_hat) == pytest.approx(nu * m.C, rel=1e-6)  # (7.74) tight, epsilon > 0
+    assert sol.epsilon > 0
+    # no point is both above and below the tube: a_n a_hat_n = 0
+    assert np.max(sol.a * sol.a_hat) <= 1e-9 * (m.C / N) ** 2
+
+
+def test_epsilon_svr_multipliers_vanish_inside_the_tube() -> None:
+    """Result 7.9 (iii): points strictly inside the tube have a = a_hat = 0."""
+    X, t = datasets.sinusoid()
+    m = EpsilonSVR(X, t, RBF(10.0), C=5.0, epsilon=0.2)
+    sol = m.solve("clarabel")
+    residual = np.abs(t - sol.decision_function(X))
+    inside = residual < m.epsilon - 1e-6
+    assert np.all(sol.a[inside] + sol.a_hat[inside] <= 1e-8 * m.C)
+    assert np.all(np.isin(np.flatnonzero(~inside), sol.support) | (residual[~inside] <= m.epsilon + 1e-6))
+
+
+@pytest.mark.parametrize("nu", [0.1, 0.5])
+def test_one_class_fractions(nu: float) -> None:
+    """Outliers (xi > 0) at most nu N; support vectors at least nu N."""
+    X, _ = datasets.ripley_mixture()
+    sol = OneClassSVM(X, RBF(0.45), nu=nu).solve("clarabel")
+    N = X.shape[0]
+    assert np.sum(sol.xi > 1e-6 * sol.rho) <= nu * N + 1e-9
+    assert sol.n_support >= nu * N - 1e-6
+    assert np.sum(sol.a) == pytest.approx(1.0, rel=1e-9)
+
+
+@pytest.mark.parametrize("nu", [0.1, 0.4])
+def test_svdd_equals_one_class_for_the_gaussian_kernel(nu: float) -> None:
+    """Gap 7.5: with k(x, x) constant the sphere and the hyperplane give the same a,
+    R^2 = k(x,x) - 2 rho + a^T K a, and SVDD's decision value is twice the one-class one."""
+    X, _ = datasets.ripley_mixture()
+    X_test = datasets.ripley_mixture(seed=4)[0]
+    oc = OneClassSVM(X, RBF(0.45), nu=nu)
+    sv = SVDD(X, RBF(0.45), nu=nu)
+    a_oc = oc.solve("clarabel")
+    a_sv = sv.solve("clarabel")
+    np.testing.assert_allclose(a_sv.a, a_oc.a, atol=1e-7 * oc.box)
+    aKa = float(a_oc.a @ oc.gram() @ a_oc.a)
+    assert a_sv.R2 == pytest.approx(1.0 - 2.0 * a_oc.rho + aKa, rel=1e-7)
+    np.testing.assert_allclose(a_sv.decision_function(X_test), 2.0 * a_oc.decision_function(X_test), atol=1e-7)
+
+
+def test_svdd_differs_from_one_class_when_the_diagonal_varies() -> None:
+    """With a linear kernel k(x, x) is not constant and the two machines differ."""
+    X, _ = datasets.ripley_mixture(n=60)
+    a_oc = OneClassSVM(X, Linear(), nu=0.3).solve("clarabel").a
+    a_sv = SVDD(X, Linear(), nu=0.3).solve("clarabel").a
+    assert np.max(np.abs(a_oc - a_sv)) > 1e-3 * np.max(a_oc)
+
+
+@pytest.mark.parametrize("class_weight", [None, {1: 3.0, -1: 0.5}])
+def test_hinge_form_7_44_equals_the_constrained_primal(class_weight) -> None:
+    """(7.44): C sum_n E_SV(y_n t_n) + 1/2 ||w||^2 has the minimiser and value of (7.20)-(7.21)."""
+    X, t = datasets.ripley_mixture(n=120)
+    m = SoftMarginSVC(X, t, RBF(0.45), C=2.0, class_weight=class_weight)
+    hinge = m.solve("hinge-clarabel")
+    primal = m.solve("primal-clarabel")
+    assert hinge.primal_objective == pytest.approx(primal.primal_objective, rel=1e-7)
+    np.testing.assert_allclose(hinge.w, primal.w, atol=1e-5 * np.max(np.abs(primal.w)))
+    assert hinge.b == pytest.approx(primal.b, abs=1e-5)
+    # the multipliers recovered from the hinge point by (7.29)-(7.30) are the dual's
+    np.testing.assert_allclose(hinge.a, primal.a, atol=1e-4 * m._box_scale())
+    assert abs(hinge.gap) <= 1e-6 * abs(hinge.primal_objective)
+
+
+def test_dual_forms_agree_and_auto_picks_the_factor_at_low_rank() -> None:
+    """Linear kernel in 3-D: rank 3 << N, so "auto" states the dual with the factor."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 3))
+    t = np.where(X[:, 0] + 0.5 * rng.normal(size=150) > 0, 1.0, -1.0)
+    m = SoftMarginSVC(X, t, Linear(), C=1.0)
+    assert m.dual().quadratic_form == "factor"
+    factor = m.solve("clarabel", form="factor")
+    wrapped = m.solve("clarabel", form="psd_wrap")
+    assert factor.dual_objective == pytest.approx(wrapped.dual_objective, rel=1e-8)
+    full = SoftMarginSVC(*datasets.ripley_mixture(), RBF(0.45), C=1.0)
+    assert full.dual().quadratic_form == "psd_wrap"
+
+
+def test_resolve_with_new_hyperparameters_does_not_recompile() -> None:
+    X, t = datasets.ripley_mixture()
+    m = SoftMarginSVC(X, t, RBF(0.45), C=1.0)
+    formulation = m.dual()
+    m.solve("clarabel")
+    compiled = formulation.problem._cache.param_prog
+    assert compiled is not None
+    m.set_params(C=10.0)
+    again = m.solve("clarabel")
+    assert formulation.problem._cache.param_prog is compiled
+    fresh = SoftMarginSVC(X, t, RBF(0.45), C=10.0).solve("clarabel")
+    assert again.dual_objective == pytest.approx(fresh.dual_objective, rel=1e-8)
+    nu = NuSVR(*datasets.sinusoid(), RBF(10.0), C=5.0, nu=0.5)
+    f = nu.primal()
+    nu.solve("primal-clarabel")
+    compiled = f.problem._cache.param_prog
+    nu.set_params(nu=0.8)
+    assert nu.solve("primal-clarabel").primal_objective == pytest.approx(
+        NuSVR(*datasets.sinusoid(), RBF(10.0), C=5.0, nu=0.8).solve("clarabel").dual_objective, rel=1e-6)
+    assert f.problem._cache.param_prog is compiled
+
+
+EXPECTED_TAGS = {
+    HardMarginSVC: ({"(7.5)"}, {"(7.11)", "(7.12)"}),
+    SoftMarginSVC: ({"(7.20)", "xi>=0"}, {"(7.33)", "(7.34)"}),
+    NuSVC: ({"margin", "xi>=0", "rho>=0"}, {"(7.39)", "(7.40)", "(7.41)"}),
+    EpsilonSVR: ({"(7.53)", "(7.54)", "xi>=0", "xi_hat>=0"}, {"(7.62)", "(7.63)", "(7.58)"}),
+    NuSVR: ({"(7.53)", "(7.54)", "xi>=0", "xi_hat>=0", "epsilon>=0"}, {"(7.71)", "(7.72)", "(7.73)", "(7.74)"}),
+    OneClassSVM: ({"margin", "xi>=0"}, {"box", "sum"}),
+    SVDD: ({"sphere", "xi>=0"}, {"box", "sum"}),
+}
+
+
+@pytest.mark.parametrize("cls", list(EXPECTED_TAGS))
+def test_constraints_are_keyed_by_equation_tag(cls) -> None:
+    X, t = datasets.ripley_mixture(n=40)
+    if cls in (EpsilonSVR, NuSVR):
+        m = cls(X, X[:, 0], RBF(0.45))
+    elif cls in (OneClassSVM, SVDD):
+        m = cls(X, RBF(0.45))
+    else:
+        m = cls(X, t, RBF(0.45))
+    primal_tags, dual_tags = EXPECTED_TAGS[cls]
+    assert set(m.primal().constraints) == primal_tags
+    assert set(m.dual().constraints) == dual_tags
+    constraints = set(map(id, m.dual().problem.constraints))
+    for value in m.dual().constraints.values():
+        for c in value if isinstance(value, tuple) else (value,):
+            assert id(c) in constraints

@@ -1,0 +1,115 @@
+"""Kernels against scikit-learn's pairwise functions, finite feature maps, the empirical map."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import pairwise
+
+from sparsekernel.errors import ValidationError
+from sparsekernel.kernels import RBF, Linear, Polynomial, Precomputed, Sigmoid, feature_map, make_kernel
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(40, 3))
+Y = rng.normal(size=(7, 3))
+
+
+@pytest.mark.parametrize(
+    "kernel, reference",
+    [
+        (Linear(), lambda A, B: A @ B.T),
+        (Polynomial(3, 0.5, 1.0), lambda A, B: (0.5 * A @ B.T + 1.0) ** 3),
+        (RBF(0.7), lambda A, B: np.exp(-0.7 * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))),
+        (Sigmoid(0.2, -0.5), lambda A, B: np.tanh(0.2 * A @ B.T - 0.5)),
+    ],
+)
+def test_kernel_values_and_diagonal(kernel, reference) -> None:
+    np.testing.assert_allclose(kernel(X, Y), reference(X, Y), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(kernel(X), reference(X, X), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(kernel.diag(X), np.diag(reference(X, X)), rtol=1e-12, atol=1e-12)
+
+
+def test_features_7_42_for_degree_two() -> None:
+    """phi(x) = (1, sqrt2 x1, sqrt2 x2, x1^2, sqrt2 x1 x2, x2^2) and k = (1 + x.z)^2."""
+    k = Polynomial(degree=2, gamma=1.0, coef0=1.0)
+    x = np.array([[0.3, -1.2], [2.0, 0.5]])
+    r2 = np.sqrt(2.0)
+    expected = np.array([[1, r2 * a, r2 * b, a * a, r2 * a * b, b * b] for a, b in x])
+    np.testing.assert_allclose(k.features(x), expected, rtol=1e-14)
+    np.testing.assert_allclose(k.features(x) @ k.features(x).T, (1 + x @ x.T) ** 2, rtol=1e-13)
+    # the image of the plane is a 2-D surface in R^6: phi_5^2 = 2 phi_4 phi_6
+    F = k.features(rng.normal(size=(10, 2)))
+    np.testing.assert_allclose(F[:, 4] ** 2, 2 * F[:, 3] * F[:, 5], rtol=1e-12)
+
+
+@pytest.mark.parametrize("kernel", [Linear(), Polynomial(3, 0.4, 2.0), Polynomial(4, 1.0, 0.0), Polynomial(1, 2.0, 0.5)])
+def test_finite_feature_maps_reproduce_the_kernel(kernel) -> None:
+    F, G = kernel.features(X), kernel.features(Y)
+    assert F.shape[1] == kernel.feature_dimension(X.shape[1])
+    np.testing.assert_allclose(F @ G.T, kernel(X, Y), rtol=1e-10, atol=1e-10)
+
+
+def test_features_never_modify_their_input() -> None:
+    A = X.copy()
+    A.flags.writeable = False
+    Linear().features(A)[0, 0] = 99.0  # a copy, not a view
+    np.testing.assert_array_equal(A, X)
+
+
+@pytest.mark.parametrize("method", ["eigh", "cholesky"])
+@pytest.mark.parametrize("kernel", [RBF(0.5), Linear(), Polynomial(2, 1.0, 1.0)])
+def test_empirical_feature_map(method: str, kernel) -> None:
+    K = kernel(X)
+    fm = feature_map(K, tol=1e-12, method=method)
+    np.testing.assert_allclose(fm.L @ fm.L.T, K, atol=1e-9 * np.abs(K).max())
+    np.testing.assert_allclose(fm.transform(K), fm.L, atol=1e-8 * np.abs(fm.L).max())
+    assert fm.min_eigenvalue == pytest.approx(np.linalg.eigvalsh(K)[0], abs=1e-9 * np.abs(K).max())
+    if isinstance(kernel, Linear):
+        assert fm.rank == 3
+    # expansion: w^T phi(x) = sum_n c_n k(x, x_n) on new points, for w in the span of the data
+    w = fm.L.T @ rng.normal(size=X.shape[0])
+    c = fm.expansion(w)
+    np.testing.assert_allclose(fm.transform(kernel(Y, X)) @ w, kernel(Y, X) @ c, rtol=1e-6, atol=1e-8)
+
+
+def test_feature_map_reports_an_indefinite_kernel_as_data() -> None:
+    K = Sigmoid(gamma=1.0, coef0=-1.0)(X)
+    fm = feature_map(K)
+    assert fm.min_eigenvalue < -1e-3
+    assert fm.min_eigenvalue == pytest.approx(np.linalg.eigvalsh(K)[0], rel=1e-10)
+
+
+def test_precomputed_kernel_returns_the_given_matrix() -> None:
+    K = RBF(0.5)(X)
+    k = Precomputed()
+    assert k(K) is not None
+    np.testing.assert_array_equal(k(K), K)
+    np.testing.assert_array_equal(k(K[:5]), K[:5])
+    np.testing.assert_array_equal(k.diag(K), np.diag(K))
+    with pytest.raises(ValidationError, match="square Gram matrix"):
+        k.diag(K[:5])
+
+
+def test_make_kernel_from_scikit_learn_arguments() -> None:
+    assert make_kernel("rbf", gamma=0.3) == RBF(0.3)
+    assert make_kernel("poly", gamma=0.5, degree=2, coef0=1.0) == Polynomial(2, 0.5, 1.0)
+    assert make_kernel("rbf", n_features=4, X_var=2.0) == RBF(1 / 8)
+    with pytest.raises(ValidationError, match="kernel must be one of"):
+        make_kernel("cosine")
+
+
+@pytest.mark.parametrize(
+    "build, name",
+    [
+        (lambda: RBF(0.0), "gamma"),
+        (lambda: RBF(-1.0), "gamma"),
+        (lambda: RBF(float("nan")), "gamma"),
+        (lambda: Polynomial(degree=0), "degree"),
+        (lambda: Polynomial(degree=2.5), "degree"),
+        (lambda: Sigmoid(gamma=0.0), "gamma"),
+        (lambda: Polynomial(coef0=float("inf")), "coef0"),
+    ],
+)
+def test_bad_kernel_parameters_name_the_argument(build, name: str) -> None:
+    with pytest.raises(ValidationError, match=rf"^{name} must be .*; got"):
+        build()

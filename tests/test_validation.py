@@ -1,0 +1,169 @@
+"""Bad input raises the named error with a message naming the argument, the expected
+domain and the value received; inputs are never modified."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sparsekernel import datasets
+from sparsekernel.errors import ConvergenceWarning, InfeasibleError, SolverError, ValidationError
+from sparsekernel.formulations import (
+    SVDD, EpsilonSVR, HardMarginSVC, NuSVC, NuSVR, OneClassSVM, SoftMarginSVC,
+)
+from sparsekernel.kernels import RBF, Linear, Precomputed, Sigmoid
+
+X, t = datasets.ripley_mixture(n=30)
+t_reg = X[:, 0] - X[:, 1]
+X_nan = X.copy()
+X_nan[3, 1] = np.nan
+X_inf = X.copy()
+X_inf[5, 0] = np.inf
+t_nan = t.copy()
+t_nan[2] = np.nan
+
+BAD = [
+    # (id, builder, argument, words of the domain, words of the value)
+    ("X-nan", lambda: SoftMarginSVC(X_nan, t, RBF(1.0)), "X", "finite values", "NaN or inf at index (3, 1)"),
+    ("X-inf", lambda: OneClassSVM(X_inf, RBF(1.0)), "X", "finite values", "index (5, 0)"),
+    ("X-1d", lambda: SoftMarginSVC(X[:, 0], t, RBF(1.0)), "X", "2-D array", "1-D array of shape (30,)"),
+    ("X-empty", lambda: SoftMarginSVC(np.zeros((0, 2)), t[:0], RBF(1.0)), "X", "non-empty 2-D array", "shape (0, 2)"),
+    ("X-text", lambda: SoftMarginSVC([["a", "b"]], [1], RBF(1.0)), "X", "array of real numbers", "'a'"),
+    ("t-length", lambda: SoftMarginSVC(X, t[:-1], RBF(1.0)), "t", "one entry per row of X (30)", "got 29"),
+    ("t-01", lambda: SoftMarginSVC(X, (t + 1) / 2, RBF(1.0)), "t", "two class labels -1 and +1", "[0.0, 1.0]"),
+    ("t-three", lambda: NuSVC(X, np.arange(30) % 3 - 1.0, RBF(1.0)), "t", "-1 and +1", "[-1.0, 0.0, 1.0]"),
+    ("t-one-class", lambda: HardMarginSVC(X, np.ones(30), RBF(1.0)), "t", "two classes", "[1.0]"),
+    ("t-nan", lambda: SoftMarginSVC(X, t_nan, RBF(1.0)), "t", "finite values", "index 2"),
+    ("t-column", lambda: EpsilonSVR(X, t_reg[:, None], RBF(1.0)), "t", "1-D array", "shape (30, 1)"),
+    ("C-zero", lambda: SoftMarginSVC(X, t, RBF(1.0), C=0.0), "C", "positive finite number", "0.0"),
+    ("C-negative", lambda: EpsilonSVR(X, t_reg, RBF(1.0), C=-1.0), "C", "positive finite number", "-1.0"),
+    ("C-nan", lambda: NuSVR(X, t_reg, RBF(1.0), C=float("nan")), "C", "positive finite number", "nan"),
+    ("C-inf", lambda: SoftMarginSVC(X, t, RBF(1.0), C=float("inf")), "C", "positive finite number", "inf"),
+    ("C-text", lambda: SoftMarginSVC(X, t, RBF(1.0), C="1"), "C", "positive finite number", "'1'"),
+    ("nu-zero", lambda: NuSVC(X, t, RBF(1.0), nu=0.0), "nu", "(0, 1]", "0.0"),
+    ("nu-big", lambda: OneClassSVM(X, RBF(1.0), nu=1.5), "nu", "(0, 1]", "1.5"),
+    ("nu-negative", lambda: NuSVR(X, t_reg, RBF(1.0), nu=-0.2), "nu", "(0, 1]", "-0.2"),
+    ("nu-svdd", lambda: SVDD(X, RBF(1.0), nu=2), "nu", "(0, 1]", "2"),
+    ("epsilon-negative", lambda: EpsilonSVR(X, t_reg, RBF(1.0), epsilon=-0.1), "epsilon", "non-negative", "-0.1"),
+    ("epsilon-inf", lambda: EpsilonSVR(X, t_reg, RBF(1.0), epsilon=float("inf")), "epsilon", "non-negative", "inf"),
+    ("gamma-zero", lambda: SoftMarginSVC(X, t, RBF(0.0)), "gamma", "positive finite number", "0.0"),
+    ("gamma-negative", lambda: NuSVC(X, t, RBF(-2.0)), "gamma", "positive finite number", "-2.0"),
+    ("kernel-not-psd", lambda: SoftMarginSVC(X, t, Sigmoid(gamma=1.0, coef0=-1.0)), "kernel",
+     "positive semidefinite", "smallest eigenvalue -"),
+    ("kernel-name", lambda: SoftMarginSVC(X, t, "cosine"), "kernel", "one of", "'cosine'"),
+    ("precomputed-not-square", lambda: SoftMarginSVC(RBF(1.0)(X)[:, :20], t, Precomputed()), "X",
+     "square Gram matrix", "shape (30, 20)"),
+    ("class-weight-label", lambda: SoftMarginSVC(X, t, RBF(1.0), class_weight={2: 1.0}), "class_weight",
+     "keys are the labels +1 and -1", "{2: 1.0}"),
+    ("class-weight-string", lambda: SoftMarginSVC(X, t, RBF(1.0), class_weight="auto"), "class_weight",
+     "'balanced'", "'auto'"),
+    ("class-weight-negative", lambda: SoftMarginSVC(X, t, RBF(1.0), class_weight={1: -1.0}), "class_weight[1]",
+     "positive finite number", "-1.0"),
+    ("set-params", lambda: SoftMarginSVC(X, t, RBF(1.0)).set_params(gamma=2.0), "parameters",
+     "among ['C', 'class_weight']", "['gamma']"),
+    ("solver", lambda: SoftMarginSVC(X, t, RBF(1.0)).solve("gurobi-pro"), "solver",
+     "installed cvxpy solvers", "'GUROBI-PRO'"),
+    ("qp-solver", lambda: SoftMarginSVC(X, t, RBF(1.0)).solve("qp-scs"), "solver", "'clarabel' or 'osqp'", "'scs'"),
+    ("dual-form", lambda: SoftMarginSVC(X, t, RBF(1.0)).dual(form="dense"), "form", "'psd_wrap' or 'factor'",
+     "'dense'"),
+]
+
+
+@pytest.mark.parametrize("build, argument, domain, value", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_bad_input_names_argument_domain_and_value(build, argument: str, domain: str, value: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        build()
+    message = str(info.value)
+    assert message.startswith(f"{argument} must ")
+    assert domain in message
+    assert "got" in message and value in message
+
+
+def _frozen(*arrays: np.ndarray) -> list[np.ndarray]:
+    out = []
+    for a in arrays:
+        b = np.array(a, copy=True)
+        b.flags.writeable = False
+        out.append(b)
+    return out
+
+
+MACHINES = [
+    lambda A, b, r: HardMarginSVC(A, b, RBF(1.0)),
+    lambda A, b, r: SoftMarginSVC(A, b, RBF(1.0), C=2.0, class_weight="balanced"),
+    lambda A, b, r: NuSVC(A, b, RBF(1.0), nu=0.6),
+    lambda A, b, r: EpsilonSVR(A, r, RBF(1.0), C=2.0, epsilon=0.1),
+    lambda A, b, r: NuSVR(A, r, RBF(1.0), C=2.0, nu=0.4),
+    lambda A, b, r: OneClassSVM(A, RBF(1.0), nu=0.3),
+    lambda A, b, r: SVDD(A, RBF(1.0), nu=0.3),
+]
+
+
+@pytest.mark.parametrize("make", MACHINES)
+@pytest.mark.parametrize("method", ["clarabel", "primal-clarabel", "qp-osqp"])
+def test_inputs_are_never_modified(make, method: str) -> None:
+    """Read-only inputs would raise on any in-place write; the values are compared too."""
+    A, b, r = _frozen(X, t, t_reg)
+    sol = make(A, b, r).solve(method)
+    sol.decision_function(A)
+    np.testing.assert_array_equal(A, X)
+    np.testing.assert_array_equal(b, t)
+    np.testing.assert_array_equal(r, t_reg)
+    with pytest.raises(ValueError):
+        sol.a[0] = 1.0  # solutions are read-only too
+
+
+@pytest.mark.parametrize("method", ["clarabel", "osqp", "primal-clarabel", "qp-clarabel", "qp-osqp"])
+def test_hard_margin_on_non_separable_data_is_infeasible(method: str) -> None:
+    Xo, to = datasets.ripley_mixture(n=60)
+    with pytest.raises(InfeasibleError, match="not separable in the feature space"):
+        HardMarginSVC(Xo, to, Linear()).solve(method)
+
+
+def test_nu_above_its_upper_bound_is_infeasible() -> None:
+    labels = np.where(np.arange(30) < 9, 1.0, -1.0)  # 9 of 30 positive: nu <= 2 * 9 / 30 = 0.6
+    NuSVC(X, labels, RBF(1.0), nu=0.6)
+    with pytest.raises(InfeasibleError, match=r"nu must be at most 2 min\(N_\+, N_-\)/N = 0\.6 .*got 0\.7"):
+        NuSVC(X, labels, RBF(1.0), nu=0.7)
+    m = NuSVC(X, labels, RBF(1.0), nu=0.5)
+    with pytest.raises(InfeasibleError, match="at most"):
+        m.set_params(nu=0.9)
+
+
+@pytest.mark.parametrize("method, options", [("osqp", {"eps_abs": -1.0}), ("qp-osqp", {"eps_abs": -1.0})])
+def test_a_failing_solver_raises_solver_error_with_its_status(method: str, options: dict) -> None:
+    m = SoftMarginSVC(X, t, RBF(1.0))
+    with pytest.raises(SolverError) as info:
+        m.solve(method, **options)
+    assert info.value.status == "solver_error"
+    assert info.value.solver == "OSQP"
+
+
+@pytest.mark.parametrize("method, options, status", [
+    ("osqp", {"max_iter": 5}, "user_limit"),
+    ("qp-osqp", {"max_iter": 5}, "maximum iterations reached"),
+    ("qp-clarabel", {"max_iter": 2}, "MaxIterations"),
+])
+def test_a_solver_stopped_early_warns_with_its_iterations(method: str, options: dict, status: str) -> None:
+    m = SoftMarginSVC(X, t, RBF(1.0))
+    with pytest.warns(ConvergenceWarning, match=rf"after {list(options.values())[0]} iterations \(status {status}\)"):
+        sol = m.solve(method, **options)
+    assert sol.status == status
+    assert sol.iterations == list(options.values())[0]
+
+
+def test_precomputed_kernel_gives_the_same_solution() -> None:
+    K = RBF(0.7)(X)
+    ours = SoftMarginSVC(K, t, Precomputed(), C=1.0).solve("qp-clarabel")
+    ref = SoftMarginSVC(X, t, RBF(0.7), C=1.0).solve("qp-clarabel")
+    np.testing.assert_allclose(ours.a, ref.a, atol=1e-8)
+    X_test = datasets.ripley_mixture(n=9, seed=3)[0]
+    np.testing.assert_allclose(ours.decision_function(RBF(0.7)(X_test, X)), ref.decision_function(X_test), atol=1e-7)
+    with pytest.raises(ValidationError, match=r"X must be the cross-kernel matrix of shape \(n, 30\)"):
+        ours.decision_function(X_test)
+    svdd = SVDD(K, Precomputed(), nu=0.5).solve("qp-clarabel")
+    with pytest.raises(ValidationError, match="diag must give k"):
+        svdd.decision_function(RBF(0.7)(X_test, X))
+    np.testing.assert_allclose(
+        svdd.decision_function(RBF(0.7)(X_test, X), diag=np.ones(9)),
+        SVDD(X, RBF(0.7), nu=0.5).solve("qp-clarabel").decision_function(X_test), atol=1e-7)
