@@ -7,6 +7,7 @@ import sys
 from typing import Sequence
 
 from . import __version__
+from .errors import SparseKernelError
 
 __all__ = ["main"]
 
@@ -16,11 +17,15 @@ def _tour(args: argparse.Namespace) -> int:
 
     methods = args.methods.split(",") if args.methods else list(TOUR_METHODS)
 
+    live = sys.stderr.isatty() and not args.quiet and not args.json
+
     def progress(message: str) -> None:
-        if not args.quiet and not args.json:
-            print(f"  solving {message} ...", file=sys.stderr, flush=True)
+        if live:
+            print(f"\r\033[K  solving {message} ...", end="", file=sys.stderr, flush=True)
 
     rows = run_tour(methods, n_ripley=args.n_ripley, progress=progress)
+    if live:
+        print("\r\033[K", end="", file=sys.stderr, flush=True)
     print(rows_to_json(rows) if args.json else format_table(rows))
     return 0
 
@@ -44,7 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except SparseKernelError as exc:
+        print(f"sparsekernel {args.command}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

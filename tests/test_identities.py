@@ -229,3 +229,35 @@ def test_constraints_are_keyed_by_equation_tag(cls) -> None:
     for value in m.dual().constraints.values():
         for c in value if isinstance(value, tuple) else (value,):
             assert id(c) in constraints
+
+
+@pytest.mark.parametrize("method", ["clarabel", "qp-osqp"])
+def test_b_falls_back_to_the_midpoint_when_no_multiplier_is_free(method: str) -> None:
+    """With a tiny C every multiplier sits at 0 or C: (7.37) has nothing to average, and b is
+    the midpoint of the interval the bounded multipliers allow (LIBSVM's rule too)."""
+    from sklearn.svm import SVC
+
+    X, t = datasets.ripley_mixture(n=40)
+    m = SoftMarginSVC(X, t, Linear(), C=1e-3)
+    sol = m.solve(method)
+    assert any("midpoint" in note for note in sol.notes)
+    g = sol.decision_function(X) - sol.b  # sum_m a_m t_m k(x_n, x_m)
+    r = t - g
+    at_C = sol.a > m.C * (1 - 1e-5)
+    at_0 = sol.a < m.C * 1e-5
+    lower = np.max(np.concatenate([r[at_0 & (t > 0)], r[at_C & (t < 0)]]))
+    upper = np.min(np.concatenate([r[at_0 & (t < 0)], r[at_C & (t > 0)]]))
+    assert sol.b == pytest.approx((lower + upper) / 2, abs=1e-9)
+    libsvm = SVC(C=1e-3, kernel="linear", tol=1e-10).fit(X, t)
+    assert sol.b == pytest.approx(libsvm.intercept_[0], abs=1e-7)
+
+
+def test_b_is_the_average_over_free_multipliers_7_37() -> None:
+    X, t = datasets.ripley_mixture()
+    m = SoftMarginSVC(X, t, RBF(0.45), C=1.0)
+    sol = m.solve("qp-osqp")
+    assert sol.notes == ()
+    free = (sol.a > 1e-5 * m.C) & (sol.a < (1 - 1e-5) * m.C)
+    g = m.gram() @ (sol.a * t)
+    assert sol.b == pytest.approx(np.mean(t[free] - g[free]), abs=1e-12)      # (7.37)
+    np.testing.assert_allclose(t[free] * (g[free] + sol.b), 1.0, atol=1e-6)  # (7.36)
