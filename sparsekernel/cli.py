@@ -1,22 +1,34 @@
-"""The ``sparsekernel`` command."""
+"""The ``sparsekernel`` command.
+
+``sparsekernel tour``                      every machine on the notes' data, every method, one table
+``sparsekernel kkt MACHINE --data FILE``   the KKT report of one machine solved by one method
+``sparsekernel compare MACHINE --data F``  several methods on one machine, side by side
+
+Machine names: hard, soft, nu-svc, eps-svr, nu-svr, one-class, svdd. Data
+files are CSV (last column the target) or LIBSVM format, told apart by the
+extension ``.csv`` or by ``--format``. ``kkt`` exits with status 1 when the
+report fails.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
 
 from . import __version__
-from .errors import SparseKernelError
+from .errors import SparseKernelError, ValidationError
 
-__all__ = ["main"]
+__all__ = ["main", "build_parser"]
 
 
 def _tour(args: argparse.Namespace) -> int:
     from .tour import TOUR_METHODS, format_table, rows_to_json, run_tour
 
     methods = args.methods.split(",") if args.methods else list(TOUR_METHODS)
-
     live = sys.stderr.isatty() and not args.quiet and not args.json
 
     def progress(message: str) -> None:
@@ -30,6 +42,116 @@ def _tour(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray]:
+    from .datasets import load_csv, load_libsvm
+
+    fmt = args.format or ("csv" if Path(args.data).suffix.lower() == ".csv" else "libsvm")
+    return load_csv(args.data) if fmt == "csv" else load_libsvm(args.data)
+
+
+def _labels(t: np.ndarray) -> tuple[np.ndarray, str | None]:
+    """Two class labels as -1/+1 (the smaller label becomes -1)."""
+    values = np.unique(t)
+    if values.size != 2:
+        raise ValidationError(f"the data's targets must hold two class labels for a classifier; got {values.size}")
+    if set(values.tolist()) == {-1.0, 1.0}:
+        return t, None
+    return np.where(t == values[1], 1.0, -1.0), f"labels {values[0]:g} -> -1 and {values[1]:g} -> +1"
+
+
+def machine_from_args(args: argparse.Namespace) -> tuple[Any, list[str]]:
+    """Build the machine the command-line arguments describe, with notes to show the user."""
+    from .formulations import MACHINES
+    from .kernels import make_kernel
+
+    X, t = _load(args)
+    cls = MACHINES[args.machine]
+    notes = []
+    gamma = None if args.gamma == "scale" else float(args.gamma)
+    kernel = make_kernel(args.kernel, gamma=gamma, degree=args.degree, coef0=args.coef0,
+                         n_features=X.shape[1], X_var=float(X.var()))
+    if cls.task == "classification":
+        t, note = _labels(t)
+        notes += [note] if note else []
+    hyper: dict[str, Any] = {}
+    names = cls._hyper_names
+    for name in ("C", "nu", "epsilon"):
+        if name in names:
+            hyper[name] = getattr(args, name)
+    if "class_weight" in names and args.class_weight:
+        hyper["class_weight"] = args.class_weight
+    if cls.task == "novelty":
+        return cls(X, kernel, **hyper), notes
+    return cls(X, t, kernel, **hyper), notes
+
+
+def solve(machine: Any, method: str) -> Any:
+    """Solve by a Machine.solve method or by LIBSVM through scikit-learn (``"libsvm"``)."""
+    from .duality import solve_with_libsvm
+
+    if method == "libsvm":
+        return solve_with_libsvm(machine)
+    if method == "smo":
+        return machine.solve("smo", tol=1e-6)
+    return machine.solve(method)
+
+
+def _kkt(args: argparse.Namespace) -> int:
+    from .duality import categories, check
+    from .duality.kkt import matched_tol
+
+    machine, notes = machine_from_args(args)
+    sol = solve(machine, args.method)
+    tol = args.tol if args.tol is not None else matched_tol(machine, args.method)
+    report = check(machine, sol, tol)
+    if args.json:
+        payload = report.to_dict()
+        payload["categories"] = categories(machine, sol).counts
+        payload["notes"] = payload["notes"] + notes
+        import json
+
+        print(json.dumps(payload, indent=2))
+    else:
+        for note in notes:
+            print(f"note: {note}")
+        print(report)
+        print("\npoints by case (Result 7.6):")
+        print(categories(machine, sol))
+    return 0 if report.ok else 1
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from .duality.compare import compare_many, dumps, format_many
+
+    machine, notes = machine_from_args(args)
+    methods = [m for m in args.methods.split(",") if m]
+    if len(methods) < 2:
+        raise ValidationError(f"--methods must name at least two methods; got {args.methods!r}")
+    solutions = {m: solve(machine, m) for m in methods}
+    summary = compare_many(machine, solutions, args.tol if args.tol is not None else 1e-5)
+    summary["notes"] = notes
+    print(dumps(summary) if args.json else "\n".join([f"note: {n}" for n in notes] + [format_many(summary)]))
+    return 0
+
+
+def _machine_arguments(p: argparse.ArgumentParser) -> None:
+    from .formulations import MACHINES
+
+    p.add_argument("machine", choices=sorted(MACHINES), help="which machine")
+    p.add_argument("--data", required=True, help="CSV (last column the target) or LIBSVM-format file")
+    p.add_argument("--format", choices=["csv", "libsvm"], default=None, help="file format (default: by extension)")
+    p.add_argument("--kernel", default="rbf", choices=["linear", "poly", "rbf", "sigmoid"])
+    p.add_argument("--gamma", default="scale", help="kernel width, or 'scale' = 1/(D var X) (default)")
+    p.add_argument("--degree", type=int, default=3)
+    p.add_argument("--coef0", type=float, default=0.0)
+    p.add_argument("--C", type=float, default=1.0)
+    p.add_argument("--nu", type=float, default=0.5)
+    p.add_argument("--epsilon", type=float, default=0.1)
+    p.add_argument("--class-weight", dest="class_weight", default=None, choices=["balanced"])
+    p.add_argument("--tol", type=float, default=None, help="KKT tolerance (default matched to the method)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sparsekernel",
@@ -41,8 +163,17 @@ def build_parser() -> argparse.ArgumentParser:
     tour.add_argument("--methods", default="", help="comma-separated methods (default: all)")
     tour.add_argument("--n-ripley", type=int, default=200, help="size of the Ripley-type mixture")
     tour.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    tour.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    tour.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     tour.set_defaults(func=_tour)
+    kkt = sub.add_parser("kkt", help="KKT report of one machine solved by one method")
+    _machine_arguments(kkt)
+    kkt.add_argument("--method", default="clarabel",
+                     help="smo, clarabel, osqp, primal-clarabel, qp-clarabel, qp-osqp or libsvm")
+    kkt.set_defaults(func=_kkt)
+    compare = sub.add_parser("compare", help="several methods on one machine, side by side")
+    _machine_arguments(compare)
+    compare.add_argument("--methods", default="clarabel,osqp,qp-clarabel,libsvm", help="comma-separated methods")
+    compare.set_defaults(func=_compare)
     return parser
 
 

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Callable, Iterable
 
 from .chapter import notes_cases
+from .duality.kkt import check, matched_tol
 from .errors import ConvergenceWarning
 
 __all__ = ["TourRow", "run_tour", "format_table", "TOUR_METHODS"]
@@ -35,6 +36,8 @@ class TourRow:
     n_train: int
     seconds: float
     status: str
+    max_kkt_violation: float
+    kkt_ok: bool
 
 
 def run_tour(
@@ -56,14 +59,16 @@ def run_tour(
             seconds = time.perf_counter() - start
             side = TOUR_METHODS.get(method, "dual")
             objective = sol.primal_objective if side == "primal" else sol.dual_objective
+            report = check(machine, sol, matched_tol(machine, method))
             rows.append(TourRow(case.label, case.data, method, objective, sol.gap, sol.relative_gap,
-                                sol.n_support, machine.N, seconds, sol.status))
+                                sol.n_support, machine.N, seconds, sol.status, report.max_violation, report.ok))
     return rows
 
 
 def format_table(rows: list[TourRow]) -> str:
     """The tour's table, one line per row, numbers in fixed formats."""
-    header = f"{'machine':<14} {'data':<14} {'method':<16} {'objective':>14} {'gap':>9} {'rel.gap':>9} {'support':>9} {'time':>8}"
+    header = (f"{'machine':<14} {'data':<14} {'method':<16} {'objective':>14} {'gap':>9} {'rel.gap':>9} "
+              f"{'max KKT':>9} {'support':>9} {'time':>8}")
     lines = [header, "-" * len(header)]
     previous = None
     for r in rows:
@@ -72,8 +77,11 @@ def format_table(rows: list[TourRow]) -> str:
         previous = r.machine
         lines.append(
             f"{name:<14} {data:<14} {r.method:<16} {r.objective:>14.8g} {r.gap:>9.1e} "
-            f"{r.relative_gap:>9.1e} {f'{r.n_support}/{r.n_train}':>9} {r.seconds:>7.3f}s"
+            f"{r.relative_gap:>9.1e} {r.max_kkt_violation:>8.1e}{' ' if r.kkt_ok else '!'} "
+            f"{f'{r.n_support}/{r.n_train}':>9} {r.seconds:>7.3f}s"
         )
+    lines.append("max KKT: largest relative violation of the machine's KKT conditions and gap "
+                 "(duality.check); '!' marks one above its tolerance")
     return "\n".join(lines)
 
 

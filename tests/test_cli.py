@@ -20,6 +20,7 @@ def test_tour_json_covers_every_machine_and_method_with_small_gaps(capsys) -> No
     assert {(r["machine"], r["method"]) for r in rows} == {(m, k) for m in MACHINES for k in TOUR_METHODS}
     for r in rows:
         assert abs(r["relative_gap"]) <= 1e-6, r
+        assert r["kkt_ok"] and r["max_kkt_violation"] <= 1e-5, r
         assert 0 < r["n_support"] <= r["n_train"]
     # every method finds the same optimum for a machine
     for machine in MACHINES:
@@ -32,7 +33,8 @@ def test_tour_table_is_readable(capsys) -> None:
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:4] == ["machine", "data", "method", "objective"]
     assert sum(line.startswith(tuple(MACHINES)) for line in out) == len(MACHINES)
-    assert len(out) == 2 + 2 * len(MACHINES)
+    assert len(out) == 2 + 2 * len(MACHINES) + 1  # header, rule, rows, legend
+    assert out[-1].startswith("max KKT:")
 
 
 def test_the_console_script_runs() -> None:
@@ -48,3 +50,76 @@ def test_the_console_script_runs() -> None:
 def test_unknown_command_is_an_error() -> None:
     with pytest.raises(SystemExit):
         main(["frobnicate"])
+
+
+@pytest.fixture()
+def data_files(tmp_path):
+    import numpy as np
+    from sklearn.datasets import dump_svmlight_file
+
+    from sparsekernel import datasets
+
+    X, t = datasets.ripley_mixture(n=80)
+    libsvm_path = tmp_path / "ripley.libsvm"
+    dump_svmlight_file(X, (t + 1) / 2, str(libsvm_path))  # labels 0/1: the command maps them to -1/+1
+    Xs, ts = datasets.sinusoid(n=25)
+    csv_path = tmp_path / "sine.csv"
+    np.savetxt(csv_path, np.column_stack([Xs, ts]), delimiter=",", header="x,t", comments="")
+    return libsvm_path, csv_path
+
+
+@pytest.mark.parametrize("method", ["clarabel", "primal-clarabel", "qp-osqp", "libsvm"])
+def test_kkt_command_on_a_libsvm_file(data_files, capsys, method: str) -> None:
+    libsvm_path, _ = data_files
+    code = main(["kkt", "soft", "--data", str(libsvm_path), "--gamma", "0.45", "--C", "2", "--method", method])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "note: labels 0 -> -1 and 1 -> +1" in out
+    assert "KKT check: SoftMarginSVC (N = 80, RBF(gamma=0.45), C = 2.0" in out
+    for tag in ("(7.23)", "(7.24)", "(7.25)", "(7.26), (7.31)", "(7.27)", "(7.28)", "(7.29)", "(7.30)"):
+        assert f"\n  {tag} " in out
+    assert "result: PASS" in out and "points by case (Result 7.6)" in out
+
+
+def test_kkt_command_json_on_a_csv_file(data_files, capsys) -> None:
+    _, csv_path = data_files
+    code = main(["kkt", "nu-svr", "--data", str(csv_path), "--gamma", "10", "--C", "5", "--nu", "0.6",
+                 "--method", "libsvm", "--json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert payload["ok"] is True and payload["tol"] == 1e-6
+    assert {r["tag"] for r in payload["rows"]} >= {"(7.71)", "(7.72)", "(7.73)", "(7.74)", "(7.65)", "(7.68)"}
+    assert sum(payload["categories"].values()) == 25
+    assert payload["categories"]["outside the tube"] <= 0.6 * 25
+
+
+def test_kkt_command_exit_status_and_errors(data_files, capsys) -> None:
+    libsvm_path, csv_path = data_files
+    assert main(["kkt", "hard", "--data", str(libsvm_path), "--kernel", "linear"]) == 2
+    assert "InfeasibleError: the data are not separable" in capsys.readouterr().err
+    assert main(["kkt", "soft", "--data", str(csv_path)]) == 2  # regression targets are not two classes
+    assert "two class labels" in capsys.readouterr().err
+    assert main(["kkt", "soft", "--data", str(libsvm_path), "--C", "-1"]) == 2
+    assert "C must be a positive finite number; got -1.0" in capsys.readouterr().err
+    assert main(["kkt", "one-class", "--data", str(libsvm_path), "--method", "osqp", "--tol", "1e-30"]) == 1
+    assert "result: FAIL" in capsys.readouterr().out
+
+
+def test_compare_command(data_files, capsys) -> None:
+    libsvm_path, _ = data_files
+    code = main(["compare", "nu-svc", "--data", str(libsvm_path), "--gamma", "0.45", "--nu", "0.6",
+                 "--methods", "clarabel,osqp,qp-clarabel,libsvm"])
+    out = capsys.readouterr().out
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "note: labels 0 -> -1 and 1 -> +1"
+    assert lines[1].startswith("NuSVC: differences against clarabel")
+    body = [line for line in lines if line.split() and line.split()[0] in ("clarabel", "osqp", "qp-clarabel", "libsvm")]
+    assert len(body) == 4
+    code = main(["compare", "nu-svc", "--data", str(libsvm_path), "--gamma", "0.45", "--nu", "0.6",
+                 "--methods", "clarabel,libsvm", "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert [r["method"] for r in summary["rows"]] == ["clarabel", "libsvm"]
+    assert all(r["kkt_ok"] for r in summary["rows"])
+    assert summary["rows"][1]["support_differences"] == 0
+    assert summary["rows"][1]["max_delta_decision"] < 1e-5

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_binary_targets, check_same_length
-from .base import Machine
+from .base import STATIONARITY, Condition, KKTState, Machine
 
 Array = NDArray[np.float64]
 
@@ -26,6 +26,11 @@ class BinaryMachine(Machine):
     def margins(self, Ku: Array, b: float) -> Array:
         """t_n y(x_n) with y_n = (K u)_n + b."""
         return self.t * (Ku + b)
+
+    def _balance(self, s: KKTState, tag: str) -> Condition:
+        """sum_n a_n t_n = 0, the stationarity of the Lagrangian in b."""
+        size = float(np.sum(np.abs(s.a))) or 1.0
+        return Condition(tag, STATIONARITY, "sum_n a_n t_n = 0", abs(float(self.t @ s.a)), size)
 
     def _primal_common(self, f: Any) -> dict[str, Any]:
         v = f.variables

@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import check_param
 from ..errors import ValidationError
 from ..solvers.standard_qp import StandardQP
-from .base import Machine
+from .base import DUAL, STATIONARITY, Condition, KKTState, Machine
 
 Array = NDArray[np.float64]
 
@@ -39,6 +39,14 @@ class NoveltyMachine(Machine):
 
     def _box_scale(self) -> float:
         return self.box
+
+    def _box_and_sum(self, s: KKTState, source: str, variable: str) -> list[Condition]:
+        """0 <= a_n <= 1/(nu N), and sum_n a_n = 1 (the stationarity in ``variable``)."""
+        box = self.box
+        return [
+            Condition(source, DUAL, "0 <= a_n <= 1/(nu N)", np.maximum.reduce([-s.a, s.a - box, 0 * s.a]), box),
+            Condition(source, STATIONARITY, f"sum_n a_n = 1 (d/d {variable})", abs(float(np.sum(s.a)) - 1.0), 1.0),
+        ]
 
     def _unit_sum_qp(self, scale: float, p: Array) -> StandardQP:
         return StandardQP(

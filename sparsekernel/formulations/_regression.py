@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_real_targets, check_same_length
-from .base import Formulation, Machine
+from .base import DUAL, PRIMAL, SLACKNESS, STATIONARITY, Condition, Formulation, KKTState, Machine
 
 Array = NDArray[np.float64]
 
@@ -48,6 +48,37 @@ class RegressionMachine(Machine):
             "xi>=0": xi >= 0,
             "xi_hat>=0": xi_hat >= 0,
         }
+
+    def _tube_conditions(self, s: KKTState, box: float, epsilon: float, box_tags: tuple[str, str],
+                         source: str, box_name: str = "C") -> list[Condition]:
+        """(7.53)-(7.54) with their slacks, (7.65)-(7.68), a_n a_hat_n = 0, (7.57) and the box."""
+        y = s.g + s.b                                                         # y(x_n)
+        size = float(np.max(np.abs(self.t))) or 1.0                           # scale of the outputs
+        a, a_hat, xi, xi_hat = s.a, s.a_hat, s.xi, s.xi_hat
+        return [
+            Condition(box_tags[0], DUAL, f"0 <= a_n <= {box_name}", np.maximum.reduce([-a, a - box, 0 * a]), box),
+            Condition(box_tags[1], DUAL, f"0 <= a_hat_n <= {box_name}",
+                      np.maximum.reduce([-a_hat, a_hat - box, 0 * a]), box),
+            Condition("(7.53)", PRIMAL, "y_n + epsilon + xi_n - t_n >= 0",
+                      np.maximum(0.0, self.t - y - epsilon - xi), size),
+            Condition("(7.54)", PRIMAL, "t_n - y_n + epsilon + xi_hat_n >= 0",
+                      np.maximum(0.0, y - self.t - epsilon - xi_hat), size),
+            Condition(source, PRIMAL, "xi_n >= 0 and xi_hat_n >= 0", np.maximum.reduce([-xi, -xi_hat, 0 * xi]), size),
+            Condition("(7.65)", SLACKNESS, "a_n (epsilon + xi_n + y_n - t_n) = 0",
+                      np.abs(a * (epsilon + xi + y - self.t)), box * size),
+            Condition("(7.66)", SLACKNESS, "a_hat_n (epsilon + xi_hat_n - y_n + t_n) = 0",
+                      np.abs(a_hat * (epsilon + xi_hat - y + self.t)), box * size),
+            Condition("(7.67)", SLACKNESS, f"({box_name} - a_n) xi_n = 0", np.abs((box - a) * xi), box * size),
+            Condition("(7.68)", SLACKNESS, f"({box_name} - a_hat_n) xi_hat_n = 0",
+                      np.abs((box - a_hat) * xi_hat), box * size),
+            Condition("Result 7.9", SLACKNESS, "a_n a_hat_n = 0", np.abs(a * a_hat), box * box),
+            self._stationarity_w(s, "(7.57)", "w = sum_n (a_n - a_hat_n) phi(x_n)"),
+        ]
+
+    def _sum_condition(self, s: KKTState, tag: str) -> Condition:
+        """sum_n (a_n - a_hat_n) = 0, the stationarity in b."""
+        return Condition(tag, STATIONARITY, "sum_n (a_n - a_hat_n) = 0", abs(float(np.sum(s.u))),
+                         float(np.sum(np.abs(s.z))) or 1.0)
 
     def _read_tube(self, f: Formulation) -> tuple[Array, dict[str, Any], tuple[Array, Array], Array]:
         v = f.variables

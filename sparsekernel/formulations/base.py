@@ -35,7 +35,10 @@ from ..kernels import Kernel, Linear, feature_map, make_kernel
 from ..solvers.standard_qp import RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
 from .solution import Solution
 
-__all__ = ["Machine", "Formulation", "FeatureSpace", "SOLVER_DEFAULTS", "flatten"]
+__all__ = [
+    "Machine", "Formulation", "FeatureSpace", "Condition", "KKTState", "SOLVER_DEFAULTS", "flatten",
+    "STATIONARITY", "PRIMAL", "DUAL", "SLACKNESS",
+]
 
 Array = NDArray[np.float64]
 
@@ -73,6 +76,54 @@ class FeatureSpace:
     @property
     def rank(self) -> int:
         return int(self.F.shape[1])
+
+
+STATIONARITY = "stationarity"
+PRIMAL = "primal feasibility"
+DUAL = "dual feasibility"
+SLACKNESS = "complementary slackness"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One KKT condition of a machine, evaluated: violation >= 0 per point (or one number).
+
+    ``scale`` is the natural size of the quantity (the box C for multipliers, the
+    margin for outputs), so violation / scale is a relative violation.
+    """
+
+    tag: str
+    kind: str
+    text: str
+    violation: Any
+    scale: float
+
+
+@dataclass(frozen=True)
+class KKTState:
+    """A solution's primal point and multipliers, as the KKT conditions use them.
+
+    ``g`` is w^T phi(x_n): from the primal's w where a primal solve gave it,
+    else from the expansion K u; ``norm2`` is ||w||^2 likewise. ``w_given``
+    says which, and ``recovered`` lists the quantities obtained by the notes'
+    formulas rather than by the solver.
+    """
+
+    a: Array
+    a_hat: Array | None
+    z: Array
+    u: Array
+    Ku: Array
+    g: Array
+    norm2: float
+    b: float
+    rho: float
+    epsilon: float
+    R2: float
+    xi: Array | None
+    xi_hat: Array | None
+    w_given: bool
+    recovered: tuple[str, ...]
 
 
 class Formulation:
@@ -381,19 +432,25 @@ class Machine:
             Ku[qp.index] = (np.asarray(G, dtype=np.float64) - qp.p) * qp.y / qp.scale
         notes: list[str] = []
         if rho is None:
-            G = qp.scale * qp.y * Ku[qp.index] + qp.p
-            at_lower, at_upper = bound_masks(z, qp.lower, qp.upper, bound_tol)
-            rho = (calculate_rho_nu if qp.is_nu else calculate_rho)(qp.y, G, at_lower, at_upper)
+            rho = self.recover_rho(z, Ku, bound_tol, qp)
         if rho.fallback:
             notes.append("no free multiplier: b taken at the midpoint of its KKT interval")
         fields = self._from_rho(rho, z, u, Ku)
         slacks = self._slacks(u, Ku, fields)
         a, a_hat = self.split(z)
-        primal = self._primal_value(u, Ku, fields, slacks)
+        primal = self._primal_value(float(u @ Ku), fields, slacks)
         dual = self._dual_value(z, u, Ku)
         fs = self._cheap_feature_space()
         w = None if fs is None else fs.F.T @ u
         return self._assemble(a, a_hat, u, fields, slacks, w, primal, dual, info, notes, bound_tol, trace)
+
+    def recover_rho(self, z: Array, Ku: Array, bound_tol: float = BOUND_TOL,
+                    qp: StandardQP | None = None) -> RhoEstimate:
+        """LIBSVM's rho (and r) from z: averages over the free multipliers, else the midpoint."""
+        qp = qp or self.standard_qp()
+        G = qp.scale * qp.y * Ku[qp.index] + qp.p
+        at_lower, at_upper = bound_masks(z, qp.lower, qp.upper, bound_tol)
+        return (calculate_rho_nu if qp.is_nu else calculate_rho)(qp.y, G, at_lower, at_upper)
 
     def _cheap_feature_space(self) -> FeatureSpace | None:
         """The feature space if it is already known or explicit, else None (no eigh at large N)."""
@@ -470,7 +527,8 @@ class Machine:
     def _slacks(self, u: Array, Ku: Array, fields: dict[str, Any]) -> tuple[Array | None, Array | None]:
         raise NotImplementedError
 
-    def _primal_value(self, u: Array, Ku: Array, fields: dict[str, Any], slacks: tuple) -> float:
+    def _primal_value(self, norm2: float, fields: dict[str, Any], slacks: tuple) -> float:
+        """The primal objective with ||w||^2 = norm2 and the given b, rho, epsilon, R^2 and slacks."""
         raise NotImplementedError
 
     def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:
@@ -478,6 +536,44 @@ class Machine:
 
     def _solution_from_primal(self, f: Formulation, info: dict[str, Any]) -> Solution:
         raise NotImplementedError
+
+    # -- KKT ------------------------------------------------------------------------
+    #: what the notes' formulas supply when a solution comes from a dual solve
+    _recovery: ClassVar[tuple[str, ...]] = ()
+
+    def kkt_state(self, sol: Solution) -> KKTState:
+        """The quantities the KKT conditions need, from any Solution of this machine."""
+        a = np.asarray(sol.a, dtype=np.float64)
+        a_hat = None if sol.a_hat is None else np.asarray(sol.a_hat, dtype=np.float64)
+        z = a if a_hat is None else np.concatenate([a, a_hat])
+        u = self.aggregate(z)
+        Ku = self.kernel_times(u)
+        fs = self._cheap_feature_space()
+        w_given = (sol.method in ("primal", "hinge") and sol.w is not None and fs is not None
+                   and fs.F.shape[1] == np.shape(sol.w)[0])
+        if w_given:
+            w = np.asarray(sol.w, dtype=np.float64)
+            g, norm2 = fs.F @ w, float(w @ w)
+        else:
+            g, norm2 = Ku, float(u @ Ku)
+        recovered = () if sol.method in ("primal", "hinge") else self._recovery
+        return KKTState(a, a_hat, z, u, Ku, g, norm2, float(sol.b), float(sol.rho), float(sol.epsilon),
+                        float(sol.R2), sol.xi, sol.xi_hat, w_given, recovered)
+
+    def kkt_conditions(self, s: KKTState) -> list[Condition]:
+        """Every KKT condition of the machine, in the notes' terms."""
+        raise NotImplementedError
+
+    def objectives(self, s: KKTState) -> tuple[float, float]:
+        """(primal objective at the primal point, dual objective at the multipliers)."""
+        fields = {"b": s.b, "rho": s.rho, "epsilon": s.epsilon, "R2": s.R2}
+        return self._primal_value(s.norm2, fields, (s.xi, s.xi_hat)), self._dual_value(s.z, s.u, s.Ku)
+
+    def _stationarity_w(self, s: KKTState, tag: str, text: str) -> Condition:
+        """w (or c) against its expansion: |w^T phi(x_n) - sum_m u_m k_nm| per point."""
+        if not s.w_given:
+            return Condition(tag, STATIONARITY, text + " (w defined by it)", 0.0, 1.0)
+        return Condition(tag, STATIONARITY, text, np.abs(s.g - s.Ku), max(1e-300, float(np.max(np.abs(s.Ku)))))
 
     def dual_objective(self, z: ArrayLike) -> float:
         """The Lagrange dual objective at standard-form variables z."""

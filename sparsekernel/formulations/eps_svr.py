@@ -30,7 +30,7 @@ from .._validation import check_param
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._regression import RegressionMachine
-from .base import Formulation, flatten
+from .base import Condition, Formulation, KKTState, flatten
 from .solution import Solution
 
 __all__ = ["EpsilonSVR"]
@@ -96,6 +96,14 @@ class EpsilonSVR(RegressionMachine):
         problem = cp.Problem(objective, flatten(constraints))
         return Formulation(self, "dual", problem, {"a": a, "a_hat": a_hat}, constraints, params, form)
 
+    _recovery = ("w = sum_n (a_n - a_hat_n) phi(x_n) (7.57)", "b by (7.69)",
+                 "xi_n, xi_hat_n: the smallest values allowed by (7.53), (7.54)")
+
+    def kkt_conditions(self, s: KKTState) -> list[Condition]:
+        """Result 7.9: (7.57)-(7.60) with the box (7.62)-(7.63), (7.53)-(7.54), (7.65)-(7.68)."""
+        return (self._tube_conditions(s, self.C, self.epsilon, ("(7.62)", "(7.63)"), "Result 7.9")
+                + [self._sum_condition(s, "(7.58)")])
+
     def standard_qp(self) -> StandardQP:
         """z = (a, a_hat): min 1/2 z^T Q z + (eps - t, eps + t)^T z, y^T z = 0, 0 <= z <= C."""
         index, y = self._doubled()
@@ -117,8 +125,8 @@ class EpsilonSVR(RegressionMachine):
     def _slacks(self, u: Array, Ku: Array, fields: dict[str, Any]) -> tuple[Array, Array]:
         return self.tube_slacks(Ku, fields["b"], self.epsilon)
 
-    def _primal_value(self, u: Array, Ku: Array, fields: dict[str, Any], slacks: tuple) -> float:
-        return 0.5 * float(u @ Ku) + self.C * float(np.sum(slacks[0]) + np.sum(slacks[1]))  # (7.55)
+    def _primal_value(self, norm2: float, fields: dict[str, Any], slacks: tuple) -> float:
+        return 0.5 * norm2 + self.C * float(np.sum(slacks[0]) + np.sum(slacks[1]))  # (7.55)
 
     def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:
         return -0.5 * float(u @ Ku) - self.epsilon * float(np.sum(z)) + float(u @ self.t)   # (7.61)

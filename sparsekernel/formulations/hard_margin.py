@@ -28,7 +28,7 @@ from ..errors import InfeasibleError
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._binary import BinaryMachine
-from .base import Formulation, flatten
+from .base import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
 from .solution import Solution
 
 __all__ = ["HardMarginSVC"]
@@ -77,6 +77,20 @@ class HardMarginSVC(BinaryMachine):
         problem = cp.Problem(objective, flatten(constraints))
         return Formulation(self, "dual", problem, {"a": a}, constraints, {}, form)
 
+    _recovery = ("w = sum_n a_n t_n phi(x_n) (7.8)", "b by (7.18)")
+
+    def kkt_conditions(self, s: KKTState) -> list[Condition]:
+        """(7.8), (7.9) and (7.14)-(7.16)."""
+        margin = self.t * (s.g + s.b)                                         # t_n y(x_n)
+        size = max(float(np.max(np.abs(s.a))), 1e-300)
+        return [
+            self._stationarity_w(s, "(7.8)", "w = sum_n a_n t_n phi(x_n)"),
+            self._balance(s, "(7.9)"),
+            Condition("(7.14)", DUAL, "a_n >= 0", np.maximum(0.0, -s.a), size),
+            Condition("(7.15)", PRIMAL, "t_n y(x_n) - 1 >= 0", np.maximum(0.0, 1.0 - margin), 1.0),
+            Condition("(7.16)", SLACKNESS, "a_n {t_n y(x_n) - 1} = 0", np.abs(s.a * (margin - 1.0)), size),
+        ]
+
     def standard_qp(self) -> StandardQP:
         """min 1/2 a^T (t t^T o K) a - e^T a, t^T a = 0, 0 <= a < inf."""
         return StandardQP(
@@ -101,8 +115,8 @@ class HardMarginSVC(BinaryMachine):
     def _slacks(self, u: Array, Ku: Array, fields: dict[str, Any]) -> tuple[None, None]:
         return None, None
 
-    def _primal_value(self, u: Array, Ku: Array, fields: dict[str, Any], slacks: tuple) -> float:
-        return 0.5 * float(u @ Ku)                                        # (7.6)
+    def _primal_value(self, norm2: float, fields: dict[str, Any], slacks: tuple) -> float:
+        return 0.5 * norm2                                        # (7.6)
 
     def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:
         return float(np.sum(z)) - 0.5 * float(u @ Ku)                     # (7.10)

@@ -32,7 +32,7 @@ from ..errors import InfeasibleError
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._binary import BinaryMachine
-from .base import Formulation, flatten
+from .base import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
 from .solution import Solution
 
 __all__ = ["NuSVC"]
@@ -110,6 +110,33 @@ class NuSVC(BinaryMachine):
         problem = cp.Problem(objective, flatten(constraints))
         return Formulation(self, "dual", problem, {"a": a}, constraints, params, form)
 
+    _recovery = ("w = sum_n a_n t_n phi(x_n)", "b and rho from the free multipliers (t_n y_n = rho)",
+                 "xi_n = [rho - t_n y_n]_+")
+
+    def kkt_conditions(self, s: KKTState) -> list[Condition]:
+        """Result 7.7: multipliers a_n of the margin constraints, mu_n = 1/N - a_n of
+        xi_n >= 0 and delta = sum_n a_n - nu of rho >= 0."""
+        margin = self.t * (s.g + s.b)                                         # t_n y_n
+        box = 1.0 / self.N
+        mu = box - s.a
+        delta = float(np.sum(s.a)) - self.nu
+        size = max(abs(s.rho), 1e-12 * float(np.max(np.abs(s.g))), 1e-300)   # the margin's scale
+        xi = s.xi
+        return [
+            Condition("(7.39)", DUAL, "a_n >= 0", np.maximum(0.0, -s.a), box),
+            Condition("(7.39)", DUAL, "mu_n = 1/N - a_n >= 0", np.maximum(0.0, -mu), box),
+            Condition("(7.41)", DUAL, "delta = sum_n a_n - nu >= 0", max(0.0, -delta), self.nu),
+            Condition("Result 7.7", PRIMAL, "t_n y_n - rho + xi_n >= 0", np.maximum(0.0, s.rho - xi - margin), size),
+            Condition("Result 7.7", PRIMAL, "xi_n >= 0", np.maximum(0.0, -xi), size),
+            Condition("Result 7.7", PRIMAL, "rho >= 0", max(0.0, -s.rho), size),
+            Condition("Result 7.7", SLACKNESS, "a_n (t_n y_n - rho + xi_n) = 0",
+                      np.abs(s.a * (margin - s.rho + xi)), box * size),
+            Condition("Result 7.7", SLACKNESS, "mu_n xi_n = 0", np.abs(mu * xi), box * size),
+            Condition("Result 7.7", SLACKNESS, "delta rho = 0", abs(delta * s.rho), self.nu * size),
+            self._stationarity_w(s, "Result 7.7", "w = sum_n a_n t_n phi(x_n)"),
+            self._balance(s, "(7.40)"),
+        ]
+
     def standard_qp(self) -> StandardQP:
         """min 1/2 a^T (t t^T o K) a, t^T a = 0, e^T a = nu, 0 <= a <= 1/N."""
         return StandardQP(
@@ -144,8 +171,8 @@ class NuSVC(BinaryMachine):
     def _slacks(self, u: Array, Ku: Array, fields: dict[str, Any]) -> tuple[Array, None]:
         return np.maximum(0.0, fields["rho"] - self.margins(Ku, fields["b"])), None
 
-    def _primal_value(self, u: Array, Ku: Array, fields: dict[str, Any], slacks: tuple) -> float:
-        return 0.5 * float(u @ Ku) - self.nu * fields["rho"] + float(np.mean(slacks[0]))
+    def _primal_value(self, norm2: float, fields: dict[str, Any], slacks: tuple) -> float:
+        return 0.5 * norm2 - self.nu * fields["rho"] + float(np.mean(slacks[0]))
 
     def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:
         return -0.5 * float(u @ Ku)                                         # (7.38)

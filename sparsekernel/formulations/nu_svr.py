@@ -31,7 +31,7 @@ from .._validation import check_param
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._regression import RegressionMachine
-from .base import Formulation, flatten
+from .base import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
 from .solution import Solution
 
 __all__ = ["NuSVR"]
@@ -100,6 +100,22 @@ class NuSVR(RegressionMachine):
         problem = cp.Problem(objective, flatten(constraints))
         return Formulation(self, "dual", problem, {"a": a, "a_hat": a_hat}, constraints, params, form)
 
+    _recovery = ("w = sum_n (a_n - a_hat_n) phi(x_n) (7.57)", "b and epsilon from the free multipliers",
+                 "xi_n, xi_hat_n: the smallest values allowed by (7.53), (7.54)")
+
+    def kkt_conditions(self, s: KKTState) -> list[Condition]:
+        """Result 7.10: the epsilon-SVR conditions with box C/N, epsilon >= 0 and its
+        multiplier delta = nu C - sum_n (a_n + a_hat_n) >= 0 (7.74)."""
+        box = self.C / self.N
+        delta = self.nu * self.C - float(np.sum(s.z))
+        size = float(np.max(np.abs(self.t))) or 1.0
+        return self._tube_conditions(s, box, s.epsilon, ("(7.71)", "(7.72)"), "Result 7.10", "C/N") + [
+            self._sum_condition(s, "(7.73)"),
+            Condition("(7.74)", DUAL, "delta = nu C - sum_n (a_n + a_hat_n) >= 0", max(0.0, -delta), self.nu * self.C),
+            Condition("Result 7.10", PRIMAL, "epsilon >= 0", max(0.0, -s.epsilon), size),
+            Condition("Result 7.10", SLACKNESS, "delta epsilon = 0", abs(delta * s.epsilon), self.nu * self.C * size),
+        ]
+
     def standard_qp(self) -> StandardQP:
         """z = (a, a_hat): min 1/2 z^T Q z + (-t, t)^T z, y^T z = 0, e^T z = nu C, 0 <= z <= C/N."""
         index, y = self._doubled()
@@ -121,9 +137,9 @@ class NuSVR(RegressionMachine):
     def _slacks(self, u: Array, Ku: Array, fields: dict[str, Any]) -> tuple[Array, Array]:
         return self.tube_slacks(Ku, fields["b"], fields["epsilon"])
 
-    def _primal_value(self, u: Array, Ku: Array, fields: dict[str, Any], slacks: tuple) -> float:
+    def _primal_value(self, norm2: float, fields: dict[str, Any], slacks: tuple) -> float:
         mean_slack = float(np.sum(slacks[0]) + np.sum(slacks[1])) / self.N
-        return 0.5 * float(u @ Ku) + self.C * (self.nu * fields["epsilon"] + mean_slack)
+        return 0.5 * norm2 + self.C * (self.nu * fields["epsilon"] + mean_slack)
 
     def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:
         return -0.5 * float(u @ Ku) + float(u @ self.t)                    # (7.70)

@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..kernels import RBF, Kernel
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._novelty import NoveltyMachine
-from .base import Formulation, flatten
+from .base import PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
 from .solution import Solution
 
 __all__ = ["OneClassSVM"]
@@ -72,6 +72,21 @@ class OneClassSVM(NoveltyMachine):
         problem = cp.Problem(objective, flatten(constraints))
         return Formulation(self, "dual", problem, {"a": a}, constraints, params, form)
 
+    _recovery = ("w = sum_n a_n phi(x_n)", "rho from the free multipliers", "xi_n = [rho - w^T phi(x_n)]_+")
+
+    def kkt_conditions(self, s: KKTState) -> list[Condition]:
+        """Multipliers a_n of w^T phi(x_n) >= rho - xi_n and 1/(nu N) - a_n of xi_n >= 0."""
+        source = "Scholkopf 2001"
+        size = float(np.max(np.abs(s.g))) or 1.0
+        slack = s.g - s.rho + s.xi                                            # w^T phi_n - rho + xi_n
+        return self._box_and_sum(s, source, "rho") + [
+            Condition(source, PRIMAL, "w^T phi(x_n) - rho + xi_n >= 0", np.maximum(0.0, -slack), size),
+            Condition(source, PRIMAL, "xi_n >= 0", np.maximum(0.0, -s.xi), size),
+            Condition(source, SLACKNESS, "a_n (w^T phi(x_n) - rho + xi_n) = 0", np.abs(s.a * slack), self.box * size),
+            Condition(source, SLACKNESS, "(1/(nu N) - a_n) xi_n = 0", np.abs((self.box - s.a) * s.xi), self.box * size),
+            self._stationarity_w(s, source, "w = sum_n a_n phi(x_n)"),
+        ]
+
     def standard_qp(self) -> StandardQP:
         """min 1/2 a^T K a, e^T a = 1, 0 <= a <= 1/(nu N)."""
         return self._unit_sum_qp(1.0, np.zeros(self.N))
@@ -83,8 +98,8 @@ class OneClassSVM(NoveltyMachine):
     def _slacks(self, u: Array, Ku: Array, fields: dict[str, Any]) -> tuple[Array, None]:
         return np.maximum(0.0, fields["rho"] - Ku), None
 
-    def _primal_value(self, u: Array, Ku: Array, fields: dict[str, Any], slacks: tuple) -> float:
-        return 0.5 * float(u @ Ku) + self.box * float(np.sum(slacks[0])) - fields["rho"]
+    def _primal_value(self, norm2: float, fields: dict[str, Any], slacks: tuple) -> float:
+        return 0.5 * norm2 + self.box * float(np.sum(slacks[0])) - fields["rho"]
 
     def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:
         return -0.5 * float(u @ Ku)

@@ -29,7 +29,7 @@ from .._validation import check_param, fail
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._binary import BinaryMachine
-from .base import Formulation, flatten
+from .base import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
 from .solution import Solution
 
 __all__ = ["SoftMarginSVC"]
@@ -136,6 +136,27 @@ class SoftMarginSVC(BinaryMachine):
         problem = cp.Problem(objective)
         return Formulation(self, "hinge", problem, {"w": w, "b": b}, {}, params, "features")
 
+    # -- KKT -----------------------------------------------------------------------
+    _recovery = ("w = sum_n a_n t_n phi(x_n) (7.29)", "b by (7.37)", "xi_n = [1 - t_n y_n]_+ (7.45)",
+                 "mu_n = C - a_n (7.31)")
+
+    def kkt_conditions(self, s: KKTState) -> list[Condition]:
+        """(7.23)-(7.31): the multipliers a_n of (7.20) and mu_n = C - a_n of xi_n >= 0."""
+        margin = self.t * (s.g + s.b)                                         # t_n y(x_n)
+        C_n, xi = self.C_n, s.xi
+        mu = C_n - s.a                                                        # (7.31)
+        C = float(np.max(C_n))
+        return [
+            Condition("(7.23)", DUAL, "a_n >= 0", np.maximum(0.0, -s.a), C),
+            Condition("(7.24)", PRIMAL, "t_n y_n - 1 + xi_n >= 0", np.maximum(0.0, 1.0 - xi - margin), 1.0),
+            Condition("(7.25)", SLACKNESS, "a_n (t_n y_n - 1 + xi_n) = 0", np.abs(s.a * (margin - 1.0 + xi)), C),
+            Condition("(7.26), (7.31)", DUAL, "mu_n = C - a_n >= 0", np.maximum(0.0, -mu), C),
+            Condition("(7.27)", PRIMAL, "xi_n >= 0", np.maximum(0.0, -xi), 1.0),
+            Condition("(7.28)", SLACKNESS, "mu_n xi_n = 0", np.abs(mu * xi), C),
+            self._stationarity_w(s, "(7.29)", "w = sum_n a_n t_n phi(x_n)"),
+            self._balance(s, "(7.30)"),
+        ]
+
     # -- standard QP -----------------------------------------------------------
     def standard_qp(self) -> StandardQP:
         """min 1/2 a^T (t t^T o K) a - e^T a, t^T a = 0, 0 <= a <= C_n."""
@@ -157,8 +178,8 @@ class SoftMarginSVC(BinaryMachine):
         # the smallest xi allowed by (7.20): xi_n = [1 - t_n y_n]_+  (7.45)
         return np.maximum(0.0, 1.0 - self.margins(Ku, fields["b"])), None
 
-    def _primal_value(self, u: Array, Ku: Array, fields: dict[str, Any], slacks: tuple) -> float:
-        return 0.5 * float(u @ Ku) + float(self.C_n @ slacks[0])       # (7.21)
+    def _primal_value(self, norm2: float, fields: dict[str, Any], slacks: tuple) -> float:
+        return 0.5 * norm2 + float(self.C_n @ slacks[0])       # (7.21)
 
     def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:
         return float(np.sum(z)) - 0.5 * float(u @ Ku)                    # (7.32)

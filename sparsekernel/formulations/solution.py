@@ -70,6 +70,10 @@ class Solution:
         Seconds in the solver.
     compile_time : float
         Seconds spent building the solver's problem (cvxpy's compilation).
+    solver_gap : float
+        The duality gap the solver itself reports (the direct OSQP and Clarabel
+        paths: primal minus dual objective of the standard-form QP, whose
+        objective is minus the Lagrange dual's); ``nan`` where it reports none.
     support : int array
         Indices n with a_n (or a_hat_n) above the support threshold.
     notes : tuple of str
@@ -102,6 +106,7 @@ class Solution:
     xi_hat: Array | None = field(default=None, repr=False)
     self_coef: float = 0.0
     compile_time: float = 0.0
+    solver_gap: float = NAN
     notes: tuple[str, ...] = ()
     trace: Any = field(default=None, repr=False)
     n_train: int = 0

@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..kernels import RBF, Kernel
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._novelty import NoveltyMachine
-from .base import Formulation, flatten
+from .base import PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
 from .solution import Solution
 
 __all__ = ["SVDD"]
@@ -79,6 +79,22 @@ class SVDD(NoveltyMachine):
     def kernel_diagonal(self) -> Array:
         return self.kernel.diag(self.X)
 
+    _recovery = ("c = sum_n a_n phi(x_n)", "R^2 from the free multipliers", "xi_n = [||phi(x_n) - c||^2 - R^2]_+")
+
+    def kkt_conditions(self, s: KKTState) -> list[Condition]:
+        """Multipliers a_n of ||phi(x_n) - c||^2 <= R^2 + xi_n and C - a_n of xi_n >= 0."""
+        source = "Tax-Duin 1999"
+        distance = self.kernel_diagonal() - 2.0 * s.g + s.norm2              # ||phi(x_n) - c||^2
+        slack = s.R2 + s.xi - distance
+        size = max(abs(s.R2), float(np.max(np.abs(distance)))) or 1.0
+        return self._box_and_sum(s, source, "R^2") + [
+            Condition(source, PRIMAL, "R^2 + xi_n - ||phi(x_n) - c||^2 >= 0", np.maximum(0.0, -slack), size),
+            Condition(source, PRIMAL, "xi_n >= 0", np.maximum(0.0, -s.xi), size),
+            Condition(source, SLACKNESS, "a_n (R^2 + xi_n - ||phi(x_n) - c||^2) = 0", np.abs(s.a * slack), self.box * size),
+            Condition(source, SLACKNESS, "(C - a_n) xi_n = 0", np.abs((self.box - s.a) * s.xi), self.box * size),
+            self._stationarity_w(s, source, "c = sum_n a_n phi(x_n)"),
+        ]
+
     def standard_qp(self) -> StandardQP:
         """min a^T K a - diag(K)^T a (Q = 2K), e^T a = 1, 0 <= a <= C."""
         return self._unit_sum_qp(2.0, -self.kernel_diagonal())
@@ -92,7 +108,7 @@ class SVDD(NoveltyMachine):
         distance = self.kernel_diagonal() - 2 * Ku + float(u @ Ku)
         return np.maximum(0.0, distance - fields["R2"]), None
 
-    def _primal_value(self, u: Array, Ku: Array, fields: dict[str, Any], slacks: tuple) -> float:
+    def _primal_value(self, norm2: float, fields: dict[str, Any], slacks: tuple) -> float:
         return fields["R2"] + self.box * float(np.sum(slacks[0]))
 
     def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:

@@ -118,7 +118,8 @@ def _run_osqp(qp: StandardQP, P: sp.csc_matrix, settings: dict[str, Any]) -> tup
     result = problem.solve(raise_error=False)
     z = np.asarray(result.x, dtype=np.float64)
     return z, {"solver": "OSQP", "status": str(result.info.status), "iterations": int(result.info.iter),
-               "solve_time": float(result.info.solve_time), "compile_time": setup}
+               "solve_time": float(result.info.solve_time), "compile_time": setup,
+               "solver_gap": float(result.info.duality_gap)}
 
 
 def _run_clarabel(qp: StandardQP, P: sp.csc_matrix, settings: dict[str, Any]) -> tuple[Array, dict[str, Any]]:
@@ -139,4 +140,5 @@ def _run_clarabel(qp: StandardQP, P: sp.csc_matrix, settings: dict[str, Any]) ->
     result = solver.solve()
     z = np.asarray(result.x, dtype=np.float64)
     return z, {"solver": "CLARABEL", "status": str(result.status), "iterations": int(result.iterations),
-               "solve_time": float(result.solve_time), "compile_time": setup}
+               "solve_time": float(result.solve_time), "compile_time": setup,
+               "solver_gap": float(result.obj_val - result.obj_val_dual)}

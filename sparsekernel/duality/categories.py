@@ -1,0 +1,68 @@
+"""Each training point's case in Result 7.6's table (or its regression / one-class analogue)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..formulations.base import BOUND_TOL, Machine
+from ..formulations.solution import Solution
+from ..solvers.standard_qp import bound_masks
+
+__all__ = ["Categories", "categories", "CATEGORY_NAMES"]
+
+#: The cases, in table order, for each kind of machine.
+CATEGORY_NAMES: dict[str, tuple[str, ...]] = {
+    "classification": ("not a support vector", "on the margin", "inside the margin", "misclassified"),
+    "regression": ("inside the tube", "on the tube", "outside the tube"),
+    "novelty": ("inside", "on the boundary", "outside"),
+}
+
+
+@dataclass(frozen=True)
+class Categories:
+    """``labels[n]`` is point n's case; ``counts`` counts each case (zeros included)."""
+
+    labels: tuple[str, ...]
+    counts: dict[str, int]
+    task: str
+
+    def __str__(self) -> str:
+        width = max(len(k) for k in self.counts)
+        return "\n".join(f"  {k:<{width}}  {v:>6}" for k, v in self.counts.items())
+
+
+def categories(machine: Machine, solution: Solution, bound_tol: float = BOUND_TOL) -> Categories:
+    """Classify every point by its multiplier (and, at the bound, its slack).
+
+    Classification (Result 7.6): a_n = 0, not a support vector (on or outside
+    the margin, correct side); 0 < a_n < C, on the margin (t_n y_n = 1, or rho
+    for nu-SVC); a_n = C, inside the margin (0 <= xi_n <= 1, correctly
+    classified) or misclassified (t_n y_n < 0). Regression: a_n = a_hat_n = 0
+    inside the tube; a free multiplier on the tube's edge; a bounded one outside.
+    One-class and SVDD: inside, on the boundary, outside.
+    """
+    qp = machine.standard_qp()
+    z = solution.a if solution.a_hat is None else np.concatenate([solution.a, solution.a_hat])
+    at_lower, at_upper = bound_masks(np.asarray(z, dtype=np.float64), qp.lower, qp.upper, bound_tol)
+    all_zero = _both(at_lower, machine.N)          # every multiplier of the point is 0
+    none_at_box = _both(~at_upper, machine.N)      # no multiplier of the point is at its upper bound
+    names = CATEGORY_NAMES[machine.task]
+    case = np.where(all_zero, 0, np.where(none_at_box, 1, 2))  # 0: a = 0, 1: free, 2: at the bound
+    if machine.task == "classification":
+        wrong = machine.t * solution.decision_function(_points(machine)) < 0
+        case = np.where((case == 2) & wrong, 3, case)
+    labels = tuple(names[c] for c in case)
+    counts = {name: int(np.sum(case == i)) for i, name in enumerate(names)}
+    return Categories(labels, counts, machine.task)
+
+
+def _both(mask: NDArray[np.bool_], N: int) -> NDArray[np.bool_]:
+    """Per point: for the 2N regression variables, both a_n and a_hat_n have the property."""
+    return mask if mask.shape[0] == N else mask[:N] & mask[N:]
+
+
+def _points(machine: Machine) -> NDArray[np.float64]:
+    return machine.X  # for a precomputed kernel X is the Gram matrix: the cross-kernel of the training set

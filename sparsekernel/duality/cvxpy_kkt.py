@@ -1,0 +1,212 @@
+"""``kkt``: the KKT status of any solved cvxpy problem.
+
+cvxpy's conventions, for the problem in minimisation form (a ``Maximize(g)``
+is solved as ``Minimize(-g)`` and keeps that problem's dual values):
+
+================================  ==========================  ===================
+constraint                        Lagrangian term             multiplier domain
+================================  ==========================  ===================
+``lhs <= rhs`` (``Inequality``)   + lambda^T (lhs - rhs)      lambda >= 0
+``lhs == rhs`` (``Equality``)     + nu^T (lhs - rhs)          nu free
+``NonNeg(x)`` (x >= 0)            - lambda^T x                lambda >= 0
+``NonPos(x)`` (x <= 0)            + lambda^T x                lambda >= 0
+``SOC(t, X)`` (||X_i|| <= t_i)    - (mu_i t_i + lam_i^T X_i)  ||lam_i|| <= mu_i
+================================  ==========================  ===================
+
+The report has, per variable, the stationarity of the Lagrangian (the
+objective's gradient plus each constraint's gradient times its multiplier,
+from cvxpy's ``Expression.grad`` at the solution) and, per constraint, primal
+feasibility, dual feasibility (cone membership) and complementary slackness.
+The gap is f(x) - L(x, lambda) = -sum_i lambda_i^T g_i(x), which is the
+duality gap whenever x minimises the Lagrangian (stationarity, convexity).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+from cvxpy.constraints import SOC, Equality, Inequality, NonNeg, NonPos, Zero
+
+from .._validation import check_param
+from ..errors import ValidationError
+from .report import Gap, KKTReport, KKTRow, row_from_values
+
+__all__ = ["kkt"]
+
+STATIONARITY, PRIMAL, DUAL, SLACKNESS = ("stationarity", "primal feasibility", "dual feasibility",
+                                         "complementary slackness")
+
+
+@dataclass
+class _Term:
+    """sign * multiplier^T expression, one piece of the Lagrangian."""
+
+    expr: cp.Expression
+    multiplier: np.ndarray
+    sign: float
+
+
+def kkt(problem: Any, tol: float = 1e-6) -> KKTReport:
+    """KKT report of a solved ``cvxpy.Problem`` (or of a ``Formulation``, whose tags name the rows).
+
+    Supports affine and convex smooth expressions in the objective and in
+    ``<=``, ``>=``, ``==`` constraints, ``NonNeg``, ``NonPos`` and ``SOC``
+    cones. Stationarity needs gradients: for a variable that enters a non-smooth
+    atom (norm1, abs, pos, maximum, ...), whose gradient at a kink is only one
+    subgradient, the row is reported as not evaluated (``ok`` None, "n/a").
+    """
+    tol = float(check_param("tol", tol))
+    tags = _tags(problem)
+    problem = getattr(problem, "problem", problem)
+    if not isinstance(problem, cp.Problem):
+        raise ValidationError(f"problem must be a cvxpy.Problem or a Formulation; got {type(problem).__name__}")
+    if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) or any(
+            v.value is None for v in problem.variables()):
+        raise ValidationError(f"problem must be solved with a solution present; got status {problem.status!r}")
+    rows: list[KKTRow] = []
+    terms: list[_Term] = []
+    for i, con in enumerate(problem.constraints):
+        label = tags.get(id(con), f"constraint {i}")
+        con_terms, con_rows = _constraint(con, label, tol)
+        terms += con_terms
+        rows += con_rows
+    rows = _stationarity(problem, terms, tol) + rows
+    f_min = -problem.value if isinstance(problem.objective, cp.Maximize) else problem.value
+    total = float(sum(t.sign * np.sum(t.multiplier * np.asarray(t.expr.value)) for t in terms))
+    lagrangian = f_min + total
+    gap = Gap.of(problem.value, -lagrangian) if isinstance(problem.objective, cp.Maximize) else Gap.of(f_min, lagrangian)
+    title = (f"KKT check of a cvxpy problem ({'maximise' if isinstance(problem.objective, cp.Maximize) else 'minimise'}, "
+             f"{len(problem.variables())} variables, {len(problem.constraints)} constraints), status {problem.status}")
+    return KKTReport(title, tuple(rows), gap, tol)
+
+
+def _tags(problem: Any) -> dict[int, str]:
+    constraints = getattr(problem, "constraints", None)
+    if not isinstance(constraints, dict):
+        return {}
+    out = {}
+    for tag, value in constraints.items():
+        group = value if isinstance(value, tuple) else (value,)
+        for k, con in enumerate(group):
+            out[id(con)] = tag if len(group) == 1 else f"{tag} {'lower' if k == 0 else 'upper'}"
+    return out
+
+
+def _dual(con: Any) -> np.ndarray:
+    if con.dual_value is None:
+        raise ValidationError(f"constraint {con} must have a dual value; got None (was the problem solved?)")
+    return np.asarray(con.dual_value, dtype=np.float64)
+
+
+def _constraint(con: Any, label: str, tol: float) -> tuple[list[_Term], list[KKTRow]]:
+    """The Lagrangian terms and the three rows (feasibility, cone, slackness) of one constraint."""
+    if isinstance(con, Inequality):
+        g, lam = np.asarray(con.expr.value, dtype=np.float64), _dual(con)
+        scale = _magnitude(con.args)
+        return [_Term(con.expr, lam, 1.0)], _scalar_rows(label, "g(x) <= 0", g, lam, scale, tol)
+    if isinstance(con, NonPos):
+        x, lam = np.asarray(con.args[0].value, dtype=np.float64), _dual(con)
+        return [_Term(con.args[0], lam, 1.0)], _scalar_rows(label, "x <= 0", x, lam, _magnitude(con.args), tol)
+    if isinstance(con, NonNeg):
+        x, lam = np.asarray(con.args[0].value, dtype=np.float64), _dual(con)
+        return [_Term(con.args[0], lam, -1.0)], _scalar_rows(label, "x >= 0", -x, lam, _magnitude(con.args), tol)
+    if isinstance(con, (Equality, Zero)):
+        expr = con.expr if isinstance(con, Equality) else con.args[0]
+        h = np.asarray(expr.value, dtype=np.float64)
+        row = row_from_values(label, PRIMAL, "h(x) = 0", np.abs(h), _magnitude(con.args), tol)
+        return [_Term(expr, _dual(con), 1.0)], [row]
+    if isinstance(con, SOC):
+        return _soc(con, label, tol)
+    raise ValidationError(f"constraint must be an inequality, equality, NonNeg, NonPos or SOC; got {type(con).__name__}")
+
+
+def _scalar_rows(label: str, text: str, g: np.ndarray, lam: np.ndarray, scale: float, tol: float) -> list[KKTRow]:
+    """Rows of g <= 0 with multiplier lambda >= 0."""
+    lam_scale = max(1.0, float(np.max(np.abs(lam), initial=0.0)))
+    return [
+        row_from_values(label, PRIMAL, text, np.maximum(0.0, g), scale, tol),
+        row_from_values(label, DUAL, "lambda >= 0", np.maximum(0.0, -lam), lam_scale, tol),
+        row_from_values(label, SLACKNESS, "lambda g(x) = 0", np.abs(lam * g), lam_scale * scale, tol),
+    ]
+
+
+def _soc(con: SOC, label: str, tol: float) -> tuple[list[_Term], list[KKTRow]]:
+    """||X_i|| <= t_i (per cone along ``axis``) with dual (mu, lam) in the same cone."""
+    t_expr, X_expr = con.args[0], con.args[1]
+    t = np.atleast_1d(np.asarray(t_expr.value, dtype=np.float64))
+    X = np.asarray(X_expr.value, dtype=np.float64).reshape(t.size, -1) if con.axis == 1 or t.size == 1 \
+        else np.asarray(X_expr.value, dtype=np.float64).T.reshape(t.size, -1)
+    mu, lam = (np.asarray(d, dtype=np.float64) for d in con.dual_value)
+    mu = np.atleast_1d(mu).ravel()
+    lam_m = lam.reshape(t.size, -1) if con.axis == 1 or t.size == 1 else lam.T.reshape(t.size, -1)
+    scale = max(1.0, float(np.max(np.abs(t))), float(np.max(np.abs(X), initial=0.0)))
+    dual_scale = max(1.0, float(np.max(np.abs(mu))))
+    rows = [
+        row_from_values(label, PRIMAL, "||X_i|| <= t_i", np.maximum(0.0, np.linalg.norm(X, axis=1) - t), scale, tol),
+        row_from_values(label, DUAL, "||lambda_i|| <= mu_i", np.maximum(0.0, np.linalg.norm(lam_m, axis=1) - mu),
+                        dual_scale, tol),
+        row_from_values(label, SLACKNESS, "mu_i t_i + lambda_i^T X_i = 0",
+                        np.abs(mu * t + np.sum(lam_m * X, axis=1)), dual_scale * scale, tol),
+    ]
+    return [_Term(t_expr, mu.reshape(t_expr.shape) if t_expr.shape else mu[0], -1.0),
+            _Term(X_expr, lam.reshape(X_expr.shape), -1.0)], rows
+
+
+def _magnitude(args: Any) -> float:
+    values = [np.max(np.abs(np.asarray(a.value, dtype=np.float64)), initial=0.0) for a in args]
+    return max([1.0] + [float(v) for v in values])
+
+
+def _flat(value: Any) -> np.ndarray:
+    return np.asarray(value, dtype=np.float64).ravel(order="F")
+
+
+def _gradients(expr: cp.Expression) -> dict[Any, Any] | None:
+    """{variable: d expr / d variable (variable.size x expr.size)}, or None for an expression
+    with a non-smooth atom (norm1, abs, pos, max, ...), whose ``grad`` at a kink is only one
+    subgradient and cannot certify stationarity."""
+    if not expr.is_smooth():
+        return None
+    grads = expr.grad
+    if any(g is None for g in grads.values()):
+        return None
+    return grads
+
+
+def _apply(G: Any, rows: int, multiplier: np.ndarray) -> np.ndarray:
+    """G @ multiplier for cvxpy's gradient (sparse, dense or a scalar for scalar variables)."""
+    if sp.issparse(G):
+        return np.asarray(G @ multiplier).ravel()
+    return (np.asarray(G, dtype=np.float64).reshape(rows, -1) @ multiplier).ravel()
+
+
+def _stationarity(problem: cp.Problem, terms: list[_Term], tol: float) -> list[KKTRow]:
+    """grad f + sum_i sign_i (d g_i / d x) multiplier_i = 0, one row per variable."""
+    sign_f = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
+    pieces: list[tuple[cp.Expression, np.ndarray, float]] = [(problem.objective.expr, np.ones(1), sign_f)]
+    pieces += [(t.expr, _flat(t.multiplier), t.sign) for t in terms]
+    residual = {v: np.zeros(v.size) for v in problem.variables()}
+    size = {v: 1.0 for v in problem.variables()}
+    missing: set[Any] = set()
+    for expr, multiplier, sign in pieces:
+        grads = _gradients(expr)
+        if grads is None:
+            missing |= set(expr.variables())
+            continue
+        for v, G in grads.items():
+            contribution = sign * _apply(G, v.size, multiplier)
+            residual[v] += contribution
+            size[v] = max(size[v], float(np.max(np.abs(contribution), initial=0.0)))
+    rows = []
+    for v in problem.variables():
+        name = v.name()
+        if v in missing:
+            rows.append(row_from_values(name, STATIONARITY, f"d L / d {name} = 0", np.nan, 1.0, tol,
+                                        "not evaluated: a non-smooth atom (state it in epigraph form)"))
+        else:
+            rows.append(row_from_values(name, STATIONARITY, f"d L / d {name} = 0", np.abs(residual[v]), size[v], tol))
+    return rows

@@ -1,0 +1,126 @@
+"""kkt(problem): the KKT status of any solved cvxpy problem."""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from sparsekernel.duality import kkt
+from sparsekernel.errors import ValidationError
+
+from cases import machine
+
+rng = np.random.default_rng(7)
+n = 6
+M = rng.normal(size=(n, n))
+P = M @ M.T + np.eye(n)
+q = rng.normal(size=n)
+A = rng.normal(size=(2, n))
+G = rng.normal(size=(4, n))
+
+
+def _qp(sense=cp.Minimize):
+    x = cp.Variable(n, name="x")
+    objective = 0.5 * cp.quad_form(x, P) + q @ x
+    constraints = [A @ x == 1, G @ x <= 0.2, x >= -0.3]
+    problem = cp.Problem(sense(objective if sense is cp.Minimize else -objective), constraints)
+    problem.solve(solver="CLARABEL")
+    return problem, x, constraints
+
+
+def test_random_qp_with_equalities_and_inequalities() -> None:
+    problem, x, cons = _qp()
+    report = kkt(problem)
+    assert report.ok, str(report)
+    assert report.gap.relative <= 1e-8
+    kinds = {r.kind for r in report.rows}
+    assert kinds == {"stationarity", "primal feasibility", "dual feasibility", "complementary slackness"}
+    # at least one inequality is active with a positive multiplier, so slackness is being tested
+    assert max(np.max(cons[1].dual_value), np.max(cons[2].dual_value)) > 1e-3
+
+
+def test_maximize_problem_uses_the_minimisation_duals() -> None:
+    problem, x, cons = _qp(cp.Maximize)
+    report = kkt(problem)
+    assert report.ok, str(report)
+    assert report.gap.primal == pytest.approx(problem.value)
+    minimise, _, min_cons = _qp()
+    np.testing.assert_allclose(cons[0].dual_value, min_cons[0].dual_value, atol=1e-7)
+
+
+def test_second_order_cone_problem() -> None:
+    y = cp.Variable(3, name="y")
+    t = cp.Variable(name="t")
+    c = np.array([1.0, 2.0, 3.0])
+    problem = cp.Problem(cp.Minimize(t + np.ones(3) @ y), [cp.SOC(t, y - c), y >= 0, t <= 10])
+    problem.solve(solver="CLARABEL")
+    report = kkt(problem)
+    assert report.ok, str(report)
+    soc_rows = [r for r in report.rows if r.condition.startswith(("||X_i||", "||lambda_i||", "mu_i t_i"))]
+    assert len(soc_rows) == 3
+
+
+def test_svdd_primal_sphere_constraints_and_tagged_rows() -> None:
+    m = machine("svdd-ripley")
+    m.solve("primal-clarabel")
+    report = kkt(m.primal(), tol=1e-6)
+    assert report.ok, str(report)
+    assert {r.tag for r in report.rows} >= {"sphere", "xi>=0", "c", "R2", "xi"}
+
+
+@pytest.mark.parametrize("name", ["soft-ripley", "eps-sine", "nusvr-sine", "oneclass-ripley", "hard-ring"])
+def test_machine_formulations_pass(name: str) -> None:
+    m = machine(name)
+    m.solve("primal-clarabel")
+    assert kkt(m.primal()).ok
+    m.solve("clarabel")
+    report = kkt(m.dual())
+    assert report.ok, str(report)
+    # a box's two sides are reported as "<tag> lower" and "<tag> upper"
+    tags = {r.tag.removesuffix(" lower").removesuffix(" upper") for r in report.rows}
+    assert set(m.dual().constraints) <= tags
+
+
+def test_a_perturbed_point_fails() -> None:
+    problem, x, cons = _qp()
+    x.value = x.value + 1e-2
+    report = kkt(problem)
+    assert not report.ok
+    failed = {(r.tag, r.kind) for r in report.failed()}
+    assert ("x", "stationarity") in failed
+    assert ("constraint 0", "primal feasibility") in failed
+
+
+def test_perturbed_multipliers_fail() -> None:
+    problem, x, cons = _qp()
+    cons[1].dual_variables[0].value = cons[1].dual_value - 0.5
+    report = kkt(problem)
+    failed = {(r.tag, r.kind) for r in report.failed()}
+    assert ("constraint 1", "dual feasibility") in failed
+    assert ("x", "stationarity") in failed
+
+
+def test_unsolved_or_unsupported_problems_are_refused() -> None:
+    x = cp.Variable(2)
+    with pytest.raises(ValidationError, match="problem must be solved"):
+        kkt(cp.Problem(cp.Minimize(cp.sum_squares(x))))
+    X = cp.Variable((2, 2), symmetric=True)
+    problem = cp.Problem(cp.Minimize(cp.trace(X)), [X >> np.eye(2)])
+    problem.solve(solver="CLARABEL")
+    with pytest.raises(ValidationError, match="constraint must be"):
+        kkt(problem)
+    with pytest.raises(ValidationError, match="cvxpy.Problem or a Formulation"):
+        kkt("not a problem")
+
+
+def test_non_smooth_atoms_report_stationarity_as_not_evaluated() -> None:
+    """x = 0 sits on the kink of ||x||_1; cvxpy's grad there is one subgradient, not a certificate."""
+    x = cp.Variable(2, name="x")
+    problem = cp.Problem(cp.Minimize(cp.norm1(x) + cp.sum_squares(x - 0.2)))
+    problem.solve(solver="CLARABEL")
+    report = kkt(problem)
+    row = next(r for r in report.rows if r.tag == "x")
+    assert row.ok is None and "non-smooth" in row.note
+    assert "n/a" in str(report) and "NOT CERTIFIED" in str(report)
+    assert not report.ok and report.unevaluated() == [row]
