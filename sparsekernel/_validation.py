@@ -23,6 +23,7 @@ __all__ = [
     "check_matrix",
     "check_binary_targets",
     "check_real_targets",
+    "check_sample_weight",
     "check_same_length",
     "fail",
 ]
@@ -158,6 +159,21 @@ def check_binary_targets(t: ArrayLike, name: str = "t") -> NDArray[np.float64]:
 def check_real_targets(t: ArrayLike, name: str = "t") -> NDArray[np.float64]:
     """Real-valued regression targets."""
     return _as_vector(t, name)
+
+
+def check_sample_weight(w: ArrayLike | None, n: int, name: str = "sample_weight") -> NDArray[np.float64]:
+    """Positive finite per-sample weights (ones when None)."""
+    if w is None:
+        return np.ones(n)
+    v = _as_vector(w, name)
+    if v.shape[0] != n:
+        raise ValidationError(f"{name} must have one entry per sample ({n}); got {v.shape[0]}")
+    if np.any(v <= 0):
+        raise ValidationError(
+            f"{name} must be positive (drop zero-weight samples first); got {float(v.min())!r} at index "
+            f"{int(np.argmin(v))}"
+        )
+    return v
 
 
 def check_same_length(X: NDArray, t: NDArray, xname: str = "X", tname: str = "t") -> None:

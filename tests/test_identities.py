@@ -261,3 +261,33 @@ def test_b_is_the_average_over_free_multipliers_7_37() -> None:
     g = m.gram() @ (sol.a * t)
     assert sol.b == pytest.approx(np.mean(t[free] - g[free]), abs=1e-12)      # (7.37)
     np.testing.assert_allclose(t[free] * (g[free] + sol.b), 1.0, atol=1e-6)  # (7.36)
+
+
+@pytest.mark.parametrize("method", ["clarabel", "qp-osqp", "primal-clarabel"])
+def test_sample_weights_scale_the_box(method: str) -> None:
+    """scikit-learn's identity: every sample weight times 0.01 with C times 100 gives the same
+    dual; and a weighted machine matches LIBSVM fitted with the same weights."""
+    from sklearn.svm import SVC, SVR
+
+    from sparsekernel.duality import check, from_sklearn
+
+    X, t = datasets.ripley_mixture(n=80)
+    w = np.random.default_rng(1).uniform(0.2, 3.0, size=80)
+    base = SoftMarginSVC(X, t, RBF(0.45), C=1.0, sample_weight=w, class_weight={1: 2.0, -1: 1.0})
+    scaled = SoftMarginSVC(X, t, RBF(0.45), C=100.0, sample_weight=0.01 * w, class_weight={1: 2.0, -1: 1.0})
+    a, b = base.solve(method), scaled.solve(method)
+    np.testing.assert_allclose(a.a, b.a, atol=1e-6 * np.max(base.C_n))
+    assert a.b == pytest.approx(b.b, abs=1e-6)
+    assert check(base, a, 1e-5).ok
+    libsvm = SVC(C=1.0, gamma=0.45, tol=1e-8, class_weight={1: 2.0, -1: 1.0}).fit(X, t, sample_weight=w)
+    ref = from_sklearn(libsvm, X, t, sample_weight=w)
+    np.testing.assert_allclose(a.a, ref.a, atol=1e-5 * np.max(base.C_n))
+    Xs, ts = datasets.sinusoid(n=30)
+    ws = np.linspace(0.5, 2.0, 30)
+    svr = EpsilonSVR(Xs, ts, RBF(10.0), C=2.0, epsilon=0.1, sample_weight=ws)
+    s1 = svr.solve(method)
+    s2 = EpsilonSVR(Xs, ts, RBF(10.0), C=200.0, epsilon=0.1, sample_weight=0.01 * ws).solve(method)
+    np.testing.assert_allclose(s1.a - s1.a_hat, s2.a - s2.a_hat, atol=1e-6 * 4.0)
+    ref = SVR(C=2.0, epsilon=0.1, gamma=10.0, tol=1e-8).fit(Xs, ts, sample_weight=ws)
+    np.testing.assert_allclose(s1.decision_function(Xs), ref.predict(Xs), atol=1e-5)
+    assert check(svr, s1, 1e-5).ok

@@ -39,8 +39,12 @@ def _kernel(est: Any) -> Kernel:
                        coef0=float(est.coef0))
 
 
-def machine_from_sklearn(estimator: Any, X: ArrayLike, t: ArrayLike | None = None) -> Machine:
-    """The machine a fitted scikit-learn SVM solved, with the notes' hyperparameters."""
+def machine_from_sklearn(estimator: Any, X: ArrayLike, t: ArrayLike | None = None,
+                         sample_weight: ArrayLike | None = None) -> Machine:
+    """The machine a fitted scikit-learn SVM solved, with the notes' hyperparameters.
+
+    ``sample_weight`` is the one given to ``fit`` (C-SVC and epsilon-SVR only).
+    """
     from sklearn import svm
 
     kind = type(estimator)
@@ -60,14 +64,15 @@ def machine_from_sklearn(estimator: Any, X: ArrayLike, t: ArrayLike | None = Non
             return NuSVC(X, t, kernel, nu=estimator.nu)
         weights = dict(zip((-1.0, 1.0), estimator.class_weight_.tolist()))
         class_weight = None if np.allclose(estimator.class_weight_, 1.0) else weights
-        return SoftMarginSVC(X, t, kernel, C=estimator.C, class_weight=class_weight)
+        return SoftMarginSVC(X, t, kernel, C=estimator.C, class_weight=class_weight, sample_weight=sample_weight)
     if kind is svm.SVR:
-        return EpsilonSVR(X, t, kernel, C=estimator.C, epsilon=estimator.epsilon)
+        return EpsilonSVR(X, t, kernel, C=estimator.C, epsilon=estimator.epsilon, sample_weight=sample_weight)
     N = np.asarray(X).shape[0]
     return NuSVR(X, t, kernel, C=estimator.C * N, nu=estimator.nu)
 
 
-def from_sklearn(estimator: Any, X: ArrayLike, t: ArrayLike | None = None) -> Solution:
+def from_sklearn(estimator: Any, X: ArrayLike, t: ArrayLike | None = None,
+                 sample_weight: ArrayLike | None = None) -> Solution:
     """A fitted scikit-learn SVC, NuSVC, SVR, NuSVR or OneClassSVM as a Solution.
 
     Parameters
@@ -78,6 +83,8 @@ def from_sklearn(estimator: Any, X: ArrayLike, t: ArrayLike | None = None) -> So
     t : array (N,), optional
         The training targets (needed for the classifiers and regressors); for
         the classifiers, labels -1 and +1.
+    sample_weight : array (N,), optional
+        The weights given to ``fit`` (SVC and SVR), which set each point's box.
 
     Returns
     -------
@@ -85,7 +92,7 @@ def from_sklearn(estimator: Any, X: ArrayLike, t: ArrayLike | None = None) -> So
         method "libsvm", with all N multipliers in the notes' convention and
         w, xi, rho or epsilon recovered by the notes' formulas.
     """
-    machine = machine_from_sklearn(estimator, X, t)
+    machine = machine_from_sklearn(estimator, X, t, sample_weight)
     _check_training_set(estimator, machine)
     coef = np.zeros(machine.N)
     coef[estimator.support_] = estimator.dual_coef_[0]
@@ -143,8 +150,7 @@ def solve_with_libsvm(machine: Machine, tol: float = 1e-8, cache_size: float = 2
     if isinstance(machine, NuSVC):
         est = svm.NuSVC(nu=machine.nu, **params)
     elif isinstance(machine, SoftMarginSVC):
-        weights = None if machine.class_weight is None else _libsvm_weights(machine)
-        est = svm.SVC(C=machine.C, class_weight=weights, **params)
+        est = svm.SVC(C=machine.C, class_weight=machine.class_weight, **params)
     elif isinstance(machine, EpsilonSVR):
         est = svm.SVR(C=machine.C, epsilon=machine.epsilon, **params)
     elif isinstance(machine, NuSVR):
@@ -155,12 +161,11 @@ def solve_with_libsvm(machine: Machine, tol: float = 1e-8, cache_size: float = 2
         raise ValidationError(
             f"machine must have a LIBSVM twin (C-SVC, nu-SVC, epsilon-SVR, nu-SVR, one-class); got {machine.name}"
         )
+    weights = getattr(machine, "sample_weight", None)
     start = time.perf_counter()
-    est.fit(machine.X) if isinstance(machine, OneClassSVM) else est.fit(machine.X, machine.t)
+    if isinstance(machine, OneClassSVM):
+        est.fit(machine.X)
+    else:
+        est.fit(machine.X, machine.t, sample_weight=weights)
     seconds = time.perf_counter() - start
-    return replace(from_sklearn(est, machine.X, machine.t), solve_time=seconds)
-
-
-def _libsvm_weights(machine: SoftMarginSVC) -> dict[float, float]:
-    per_point = machine.C_n / machine.C
-    return {label: float(per_point[np.flatnonzero(machine.t == label)[0]]) for label in (-1.0, 1.0)}
+    return replace(from_sklearn(est, machine.X, machine.t, weights), solve_time=seconds)

@@ -49,16 +49,18 @@ class RegressionMachine(Machine):
             "xi_hat>=0": xi_hat >= 0,
         }
 
-    def _tube_conditions(self, s: KKTState, box: float, epsilon: float, box_tags: tuple[str, str],
+    def _tube_conditions(self, s: KKTState, box_n: Any, epsilon: float, box_tags: tuple[str, str],
                          source: str, box_name: str = "C") -> list[Condition]:
-        """(7.53)-(7.54) with their slacks, (7.65)-(7.68), a_n a_hat_n = 0, (7.57) and the box."""
+        """(7.53)-(7.54) with their slacks, (7.65)-(7.68), a_n a_hat_n = 0, (7.57) and the box
+        (``box_n``: one number or one per point)."""
+        box = float(np.max(box_n))                                            # the box's scale
         y = s.g + s.b                                                         # y(x_n)
         size = float(np.max(np.abs(self.t))) or 1.0                           # scale of the outputs
         a, a_hat, xi, xi_hat = s.a, s.a_hat, s.xi, s.xi_hat
         return [
-            Condition(box_tags[0], DUAL, f"0 <= a_n <= {box_name}", np.maximum.reduce([-a, a - box, 0 * a]), box),
+            Condition(box_tags[0], DUAL, f"0 <= a_n <= {box_name}", np.maximum.reduce([-a, a - box_n, 0 * a]), box),
             Condition(box_tags[1], DUAL, f"0 <= a_hat_n <= {box_name}",
-                      np.maximum.reduce([-a_hat, a_hat - box, 0 * a]), box),
+                      np.maximum.reduce([-a_hat, a_hat - box_n, 0 * a]), box),
             Condition("(7.53)", PRIMAL, "y_n + epsilon + xi_n - t_n >= 0",
                       np.maximum(0.0, self.t - y - epsilon - xi), size),
             Condition("(7.54)", PRIMAL, "t_n - y_n + epsilon + xi_hat_n >= 0",
@@ -68,9 +70,9 @@ class RegressionMachine(Machine):
                       np.abs(a * (epsilon + xi + y - self.t)), box * size),
             Condition("(7.66)", SLACKNESS, "a_hat_n (epsilon + xi_hat_n - y_n + t_n) = 0",
                       np.abs(a_hat * (epsilon + xi_hat - y + self.t)), box * size),
-            Condition("(7.67)", SLACKNESS, f"({box_name} - a_n) xi_n = 0", np.abs((box - a) * xi), box * size),
+            Condition("(7.67)", SLACKNESS, f"({box_name} - a_n) xi_n = 0", np.abs((box_n - a) * xi), box * size),
             Condition("(7.68)", SLACKNESS, f"({box_name} - a_hat_n) xi_hat_n = 0",
-                      np.abs((box - a_hat) * xi_hat), box * size),
+                      np.abs((box_n - a_hat) * xi_hat), box * size),
             Condition("Result 7.9", SLACKNESS, "a_n a_hat_n = 0", np.abs(a * a_hat), box * box),
             self._stationarity_w(s, "(7.57)", "w = sum_n (a_n - a_hat_n) phi(x_n)"),
         ]

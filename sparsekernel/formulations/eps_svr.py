@@ -26,7 +26,7 @@ import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_param
+from .._validation import check_param, check_sample_weight
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._regression import RegressionMachine
@@ -49,6 +49,9 @@ class EpsilonSVR(RegressionMachine):
     C : float > 0
     epsilon : float >= 0
         Half-width of the insensitive tube (7.51).
+    sample_weight : array (N,) of positive numbers, optional
+        Per-point box C_n = C * sample weight for both a_n and a_hat_n (as in
+        scikit-learn); it weights each point's slacks in (7.55).
     """
 
     name = "EpsilonSVR"
@@ -56,33 +59,44 @@ class EpsilonSVR(RegressionMachine):
     _hyper_names = ("C", "epsilon")
 
     def __init__(self, X: ArrayLike, t: ArrayLike, kernel: Kernel | str = Linear(), C: float = 1.0,
-                 epsilon: float = 0.1, psd_tol: float = 1e-8) -> None:
+                 epsilon: float = 0.1, psd_tol: float = 1e-8, sample_weight: ArrayLike | None = None) -> None:
         super().__init__(X, t, kernel, psd_tol)
+        self.sample_weight = None if sample_weight is None else check_sample_weight(sample_weight, self.N)
         self._set_hyper(C=C, epsilon=epsilon)
 
     def _set_hyper(self, C: float, epsilon: float) -> None:
         self.C = float(check_param("C", C))
         self.epsilon = float(check_param("epsilon", epsilon))
 
+    @property
+    def C_n(self) -> Array:
+        """The box of a_n and a_hat_n: C, or C times the sample weight."""
+        return self.C * (np.ones(self.N) if self.sample_weight is None else self.sample_weight)
+
+    def _box_name(self) -> str:
+        return "C" if self.sample_weight is None else "C_n"
+
     def parameter_values(self) -> dict[str, Any]:
-        return {"C": self.C, "epsilon": self.epsilon}
+        return {"C": self.C, "C_n": self.C_n, "epsilon": self.epsilon}
 
     def _build_primal(self, F: Array) -> Formulation:
-        params = self._parameters(("C", "epsilon"))
+        params = self._parameters((self._box_name(), "epsilon"))
+        C = params[self._box_name()]
         w = cp.Variable(F.shape[1], name="w")
         b = cp.Variable(name="b")
         xi = cp.Variable(self.N, name="xi")
         xi_hat = cp.Variable(self.N, name="xi_hat")
         y = F @ w + b                                                      # (7.1)
-        objective = cp.Minimize(params["C"] * cp.sum(xi + xi_hat) + 0.5 * cp.sum_squares(w))  # (7.55)
+        slack_cost = C * cp.sum(xi + xi_hat) if C.ndim == 0 else cp.sum(cp.multiply(C, xi + xi_hat))
+        objective = cp.Minimize(slack_cost + 0.5 * cp.sum_squares(w))      # (7.55)
         constraints = self._tube_constraints(y, params["epsilon"], xi, xi_hat)
         problem = cp.Problem(objective, list(constraints.values()))
         variables = {"w": w, "b": b, "xi": xi, "xi_hat": xi_hat}
         return Formulation(self, "primal", problem, variables, constraints, params, "features")
 
     def _build_dual(self, quad: Callable[[cp.Expression], cp.Expression], form: str) -> Formulation:
-        params = self._parameters(("C", "epsilon"))
-        C, eps = params["C"], params["epsilon"]
+        params = self._parameters((self._box_name(), "epsilon"))
+        C, eps = params[self._box_name()], params["epsilon"]
         a = cp.Variable(self.N, name="a")
         a_hat = cp.Variable(self.N, name="a_hat")
         objective = cp.Maximize(                                            # (7.61)
@@ -101,7 +115,7 @@ class EpsilonSVR(RegressionMachine):
 
     def kkt_conditions(self, s: KKTState) -> list[Condition]:
         """Result 7.9: (7.57)-(7.60) with the box (7.62)-(7.63), (7.53)-(7.54), (7.65)-(7.68)."""
-        return (self._tube_conditions(s, self.C, self.epsilon, ("(7.62)", "(7.63)"), "Result 7.9")
+        return (self._tube_conditions(s, self.C_n, self.epsilon, ("(7.62)", "(7.63)"), "Result 7.9")
                 + [self._sum_condition(s, "(7.58)")])
 
     def standard_qp(self) -> StandardQP:
@@ -110,12 +124,12 @@ class EpsilonSVR(RegressionMachine):
         p = np.concatenate([self.epsilon - self.t, self.epsilon + self.t])
         return StandardQP(
             kernel=self.kernel, X=self.X, index=index, y=y, scale=1.0, p=p,
-            lower=np.zeros(2 * self.N), upper=np.full(2 * self.N, self.C), delta=0.0,
+            lower=np.zeros(2 * self.N), upper=np.concatenate([self.C_n, self.C_n]), delta=0.0,
             nu_sum=None, gram=self.gram,
         )
 
     def _box_scale(self) -> float:
-        return self.C
+        return float(np.max(self.C_n))
 
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # (7.69): b = t_n - epsilon - sum_m (a_m - a_hat_m) k_nm for free a_n,
@@ -126,7 +140,7 @@ class EpsilonSVR(RegressionMachine):
         return self.tube_slacks(Ku, fields["b"], self.epsilon)
 
     def _primal_value(self, norm2: float, fields: dict[str, Any], slacks: tuple) -> float:
-        return 0.5 * norm2 + self.C * float(np.sum(slacks[0]) + np.sum(slacks[1]))  # (7.55)
+        return 0.5 * norm2 + float(self.C_n @ (slacks[0] + slacks[1]))    # (7.55)
 
     def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:
         return -0.5 * float(u @ Ku) - self.epsilon * float(np.sum(z)) + float(u @ self.t)   # (7.61)

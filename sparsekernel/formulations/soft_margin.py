@@ -25,7 +25,7 @@ import numpy as np
 import scipy.optimize
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_param, fail
+from .._validation import check_param, check_sample_weight, fail
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._binary import BinaryMachine
@@ -53,6 +53,9 @@ class SoftMarginSVC(BinaryMachine):
     class_weight : dict {+1: w_plus, -1: w_minus}, "balanced" or None
         Per-class box C_{t_n} = C * weight (Veropoulos et al., 1999); "balanced"
         uses N / (2 N_class) as scikit-learn does.
+    sample_weight : array (N,) of positive numbers, optional
+        Per-point factor on the box, C_n = C * class weight * sample weight (as
+        in scikit-learn); it weights each slack in (7.21).
     """
 
     name = "SoftMarginSVC"
@@ -60,29 +63,38 @@ class SoftMarginSVC(BinaryMachine):
     _hyper_names = ("C", "class_weight")
 
     def __init__(self, X: ArrayLike, t: ArrayLike, kernel: Kernel | str = Linear(), C: float = 1.0,
-                 class_weight: ClassWeight = None, psd_tol: float = 1e-8) -> None:
+                 class_weight: ClassWeight = None, psd_tol: float = 1e-8,
+                 sample_weight: ArrayLike | None = None) -> None:
         super().__init__(X, t, kernel, psd_tol)
+        self.sample_weight = None if sample_weight is None else check_sample_weight(sample_weight, self.N)
         self._set_hyper(C=C, class_weight=class_weight)
 
     def _set_hyper(self, C: float, class_weight: ClassWeight) -> None:
         self.C = float(check_param("C", C))
         weights = _class_weights(class_weight, self.t)
-        structure_changed = (getattr(self, "class_weight", None) is None) != (class_weight is None)
+        if self.sample_weight is not None:
+            weights = weights * self.sample_weight
+        before = self._box_names() if hasattr(self, "class_weight") else None
         self.class_weight = class_weight
         self._weights = weights
-        if structure_changed:
-            self._formulations.clear()
+        if before is not None and before != self._box_names():
+            self._formulations.clear()  # the box changes from a scalar to a vector Parameter
+
+    @property
+    def per_point(self) -> bool:
+        """Whether the box differs between points (class or sample weights)."""
+        return self.class_weight is not None or self.sample_weight is not None
 
     @property
     def C_n(self) -> Array:
-        """The box of each multiplier: C, or C_{t_n} with class weights."""
+        """The box of each multiplier: C, or C * class weight * sample weight."""
         return self.C * self._weights
 
     def parameter_values(self) -> dict[str, Any]:
         return {"C": self.C, "C_n": self.C_n, "lambda": 1.0 / (2.0 * self.C), "weights": self._weights}
 
     def _box_names(self) -> tuple[str, ...]:
-        return ("C",) if self.class_weight is None else ("C_n",)
+        return ("C_n",) if self.per_point else ("C",)
 
     # -- cvxpy ---------------------------------------------------------------------
     def _build_primal(self, F: Array) -> Formulation:
@@ -116,7 +128,7 @@ class SoftMarginSVC(BinaryMachine):
     def hinge(self) -> Formulation:
         """The unconstrained form (7.44): sum_n E_SV(y_n t_n) + lambda ||w||^2, lambda = 1/(2C).
 
-        With class weights each hinge term is weighted by C_{t_n} / C. Its
+        With class or sample weights each hinge term is weighted by C_n / C. Its
         minimiser is that of the constrained primal; its value is the primal's
         divided by C (the Solution reports the primal's scale).
         """
@@ -125,13 +137,13 @@ class SoftMarginSVC(BinaryMachine):
         return self._formulations["hinge"]
 
     def _build_hinge(self, F: Array) -> Formulation:
-        names = ("lambda",) if self.class_weight is None else ("lambda", "weights")
+        names = ("lambda", "weights") if self.per_point else ("lambda",)
         params = self._parameters(names)
         w = cp.Variable(F.shape[1], name="w")
         b = cp.Variable(name="b")
         y = F @ w + b                                                     # (7.1)
         hinge = cp.pos(1 - cp.multiply(self.t, y))                        # (7.45)
-        loss = cp.sum(hinge) if self.class_weight is None else cp.sum(cp.multiply(params["weights"], hinge))
+        loss = cp.sum(cp.multiply(params["weights"], hinge)) if self.per_point else cp.sum(hinge)
         objective = cp.Minimize(loss + params["lambda"] * cp.sum_squares(w))  # (7.44)
         problem = cp.Problem(objective)
         return Formulation(self, "hinge", problem, {"w": w, "b": b}, {}, params, "features")
