@@ -483,11 +483,12 @@ class Machine:
         )
 
     def _support(self, a: Array, a_hat: Array | None, tol: float) -> NDArray[np.intp]:
-        total = a if a_hat is None else a + a_hat
-        scale = max(float(np.max(total, initial=0.0)), 1e-300)
-        box = self._box_scale()
-        scale = box if math.isfinite(box) else scale
-        return np.flatnonzero(total > tol * scale)
+        """Points with a multiplier above its lower bound (relative to its own box)."""
+        qp = self.standard_qp()
+        z = a if a_hat is None else np.concatenate([a, a_hat])
+        at_lower, _ = bound_masks(z, qp.lower, qp.upper, tol)
+        above = ~at_lower if a_hat is None else (~at_lower[: self.N]) | (~at_lower[self.N:])
+        return np.flatnonzero(above)
 
     def _box_scale(self) -> float:
         """Width of the box of a single multiplier (inf for hard margin)."""

@@ -136,7 +136,9 @@ class Solution:
         then also needs ``diag``, the values k(x, x) of the new points.
         """
         A = np.asarray(X, dtype=np.float64)
-        if self.kernel.name == "precomputed":
+        if self.support.shape[0] == 0 and self.kernel.name != "precomputed":
+            values = np.full(A.shape[0], self.b)  # no support vector: the expansion is empty
+        elif self.kernel.name == "precomputed":
             if A.ndim != 2 or A.shape[1] != self.n_train:
                 raise ValidationError(
                     f"X must be the cross-kernel matrix of shape (n, {self.n_train}) "

@@ -136,11 +136,15 @@ class RhoEstimate:
 
 
 def bound_masks(a: Array, lower: Array, upper: Array, tol: float) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
-    """Variables at their lower and upper bounds, within ``tol`` relative to the box width.
+    """Variables at their lower and upper bounds, within ``tol`` of a scale.
 
-    With an infinite upper bound the scale is max(1, max a).
+    The scale of a variable is the smaller of its box width and the largest
+    multiplier (the solution's own size): with boxes as different as class
+    weights 1000 and 1e-4 make them, every multiplier may be tiny next to its
+    box yet free.
     """
-    width = np.where(np.isfinite(upper), upper - lower, max(1.0, float(np.max(a - lower, initial=0.0))))
+    largest = float(np.max(a - lower, initial=0.0))
+    width = np.minimum(np.where(np.isfinite(upper), upper - lower, largest), largest)
     at_lower = a - lower <= tol * width
     at_upper = np.isfinite(upper) & (upper - a <= tol * width)
     return at_lower, at_upper & ~at_lower
