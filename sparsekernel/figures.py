@@ -1,0 +1,320 @@
+"""The chapter's figures, computed: PNG and SVG files with a caption giving their numbers.
+
+Each ``fig7_*`` function solves what its figure shows on the notes' data and
+returns a ``FigureResult``: the matplotlib Figure (drawn on the Agg canvas, no
+display needed), a caption, and the numbers behind it (support or relevance
+vectors, C, nu, epsilon found, noise sigma, iterations). ``write_figures``
+writes ``<name>.png``, ``<name>.svg`` and ``<name>.txt`` (the caption and the
+numbers) for each. matplotlib is an optional dependency: ``pip install
+sparsekernel[plot]``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import chapter, datasets
+from .duality import categories
+from .formulations import HardMarginSVC, NuSVC, NuSVR, Solution
+from .kernels import RBF, Linear
+
+__all__ = ["FigureResult", "FIGURES", "write_figures"]
+
+Array = NDArray[np.float64]
+
+RED, BLUE, GREEN, GREY = "#d62728", "#1f77b4", "#2ca02c", "#7f7f7f"
+
+
+@dataclass(frozen=True)
+class FigureResult:
+    """A computed figure with its caption and the numbers it shows."""
+
+    name: str
+    figure: Any
+    caption: str
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+    def text(self) -> str:
+        lines = [f"{self.name}: {self.caption}", ""]
+        lines += [f"  {k}: {_fmt(v)}" for k, v in self.numbers.items()]
+        return "\n".join(lines)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _figure(width: float = 6.4, height: float = 5.2, ncols: int = 1) -> tuple[Any, Any]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=110, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, ncols)
+    return fig, axes
+
+
+def _grid(X: Array, margin: float = 0.6, n: int = 220) -> tuple[Array, Array, Array]:
+    lo, hi = X.min(axis=0) - margin, X.max(axis=0) + margin
+    g1, g2 = np.meshgrid(np.linspace(lo[0], hi[0], n), np.linspace(lo[1], hi[1], n))
+    return g1, g2, np.column_stack([g1.ravel(), g2.ravel()])
+
+
+def _classes(ax: Any, X: Array, t: Array) -> None:
+    ax.scatter(*X[t > 0].T, c=RED, marker="o", s=28, edgecolors="k", linewidths=0.4, label="t = +1", zorder=3)
+    ax.scatter(*X[t < 0].T, c=BLUE, marker="s", s=26, edgecolors="k", linewidths=0.4, label="t = -1", zorder=3)
+
+
+def _circle(ax: Any, points: Array, label: str) -> None:
+    ax.scatter(*points.T, s=170, facecolors="none", edgecolors="k", linewidths=1.3, label=label, zorder=4)
+
+
+def _decision_panel(ax: Any, X: Array, t: Array, sol: Solution, levels: tuple[float, ...], title: str,
+                    field_scale: float = 1.0) -> None:
+    """Field y(x), the surface y = 0, the margins and the circled support vectors."""
+    g1, g2, G = _grid(X)
+    values = (sol.decision_function(G) / field_scale).reshape(g1.shape)
+    bound = max(1.5, float(np.percentile(np.abs(values), 95)))
+    ax.contourf(g1, g2, values, levels=np.linspace(-bound, bound, 21), cmap="RdBu_r", alpha=0.35, extend="both")
+    ax.contour(g1, g2, values, levels=[levels[0]], colors="k", linewidths=1.1, linestyles="--")
+    ax.contour(g1, g2, values, levels=[0.0], colors="k", linewidths=2.0)
+    ax.contour(g1, g2, values, levels=[levels[1]], colors="k", linewidths=1.1, linestyles="--")
+    _classes(ax, X, t)
+    _circle(ax, X[sol.support], f"support vectors ({sol.n_support})")
+    ax.plot([], [], "k-", lw=2.0, label="y = 0")
+    ax.plot([], [], "k--", lw=1.1, label="margins y = ±1" if levels == (-1.0, 1.0) else "margins")
+    ax.set_xlabel("$x_1$")
+    ax.set_ylabel("$x_2$")
+    ax.set_title(title)
+    ax.legend(loc="upper left", fontsize=8, framealpha=0.85)
+    ax.set_aspect("equal", adjustable="box")
+
+
+def fig7_1() -> FigureResult:
+    """The maximum margin hyperplane on separable data (Figure 7.1)."""
+    X, t = datasets.separable()
+    m = HardMarginSVC(X, t, Linear())
+    sol = m.solve("qp-clarabel")
+    w = X.T @ sol.coef
+    margin = 1.0 / float(np.linalg.norm(w))
+    fig, ax = _figure()
+    _decision_panel(ax, X, t, sol, (-1.0, 1.0), "Figure 7.1: maximum margin, linear kernel")
+    numbers = {"N": m.N, "support vectors": sol.n_support, "margin 1/||w||": margin,
+               "sum_n a_n (= 1/rho^2, Result 7.5)": float(np.sum(sol.a)), "1/margin^2": 1.0 / margin**2}
+    caption = (f"The maximum margin hyperplane on {m.N} separable points: the surface y = 0, the margins "
+               f"y = ±1 at distance {margin:.3f}, and the {sol.n_support} support vectors circled.")
+    return FigureResult("fig7_1", fig, caption, numbers)
+
+
+def fig7_2() -> FigureResult:
+    """Hard margin with a Gaussian kernel on the blob inside a ring (Figure 7.2)."""
+    X, t = datasets.ring()
+    m = HardMarginSVC(X, t, RBF(chapter.RING_GAMMA))
+    sol = m.solve("qp-clarabel")
+    errors = int(np.sum(np.where(sol.decision_function(X) >= 0, 1.0, -1.0) != t))
+    fig, ax = _figure()
+    _decision_panel(ax, X, t, sol, (-1.0, 1.0), f"Figure 7.2: hard margin, Gaussian kernel, gamma = {chapter.RING_GAMMA}")
+    numbers = {"N": m.N, "gamma": chapter.RING_GAMMA, "support vectors": sol.n_support, "training errors": errors}
+    caption = (f"Contours of y(x) for a hard-margin SVM with a Gaussian kernel (gamma = {chapter.RING_GAMMA}) "
+               f"on {m.N} points: {sol.n_support} support vectors, {errors} training errors (separated exactly).")
+    return FigureResult("fig7_2", fig, caption, numbers)
+
+
+def fig7_4(nu: float = 0.5) -> FigureResult:
+    """The nu-SVC on the Ripley-type mixture (Figure 7.4)."""
+    X, t = datasets.ripley_mixture()
+    m = NuSVC(X, t, RBF(chapter.RIPLEY_GAMMA), nu=nu)
+    sol = m.solve("qp-clarabel")
+    margin_errors = float(np.mean(sol.xi > 1e-6 * sol.rho))
+    C = 1.0 / (m.N * sol.rho)
+    fig, ax = _figure()
+    # in margin units (y / rho), the margins are at +/-1
+    _decision_panel(ax, X, t, sol, (-1.0, 1.0), f"Figure 7.4: nu-SVC, nu = {nu}, gamma = {chapter.RIPLEY_GAMMA}",
+                    field_scale=sol.rho)
+    counts = categories(m, sol).counts
+    numbers = {"N": m.N, "nu": nu, "gamma": chapter.RIPLEY_GAMMA, "support vectors": sol.n_support,
+               "support fraction": sol.n_support / m.N, "margin-error fraction": margin_errors,
+               "rho": sol.rho, "equivalent C = 1/(N rho)": C,
+               "training error": float(np.mean(np.where(sol.decision_function(X) >= 0, 1.0, -1.0) != t)),
+               **{f"points {k}": v for k, v in counts.items()}}
+    caption = (f"nu-SVC (nu = {nu}) with a Gaussian kernel on the {m.N}-point Ripley-type mixture: "
+               f"{sol.n_support} support vectors ({sol.n_support / m.N:.0%} >= nu), margin errors "
+               f"{margin_errors:.3f} (<= nu); the same solution as the C-SVM with C = 1/(N rho) = {C:.3g}. "
+               "Field shown as y(x)/rho, so the margins are at ±1.")
+    return FigureResult("fig7_4", fig, caption, numbers)
+
+
+def fig7_5() -> FigureResult:
+    """Error functions of z = y t: hinge, logistic / ln 2, misclassification, squared (Figure 7.5)."""
+    z = np.linspace(-2.0, 2.0, 401)
+    fig, ax = _figure(6.0, 4.2)
+    ax.plot(z, np.maximum(0.0, 1.0 - z), color=BLUE, lw=2.2, label="hinge $[1 - z]_+$ (7.45)")
+    ax.plot(z, np.log1p(np.exp(-z)) / math.log(2.0), color=RED, lw=2.2, label=r"logistic $\ln(1+e^{-z})/\ln 2$ (7.48)")
+    ax.plot(z, (z < 0).astype(float), color="k", lw=2.2, label="misclassification")
+    ax.plot(z, (z - 1.0) ** 2, color=GREEN, lw=2.2, label="squared $(z - 1)^2$")
+    ax.set_ylim(-0.05, 4.0)
+    ax.set_xlabel("$z = y\\,t$")
+    ax.set_ylabel("$E(z)$")
+    ax.set_title("Figure 7.5: error functions")
+    ax.axvline(1.0, color=GREY, lw=0.8, ls=":")
+    ax.legend(fontsize=9)
+    numbers = {"hinge at z = 1": 0.0, "logistic / ln 2 at z = 0": 1.0, "logistic / ln 2 at z = 1":
+               float(np.log1p(np.exp(-1.0)) / math.log(2.0))}
+    caption = ("Error functions of z = y t: the hinge loss is exactly zero for z >= 1 (the flat region that "
+               "makes the SVM sparse); the logistic loss, scaled to pass through (0, 1), is never zero.")
+    return FigureResult("fig7_5", fig, caption, numbers)
+
+
+def fig7_6(epsilon: float = 0.5) -> FigureResult:
+    """The epsilon-insensitive error and the quadratic error (Figure 7.6)."""
+    z = np.linspace(-2.0, 2.0, 401)
+    fig, ax = _figure(6.0, 4.2)
+    ax.plot(z, np.maximum(0.0, np.abs(z) - epsilon), color=RED, lw=2.2, label=f"$E_\\epsilon$, epsilon = {epsilon} (7.51)")
+    ax.plot(z, z**2, color=GREEN, lw=2.2, label="quadratic $z^2$")
+    ax.axvspan(-epsilon, epsilon, color=RED, alpha=0.08)
+    ax.set_ylim(-0.05, 2.5)
+    ax.set_xlabel("$z = y(\\mathbf{x}) - t$")
+    ax.set_ylabel("$E(z)$")
+    ax.set_title("Figure 7.6: the epsilon-insensitive error")
+    ax.legend(fontsize=9)
+    caption = f"The epsilon-insensitive error (zero for |z| < {epsilon}, linear outside) and the quadratic error."
+    return FigureResult("fig7_6", fig, caption, {"epsilon": epsilon})
+
+
+def fig7_8(nu: float = 0.7, C: float = 5.0) -> FigureResult:
+    """nu-SVR on the noisy sinusoid, with its tube (Figure 7.8)."""
+    X, t = datasets.sinusoid()
+    m = NuSVR(X, t, RBF(chapter.SINUSOID_GAMMA), C=C, nu=nu)
+    sol = m.solve("qp-clarabel")
+    x = np.linspace(0.0, 1.0, 300)[:, None]
+    y = sol.decision_function(x)
+    fig, ax = _figure(6.4, 4.4)
+    ax.fill_between(x[:, 0], y - sol.epsilon, y + sol.epsilon, color=RED, alpha=0.15,
+                    label=f"epsilon-tube (epsilon = {sol.epsilon:.3f})")
+    ax.plot(x[:, 0], np.sin(2 * np.pi * x[:, 0]), color=GREY, lw=1.0, ls=":", label="sin(2 pi x)")
+    ax.plot(x[:, 0], y, color=RED, lw=2.0, label="y(x)")
+    ax.scatter(X[:, 0], t, c=GREEN, s=36, edgecolors="k", linewidths=0.5, label="data", zorder=3)
+    _circle(ax, np.column_stack([X[sol.support, 0], t[sol.support]]), f"support vectors ({sol.n_support})")
+    ax.set_xlabel("$x$")
+    ax.set_ylabel("$t$")
+    ax.set_title(f"Figure 7.8: nu-SVR, nu = {nu}, C = {C}")
+    ax.legend(fontsize=8, loc="lower left")
+    numbers = {"N": m.N, "nu": nu, "C": C, "gamma": chapter.SINUSOID_GAMMA, "epsilon found": sol.epsilon,
+               "support vectors": sol.n_support, "outside the tube": int(np.sum(sol.xi + sol.xi_hat > 1e-9))}
+    caption = (f"nu-SVR (nu = {nu}, C = {C}) with Gaussian kernels on sin(2 pi x) plus N(0, 0.2^2) noise, "
+               f"N = {m.N}: epsilon = {sol.epsilon:.3f} found, {sol.n_support} support vectors of {m.N} "
+               f"(at least nu N = {nu * m.N:g}).")
+    return FigureResult("fig7_8", fig, caption, numbers)
+
+
+def _log_gauss_2d(t: Array, C: Array) -> float:
+    sign, logdet = np.linalg.slogdet(C)
+    return float(-0.5 * (2 * math.log(2 * math.pi) + logdet + t @ np.linalg.solve(C, t)))
+
+
+def fig7_10() -> FigureResult:
+    """The mechanism of sparsity, computed (Figure 7.10): N = 2 targets, one basis vector.
+
+    Left, alpha = infinity: C = (1/beta_1) I. Right, finite alpha: C = (1/beta_2) I +
+    phi phi^T / alpha with beta_2 chosen so that |C| is the same. The target t is poorly
+    aligned with phi, so the stretched Gaussian puts less density on it.
+    """
+    t = np.array([1.2, -0.6])
+    phi = np.array([1.0, 1.0]) / math.sqrt(2.0) * 1.5
+    beta1, alpha = 1.0 / 1.4625, 0.9
+    C1 = np.eye(2) / beta1
+    det = float(np.linalg.det(C1))
+    # (1/beta2)^2 + (1/beta2) ||phi||^2 / alpha = det: solve for v = 1/beta2
+    v = (-phi @ phi / alpha + math.sqrt((phi @ phi / alpha) ** 2 + 4 * det)) / 2
+    C2 = v * np.eye(2) + np.outer(phi, phi) / alpha
+    logp = [_log_gauss_2d(t, C1), _log_gauss_2d(t, C2)]
+    fig, axes = _figure(9.0, 4.4, ncols=2)
+    for ax, C, label, lp in zip(axes, (C1, C2), ("alpha = infinity: C = I / beta",
+                                                  "finite alpha: C = I / beta + phi phi^T / alpha"), logp):
+        _ellipse(ax, C)
+        circle = np.sqrt(v if C is C2 else 1 / beta1)
+        theta = np.linspace(0, 2 * np.pi, 200)
+        ax.plot(circle * np.cos(theta), circle * np.sin(theta), color=GREEN, ls="--", lw=1.2, label="noise I / beta")
+        ax.plot(*t, "kx", ms=11, mew=2.5, label="target t")
+        if C is C2:
+            ax.annotate("", xy=phi, xytext=(0, 0), arrowprops={"arrowstyle": "->", "lw": 1.8, "color": BLUE})
+            ax.text(*(phi * 1.05), "phi", color=BLUE)
+        ax.set_title(f"{label}\n|C| = {np.linalg.det(C):.3f}, ln p(t) = {lp:.3f}", fontsize=9)
+        ax.set_xlim(-2.6, 2.6)
+        ax.set_ylim(-2.6, 2.6)
+        ax.set_aspect("equal")
+        ax.set_xlabel("$t_1$")
+        ax.set_ylabel("$t_2$")
+        ax.legend(fontsize=8, loc="lower right")
+    numbers = {"|C| (alpha = infinity)": float(np.linalg.det(C1)), "|C| (finite alpha)": float(np.linalg.det(C2)),
+               "ln p(t) (alpha = infinity)": logp[0], "ln p(t) (finite alpha)": logp[1], "alpha": alpha}
+    caption = (f"The sparsity mechanism for two targets and one basis vector phi: with the same |C| = {det:.3f}, "
+               f"the Gaussian stretched along phi puts less density on t (ln p(t) = {logp[1]:.3f} against "
+               f"{logp[0]:.3f} for alpha = infinity), so the evidence prefers pruning phi.")
+    return FigureResult("fig7_10", fig, caption, numbers)
+
+
+def _ellipse(ax: Any, C: Array) -> None:
+    """The unit Mahalanobis ellipse of N(0, C)."""
+    lam, U = np.linalg.eigh(C)
+    theta = np.linspace(0, 2 * np.pi, 300)
+    pts = U @ (np.sqrt(lam)[:, None] * np.vstack([np.cos(theta), np.sin(theta)]))
+    ax.plot(pts[0], pts[1], color=RED, lw=2.0, label="unit Mahalanobis ellipse")
+
+
+def fig7_11() -> FigureResult:
+    """lambda(alpha_i) against ln alpha_i for q^2 > s and q^2 < s (Figure 7.11, (7.97))."""
+    ln_alpha = np.linspace(-5.0, 5.0, 400)
+    alpha = np.exp(ln_alpha)
+    fig, axes = _figure(9.0, 3.8, ncols=2)
+    numbers: dict[str, Any] = {}
+    for ax, (q2, s) in zip(axes, ((4.0, 1.0), (1.0, 2.0))):
+        lam = 0.5 * (np.log(alpha) - np.log(alpha + s) + q2 / (alpha + s))        # (7.97)
+        ax.plot(ln_alpha, lam, color=RED, lw=2.2)
+        ax.set_xlabel("$\\ln \\alpha_i$")
+        ax.set_ylabel("$\\lambda(\\alpha_i)$")
+        if q2 > s:
+            best = s * s / (q2 - s)                                               # (7.101)
+            ax.axvline(math.log(best), color="k", ls="--", lw=1.0)
+            ax.set_title(f"q^2 = {q2:g}, s = {s:g}: maximum at alpha = s^2/(q^2 - s) = {best:.3g}", fontsize=9)
+            numbers["argmax alpha (q^2 = 4, s = 1)"] = float(alpha[np.argmax(lam)])
+            numbers["s^2 / (q^2 - s)"] = best
+        else:
+            ax.set_title(f"q^2 = {q2:g}, s = {s:g}: increasing, maximum at alpha = infinity", fontsize=9)
+            numbers["lambda increasing (q^2 = 1, s = 2)"] = bool(np.all(np.diff(lam) > 0))
+    caption = ("The contribution lambda(alpha_i) of (7.97) to the log evidence: a single maximum at "
+               "alpha = s^2/(q^2 - s) = 1/3 when q^2 = 4 > s = 1 (7.101), and monotone increasing, hence "
+               "pruning (alpha = infinity), when q^2 = 1 < s = 2.")
+    return FigureResult("fig7_11", fig, caption, numbers)
+
+
+#: figure name -> function
+FIGURES: dict[str, Callable[[], FigureResult]] = {
+    "fig7_1": fig7_1, "fig7_2": fig7_2, "fig7_4": fig7_4, "fig7_5": fig7_5, "fig7_6": fig7_6,
+    "fig7_8": fig7_8, "fig7_10": fig7_10, "fig7_11": fig7_11,
+}
+
+
+def write_figures(out: str | Path, names: list[str] | None = None) -> list[FigureResult]:
+    """Write PNG, SVG and a caption file for each figure into ``out``."""
+    directory = Path(out)
+    directory.mkdir(parents=True, exist_ok=True)
+    results = []
+    for name in names or list(FIGURES):
+        result = FIGURES[name]()
+        result.figure.savefig(directory / f"{name}.png")
+        result.figure.savefig(directory / f"{name}.svg")
+        (directory / f"{name}.txt").write_text(result.text() + "\n")
+        (directory / f"{name}.json").write_text(json.dumps({"caption": result.caption, "numbers": result.numbers},
+                                                           indent=2, default=str) + "\n")
+        results.append(result)
+    return results
