@@ -3,6 +3,7 @@
 ``sparsekernel tour``                      every machine on the notes' data, every method, one table
 ``sparsekernel kkt MACHINE --data FILE``   the KKT report of one machine solved by one method
 ``sparsekernel compare MACHINE --data F``  several methods on one machine, side by side
+``sparsekernel demo [--port P]``            the browser demonstrations, served on 127.0.0.1
 
 Machine names: hard, soft, nu-svc, eps-svr, nu-svr, one-class, svdd. Data
 files are CSV (last column the target) or LIBSVM format, told apart by the
@@ -134,6 +135,13 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import serve
+
+    serve(port=args.port, open_browser=not args.no_browser)
+    return 0
+
+
 def _machine_arguments(p: argparse.ArgumentParser) -> None:
     from .formulations import MACHINES
 
@@ -174,6 +182,10 @@ def build_parser() -> argparse.ArgumentParser:
     _machine_arguments(compare)
     compare.add_argument("--methods", default="clarabel,osqp,qp-clarabel,libsvm", help="comma-separated methods")
     compare.set_defaults(func=_compare)
+    demo = sub.add_parser("demo", help="the SVM and RVM demonstrations in the browser (pages /svm and /rvm)")
+    demo.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one, printed)")
+    demo.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    demo.set_defaults(func=_demo)
     return parser
 
 

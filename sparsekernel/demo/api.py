@@ -1,0 +1,253 @@
+"""The demos' JSON API: requests in, the library's answers out, errors as 4xx with a message.
+
+``handle_svm(payload)`` and ``handle_rvm(payload)`` take the decoded JSON body
+and return the JSON-ready answer, or raise ``ApiError`` with an HTTP status
+(400 for a malformed request or a parameter out of its domain, 422 for a
+problem without a solution, such as a hard margin on data that cannot be
+separated). The HTTP layer (``server.py``) only moves bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from ..duality import categories, check
+from ..duality.kkt import matched_tol
+from ..errors import InfeasibleError, SolverError, ValidationError
+from ..formulations import SVDD, EpsilonSVR, HardMarginSVC, NuSVC, NuSVR, OneClassSVM, SoftMarginSVC
+from ..kernels import RBF, Linear
+
+__all__ = ["ApiError", "handle_svm", "handle_rvm", "MAX_POINTS", "SVM_METHODS"]
+
+MAX_POINTS = 5000
+MAX_GRID = 120
+SVM_MACHINES = {"hard": HardMarginSVC, "soft": SoftMarginSVC, "nu-svc": NuSVC, "eps-svr": EpsilonSVR,
+                "nu-svr": NuSVR, "one-class": OneClassSVM, "svdd": SVDD}
+SVM_METHODS = ("smo", "clarabel", "osqp", "primal-clarabel", "qp-clarabel", "qp-osqp")
+RVM_METHODS = ("fast", "mackay", "em")
+
+
+class ApiError(Exception):
+    """A request the API refuses: ``status`` is the HTTP status, the message goes to the page."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+# -- request fields --------------------------------------------------------------------------
+
+def _object(payload: Any) -> dict[str, Any]:
+    if not isinstance(payload, dict):
+        raise ApiError(400, f"the request body must be a JSON object; got {type(payload).__name__}")
+    return payload
+
+
+def _choice(spec: dict[str, Any], key: str, options: Any, default: str | None = None) -> str:
+    value = spec.get(key, default)
+    if value not in options:
+        raise ApiError(400, f"{key} must be one of {sorted(options)}; got {value!r}")
+    return value
+
+
+def _number(spec: dict[str, Any], key: str, default: float, low: float = -math.inf, high: float = math.inf,
+            open_low: bool = True) -> float:
+    value = spec.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ApiError(400, f"{key} must be a finite number; got {value!r}")
+    if value < low or value > high or (open_low and value == low):
+        lo = "(" if open_low else "["
+        raise ApiError(400, f"{key} must be in {lo}{low:g}, {high:g}]; got {value!r}")
+    return float(value)
+
+
+def _points(spec: dict[str, Any], width: int) -> np.ndarray:
+    """An (n, width) array of finite numbers from ``points``."""
+    rows = spec.get("points")
+    if not isinstance(rows, list) or not rows:
+        raise ApiError(400, "points must be a non-empty list of [x, y, label] (or [x, t]) rows")
+    if len(rows) > MAX_POINTS:
+        raise ApiError(400, f"points must hold at most {MAX_POINTS} rows; got {len(rows)}")
+    for k, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != width or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in row):
+            raise ApiError(400, f"points[{k}] must be {width} finite numbers; got {row!r}")
+    return np.asarray(rows, dtype=np.float64)
+
+
+def _grid(spec: dict[str, Any], X: np.ndarray) -> dict[str, float]:
+    grid = spec.get("grid") or {}
+    if not isinstance(grid, dict):
+        raise ApiError(400, f"grid must be an object with xmin, xmax, ymin, ymax, n; got {grid!r}")
+    lo, hi = X.min(axis=0) - 1.0, X.max(axis=0) + 1.0
+    out = {
+        "xmin": _number(grid, "xmin", float(lo[0])), "xmax": _number(grid, "xmax", float(hi[0])),
+        "ymin": _number(grid, "ymin", float(lo[-1])), "ymax": _number(grid, "ymax", float(hi[-1])),
+        "n": _number(grid, "n", 60, 2, MAX_GRID, open_low=False),
+    }
+    if out["xmin"] >= out["xmax"] or out["ymin"] >= out["ymax"]:
+        raise ApiError(400, f"grid must have xmin < xmax and ymin < ymax; got {grid!r}")
+    return out
+
+
+def _json(value: Any) -> Any:
+    """numpy and dataclasses to plain JSON values (NaN and inf to None)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): _json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _json(value.tolist())
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(float(value)) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def _library_call(work: Callable[[], Any]) -> Any:
+    """Run a library call, turning its errors into API errors."""
+    try:
+        return work()
+    except InfeasibleError as exc:
+        raise ApiError(422, str(exc)) from exc
+    except (ValidationError, SolverError) as exc:
+        raise ApiError(400 if isinstance(exc, ValidationError) else 500, str(exc)) from exc
+
+
+# -- the SVM ----------------------------------------------------------------------------------
+
+def _svm_machine(spec: dict[str, Any], name: str) -> tuple[Any, np.ndarray]:
+    cls = SVM_MACHINES[name]
+    kernel_name = _choice(spec, "kernel", ("linear", "rbf"), "rbf")
+    kernel = Linear() if kernel_name == "linear" else RBF(_number(spec, "gamma", 1.0, 0.0, 1e6))
+    if cls.task == "regression":
+        P = _points(spec, 2)
+        X, t = P[:, :1], P[:, 1]
+    elif cls.task == "novelty":
+        P = _points(spec, 2)
+        X, t = P, None
+    else:
+        P = _points(spec, 3)
+        X, t = P[:, :2], P[:, 2]
+    hyper: dict[str, float] = {}
+    if "C" in cls._hyper_names:
+        hyper["C"] = _number(spec, "C", 1.0, 0.0, 1e6)
+    if "nu" in cls._hyper_names:
+        hyper["nu"] = _number(spec, "nu", 0.5, 0.0, 1.0)
+    if "epsilon" in cls._hyper_names:
+        hyper["epsilon"] = _number(spec, "epsilon", 0.1, 0.0, 1e6, open_low=False)
+    args = (X, kernel) if t is None else (X, t, kernel)
+    return _library_call(lambda: cls(*args, **hyper)), X
+
+
+def handle_svm(payload: Any) -> dict[str, Any]:
+    """Solve one SVM: its multipliers, objectives, gap, KKT table, cases, field and SMO trace."""
+    spec = _object(payload)
+    name = _choice(spec, "machine", SVM_MACHINES, "soft")
+    method = _choice(spec, "method", SVM_METHODS, "smo")
+    machine, X = _svm_machine(spec, name)
+    options: dict[str, Any] = {}
+    if method == "smo":
+        options = {"tol": 1e-6, "record": bool(spec.get("trace", False))}
+    start = time.perf_counter()
+    sol = _library_call(lambda: machine.solve(method, **options))
+    seconds = time.perf_counter() - start
+    report = check(machine, sol, matched_tol(machine, method))
+    answer = {
+        "machine": machine.name, "method": method, "status": sol.status, "iterations": sol.iterations,
+        "a": sol.a, "a_hat": sol.a_hat, "b": sol.b, "rho": sol.rho, "epsilon": sol.epsilon, "R2": sol.R2,
+        "support": sol.support, "categories": list(categories(machine, sol).labels),
+        "primal": report.gap.primal, "dual": report.gap.dual, "gap": report.gap,
+        "kkt": report.to_dict(), "solve_ms": 1000.0 * seconds,
+        "trace": sol.trace if method == "smo" and spec.get("trace") else None,
+    }
+    answer.update(_svm_field(spec, machine, sol, X))
+    return _json(answer)
+
+
+def _svm_field(spec: dict[str, Any], machine: Any, sol: Any, X: np.ndarray) -> dict[str, Any]:
+    """The decision field on a grid (classification, one-class) or the curve y(x) (regression)."""
+    if machine.task == "regression":
+        grid = _grid(spec, np.column_stack([X[:, 0], X[:, 0]]))
+        xs = np.linspace(grid["xmin"], grid["xmax"], 200)
+        return {"curve": {"x": xs, "y": sol.decision_function(xs[:, None])}}
+    grid = _grid(spec, X)
+    n = int(grid["n"])
+    xs, ys = np.linspace(grid["xmin"], grid["xmax"], n), np.linspace(grid["ymin"], grid["ymax"], n)
+    g1, g2 = np.meshgrid(xs, ys)
+    values = sol.decision_function(np.column_stack([g1.ravel(), g2.ravel()])).reshape(n, n)
+    scale = sol.rho if machine.name == "NuSVC" else 1.0  # nu-SVC margins at +/- rho
+    return {"field": {"x": xs, "y": ys, "values": values / scale, "margin": 1.0 if machine.task == "classification"
+                      else None}}
+
+
+# -- the RVM ----------------------------------------------------------------------------------
+
+def handle_rvm(payload: Any) -> dict[str, Any]:
+    """Fit an RVM (regression or classification) and return its sparse model and evidence."""
+    from ..kernels import RBF as _RBF
+    from ..solvers import rvm as rvm_solvers
+
+    spec = _object(payload)
+    task = _choice(spec, "task", ("regression", "classification"), "regression")
+    method = _choice(spec, "method", RVM_METHODS, "fast")
+    gamma = _number(spec, "gamma", 1.0, 0.0, 1e6)
+    kernel = _RBF(gamma)
+    P = _points(spec, 2 if task == "regression" else 3)
+    X = P[:, :1] if task == "regression" else P[:, :2]
+    t = P[:, -1]
+    steps = spec.get("steps")
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1 or steps > 10000):
+        raise ApiError(400, f"steps must be an integer in [1, 10000]; got {steps!r}")
+    Phi = kernel(X, X)
+    options: dict[str, Any] = {} if steps is None else {"max_iter": steps, "warn": False}
+    start = time.perf_counter()
+    if task == "regression":
+        fit = _library_call(lambda: rvm_solvers.rvm_regression(Phi, t, method=method, **options))
+    else:
+        labels = np.unique(t)
+        if labels.shape[0] < 2:
+            raise ApiError(400, f"points must hold two classes for classification; got {labels.tolist()}")
+        fit = _library_call(lambda: rvm_solvers.rvm_classification(Phi, t, method=method, **options))
+    seconds = time.perf_counter() - start
+    answer = {"task": task, "method": method, "solve_ms": 1000.0 * seconds, **_rvm_summary(fit)}
+    answer.update(_rvm_field(spec, task, fit, kernel, X))
+    if spec.get("compare_svm") and task == "classification":
+        nu = _number(spec, "nu", 0.5, 0.0, 1.0)
+        sv = _library_call(lambda: NuSVC(X, np.where(t == np.max(t), 1.0, -1.0), kernel, nu=nu).solve("smo"))
+        answer["svm_support"] = sv.support
+    return _json(answer)
+
+
+def _rvm_summary(fit: Any) -> dict[str, Any]:
+    return {
+        "relevance": getattr(fit, "relevance", None), "alpha": getattr(fit, "alpha", None),
+        "beta": getattr(fit, "beta", None), "log_evidence": getattr(fit, "log_evidence", None),
+        "iterations": getattr(fit, "iterations", None), "bias_used": getattr(fit, "bias_used", None),
+    }
+
+
+def _rvm_field(spec: dict[str, Any], task: str, fit: Any, kernel: Any, X: np.ndarray) -> dict[str, Any]:
+    if task == "regression":
+        grid = _grid(spec, np.column_stack([X[:, 0], X[:, 0]]))
+        xs = np.linspace(grid["xmin"], grid["xmax"], 200)
+        mean, var = fit.predict(kernel(xs[:, None], X), return_var=True)
+        return {"curve": {"x": xs, "mean": mean, "std": np.sqrt(var)}}
+    grid = _grid(spec, X)
+    n = int(grid["n"])
+    xs, ys = np.linspace(grid["xmin"], grid["xmax"], n), np.linspace(grid["ymin"], grid["ymax"], n)
+    g1, g2 = np.meshgrid(xs, ys)
+    proba = fit.predict_proba(kernel(np.column_stack([g1.ravel(), g2.ravel()]), X))
+    p1 = proba[:, -1] if np.ndim(proba) == 2 else proba
+    return {"field": {"x": xs, "y": ys, "values": np.asarray(p1).reshape(n, n), "margin": None}}
