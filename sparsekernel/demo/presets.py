@@ -86,8 +86,8 @@ def _rvm_versus_svm() -> dict[str, Any]:
     return {**_rvm_classification(), "compare_svm": True, "nu": 0.5}
 
 
-def _rvm_noise() -> dict[str, Any]:
-    return {**_rvm_regression(noise=0.4, n=30, seed=5),
+def _rvm_noise(noise: float = 0.4) -> dict[str, Any]:
+    return {**_rvm_regression(noise=noise, n=30, seed=5), "noise": noise,
             "hint": "raise the noise: evidence maximisation finds a larger noise and keeps fewer relevance vectors"}
 
 
@@ -100,11 +100,11 @@ RVM_PRESETS = {
 }
 
 
-def svm_preset(number: int) -> dict[str, Any]:
+def svm_preset(number: int, **options: Any) -> dict[str, Any]:
     title, build = SVM_PRESETS[number]
-    return {"title": title, "preset": number, **build()}
+    return {"title": title, "preset": number, **build(**options)}
 
 
-def rvm_preset(number: int) -> dict[str, Any]:
+def rvm_preset(number: int, **options: Any) -> dict[str, Any]:
     title, build = RVM_PRESETS[number]
-    return {"title": title, "preset": number, **build()}
+    return {"title": title, "preset": number, **build(**options)}

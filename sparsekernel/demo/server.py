@@ -22,7 +22,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 from .api import ApiError, handle_rvm, handle_svm
 from .presets import RVM_PRESETS, SVM_PRESETS, rvm_preset, svm_preset
@@ -108,7 +108,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self._error(404, f"no such file: {name}")
             return self._file(STATIC / name)
         if path.startswith("/api/presets/"):
-            return self._preset(path)
+            return self._preset(path, parse_qs(urlparse(self.path).query))
         self._error(404, f"no such page: {path}")
 
     def _file(self, file: Path) -> None:
@@ -116,13 +116,24 @@ class Handler(BaseHTTPRequestHandler):
             return self._error(404, f"no such file: {file.name}")
         self._send(200, file.read_bytes(), CONTENT_TYPES.get(file.suffix, "application/octet-stream"))
 
-    def _preset(self, path: str) -> None:
+    def _preset(self, path: str, query: dict[str, list[str]]) -> None:
         parts = path.strip("/").split("/")
         presets = {"svm": (SVM_PRESETS, svm_preset), "rvm": (RVM_PRESETS, rvm_preset)}
         if len(parts) != 4 or parts[2] not in presets or not parts[3].isdigit() \
                 or int(parts[3]) not in presets[parts[2]][0]:
             return self._error(404, f"no such preset: {path}")
-        self._json(200, presets[parts[2]][1](int(parts[3])))
+        options = {}
+        if "noise" in query:
+            try:
+                options["noise"] = float(query["noise"][0])
+            except ValueError:
+                return self._error(400, f"noise must be a number; got {query['noise'][0]!r}")
+            if not 0.0 <= options["noise"] <= 2.0:
+                return self._error(400, f"noise must be in [0, 2]; got {options['noise']}")
+        try:
+            self._json(200, presets[parts[2]][1](int(parts[3]), **options))
+        except TypeError:
+            self._error(400, f"preset {parts[3]} of the {parts[2]} page takes no options; got {sorted(options)}")
 
     def do_POST(self) -> None:  # noqa: N802
         path = urlparse(self.path).path
