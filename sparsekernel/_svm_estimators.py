@@ -533,26 +533,28 @@ class OneClassSVM(OutlierMixin, _BaseSVM):
         self.kkt_report_ = kkt_check(machine, sol, max(self.tol, 1e-6))
         return self
 
+    #: scores within this (relative to the offset) of the boundary are put on it
+    boundary_tol = 1e-10
+
     def score_samples(self, X: ArrayLike) -> Array:
-        """nu N sum_n a_n k(x, x_n), LIBSVM's scale."""
+        """nu N sum_n a_n k(x, x_n), LIBSVM's scale.
+
+        The free support vectors lie exactly on the boundary, where the
+        computed score differs from ``offset_`` only by rounding (which
+        changes with the batch the kernel is evaluated in); scores within
+        ``boundary_tol`` of it are set to it, so that a point's prediction does
+        not depend on the other points it is predicted with.
+        """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        return self.nu * self.machine_.N * (self.solution_.decision_function(X) - self.solution_.b)
+        score = self.nu * self.machine_.N * (self.solution_.decision_function(X) - self.solution_.b)
+        near = np.abs(score - self.offset_) <= self.boundary_tol * max(1.0, abs(self.offset_))
+        return np.where(near, self.offset_, score)
 
     def decision_function(self, X: ArrayLike) -> Array:
         """score_samples - offset_: positive for inliers, zero on the boundary."""
         return self.score_samples(X) - self.offset_
 
     def predict(self, X: ArrayLike) -> NDArray[np.int64]:
-        """+1 inside or on the boundary, -1 outside.
-
-        The free support vectors lie exactly on the boundary, where the
-        computed value is zero up to rounding (which differs with the batch the
-        kernel is evaluated in); values within ``boundary_tol`` of the offset
-        count as on it.
-        """
-        value = self.decision_function(X)
-        return np.where(value >= -self.boundary_tol * max(1.0, abs(self.offset_)), 1, -1)
-
-    #: relative width of the boundary band in ``predict``
-    boundary_tol = 1e-10
+        """+1 inside or on the boundary, -1 outside."""
+        return np.where(self.decision_function(X) >= 0, 1, -1)

@@ -1,0 +1,205 @@
+"""The scikit-learn estimators: scikit-learn's own checks, agreement with scikit-learn's SVMs on
+its bundled data, consistent probabilities, class and sample weights, pipelines and pickling."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn import datasets as skdata
+from sklearn import svm
+from sklearn.base import clone
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import check_sample_weight_equivalence_on_dense_data, parametrize_with_checks
+
+from sparsekernel.estimators import SVC, SVR, NuSVC, NuSVR, OneClassSVM
+
+
+def _expected_failures(estimator) -> dict[str, str]:
+    if isinstance(estimator, (SVC, SVR)):
+        return {"check_sample_weight_equivalence_on_dense_data":
+                "gamma='scale' is 1/(D var X) of the data as given, and repeating rows changes var X; with a "
+                "fixed gamma the equivalence holds (test_sample_weight_equivalence_with_a_fixed_gamma)"}
+    return {}
+
+
+@parametrize_with_checks([SVC(), NuSVC(), SVR(), NuSVR(), OneClassSVM()], expected_failed_checks=_expected_failures)
+def test_scikit_learn_estimator_checks(estimator, check) -> None:
+    check(estimator)
+
+
+@pytest.mark.parametrize("estimator", [SVC(gamma=1.0), SVR(gamma=1.0)])
+def test_sample_weight_equivalence_with_a_fixed_gamma(estimator) -> None:
+    """Weight 2 is the same as a repeated row (the check scikit-learn runs), at SMO's default tol."""
+    check_sample_weight_equivalence_on_dense_data(type(estimator).__name__, estimator.set_params(tol=1e-8))
+
+
+def _split(loader, regression: bool = False):
+    X, y = loader(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    if regression:
+        y = (y - y.mean()) / y.std()
+        return train_test_split(X, y, test_size=0.3, random_state=0)
+    return train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+
+
+CLASSIFICATION = {"iris": skdata.load_iris, "wine": skdata.load_wine, "breast cancer": skdata.load_breast_cancer,
+                  "digits": skdata.load_digits}
+
+
+@pytest.mark.parametrize("name", list(CLASSIFICATION))
+@pytest.mark.parametrize("ours, theirs", [(SVC(C=1.0), svm.SVC(C=1.0)), (NuSVC(nu=0.3), svm.NuSVC(nu=0.3))],
+                         ids=["SVC", "NuSVC"])
+def test_classifiers_agree_with_scikit_learn(name: str, ours, theirs) -> None:
+    X_train, X_test, y_train, y_test = _split(CLASSIFICATION[name])
+    a = clone(ours).fit(X_train, y_train)
+    b = clone(theirs).fit(X_train, y_train)
+    pa, pb = a.predict(X_test), b.predict(X_test)
+    assert abs(accuracy_score(y_test, pa) - accuracy_score(y_test, pb)) <= 0.01
+    assert np.mean(pa == pb) >= 0.995
+    # both stop at tol 1e-3: support sets may differ by a point or two with multipliers near zero
+    assert len(set(a.support_) ^ set(b.support_)) <= max(2, 0.01 * len(b.support_))
+
+
+@pytest.mark.parametrize("ours, theirs", [(SVR(C=1.0, epsilon=0.1), svm.SVR(C=1.0, epsilon=0.1)),
+                                          (NuSVR(C=1.0, nu=0.5), svm.NuSVR(C=1.0, nu=0.5))], ids=["SVR", "NuSVR"])
+def test_regressors_agree_with_scikit_learn(ours, theirs) -> None:
+    X_train, X_test, y_train, y_test = _split(skdata.load_diabetes, regression=True)
+    a = clone(ours).fit(X_train, y_train)
+    b = clone(theirs).fit(X_train, y_train)
+    pa, pb = a.predict(X_test), b.predict(X_test)
+    assert abs(r2_score(y_test, pa) - r2_score(y_test, pb)) <= 0.01
+    # "identical" predictions: equal to the SMO's tolerance on targets of unit variance
+    assert np.mean(np.abs(pa - pb) <= 1e-2) >= 0.995
+
+
+def test_decision_values_follow_libsvm_conventions() -> None:
+    X_train, X_test, y_train, _ = _split(skdata.load_iris)
+    for ours, theirs in ((SVC(tol=1e-8), svm.SVC(tol=1e-8)), (NuSVC(tol=1e-8), svm.NuSVC(tol=1e-8))):
+        a, b = ours.fit(X_train, y_train), theirs.fit(X_train, y_train)
+        for shape in ("ovo", "ovr"):
+            a.set_params(decision_function_shape=shape)
+            b.set_params(decision_function_shape=shape)
+            np.testing.assert_allclose(a.decision_function(X_test), b.decision_function(X_test), atol=1e-4)
+        np.testing.assert_allclose(a.dual_coef_, b.dual_coef_, atol=1e-4)
+        np.testing.assert_allclose(a.intercept_, b.intercept_, atol=1e-4)
+    X_train, X_test, y_train, _ = _split(skdata.load_breast_cancer)
+    a, b = SVC(tol=1e-8).fit(X_train, y_train), svm.SVC(tol=1e-8).fit(X_train, y_train)
+    np.testing.assert_allclose(a.decision_function(X_test), b.decision_function(X_test), atol=1e-4)
+    oc_a, oc_b = OneClassSVM(nu=0.2, tol=1e-8).fit(X_train), svm.OneClassSVM(nu=0.2, tol=1e-8).fit(X_train)
+    np.testing.assert_allclose(oc_a.decision_function(X_test), oc_b.decision_function(X_test), atol=1e-4)
+    np.testing.assert_array_equal(oc_a.predict(X_test), oc_b.predict(X_test))
+
+
+@pytest.mark.parametrize("name", list(CLASSIFICATION))
+def test_probabilities_agree_with_predict_and_are_calibrated(name: str) -> None:
+    X_train, X_test, y_train, y_test = _split(CLASSIFICATION[name])
+    ours = SVC(probability=True, random_state=0).fit(X_train, y_train)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # scikit-learn 1.9 deprecates probability=True
+        theirs = svm.SVC(probability=True, random_state=0).fit(X_train, y_train)
+        p_theirs = theirs.predict_proba(X_test)
+    for X in (X_train, X_test):
+        P = ours.predict_proba(X)
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-9)
+        np.testing.assert_array_equal(ours.classes_[np.argmax(P, axis=1)], ours.predict(X))
+        scores = ours.decision_function(X)
+        scores = np.column_stack([-scores, scores]) if scores.ndim == 1 else scores
+        # never ranks two classes differently from the decision function
+        for k in range(P.shape[1]):
+            for j in range(P.shape[1]):
+                assert not np.any((scores[:, k] > scores[:, j]) & (P[:, k] < P[:, j]))
+    Y = (y_test[:, None] == ours.classes_[None, :]).astype(float)
+    brier_ours = np.mean(np.sum((ours.predict_proba(X_test) - Y) ** 2, axis=1))
+    brier_theirs = np.mean(np.sum((p_theirs - Y) ** 2, axis=1))
+    assert brier_ours <= brier_theirs + 0.01
+
+
+def test_platt_fit_matches_scikit_learns_sigmoid_calibration() -> None:
+    from sklearn.calibration import _sigmoid_calibration
+
+    from sparsekernel.probability import fit_platt
+
+    rng = np.random.default_rng(0)
+    f = rng.normal(size=400)
+    y = np.where(rng.uniform(size=400) < 1 / (1 + np.exp(-2 * f + 0.3)), 1, -1)
+    ours = fit_platt(f, y)
+    A, B = _sigmoid_calibration(f, (y > 0).astype(int))
+    assert ours.A == pytest.approx(A, rel=1e-5) and ours.B == pytest.approx(B, rel=1e-5)
+
+
+def test_sample_weights_times_0_01_with_c_times_100_give_the_same_dual() -> None:
+    X_train, _, y_train, _ = _split(skdata.load_breast_cancer)
+    w = np.random.default_rng(2).uniform(0.5, 2.0, size=len(y_train))
+    a = SVC(C=1.0, tol=1e-8).fit(X_train, y_train, sample_weight=w)
+    b = SVC(C=100.0, tol=1e-8).fit(X_train, y_train, sample_weight=0.01 * w)
+    np.testing.assert_allclose(a.dual_, b.dual_, atol=1e-6)
+    X_train, _, y_train, _ = _split(skdata.load_diabetes, regression=True)
+    w = np.random.default_rng(3).uniform(0.5, 2.0, size=len(y_train))
+    a = SVR(C=1.0, tol=1e-8).fit(X_train, y_train, sample_weight=w)
+    b = SVR(C=100.0, tol=1e-8).fit(X_train, y_train, sample_weight=0.01 * w)
+    np.testing.assert_allclose(a.dual_, b.dual_, atol=1e-6)
+
+
+@pytest.mark.parametrize("class_weight", ["balanced", {0: 2.0, 1: 0.5}])
+def test_class_weights_equal_scikit_learns(class_weight) -> None:
+    X_train, X_test, y_train, _ = _split(skdata.load_breast_cancer)
+    a = SVC(class_weight=class_weight, tol=1e-8).fit(X_train, y_train)
+    b = svm.SVC(class_weight=class_weight, tol=1e-8).fit(X_train, y_train)
+    np.testing.assert_allclose(a.decision_function(X_test), b.decision_function(X_test), atol=1e-4)
+
+
+def test_full_dual_and_kkt_report_are_exposed() -> None:
+    X_train, _, y_train, _ = _split(skdata.load_breast_cancer)
+    est = SVC(tol=1e-6).fit(X_train, y_train)
+    assert est.dual_.shape == (len(y_train),)
+    assert np.all(est.dual_ >= 0) and np.all(est.dual_ <= est.C + 1e-12)
+    assert set(np.flatnonzero(est.dual_ > 0)) >= set(est.support_)
+    assert est.kkt_report_.ok, str(est.kkt_report_)
+    iris = SVC(tol=1e-6).fit(*_split(skdata.load_iris)[::2])
+    assert iris.dual_.shape == (3, 105) and len(iris.kkt_report_) == 3
+    assert all(r.ok for r in iris.kkt_report_)
+
+
+@pytest.mark.parametrize("solver", ["qp-clarabel", "clarabel", "qp-osqp"])
+def test_other_solvers_give_the_same_model(solver: str) -> None:
+    X_train, X_test, y_train, _ = _split(skdata.load_wine)
+    a = SVC(solver="smo", tol=1e-8).fit(X_train, y_train)
+    b = SVC(solver=solver).fit(X_train, y_train)
+    np.testing.assert_allclose(a.decision_function(X_test), b.decision_function(X_test), atol=1e-4)
+
+
+def test_pipeline_grid_search_clone_and_pickle() -> None:
+    X_train, X_test, y_train, y_test = _split(skdata.load_wine)
+    pipe = make_pipeline(StandardScaler(), SVC())
+    search = GridSearchCV(pipe, {"svc__C": [0.1, 1.0, 10.0], "svc__gamma": ["scale", 0.1]}, cv=3).fit(X_train, y_train)
+    assert search.best_score_ > 0.9
+    restored = pickle.loads(pickle.dumps(search.best_estimator_))
+    np.testing.assert_array_equal(restored.predict(X_test), search.best_estimator_.predict(X_test))
+    for est in (SVC(C=3.0, probability=True), NuSVC(nu=0.2), SVR(epsilon=0.3), NuSVR(nu=0.1), OneClassSVM(nu=0.2)):
+        copy = clone(est)
+        assert copy.get_params() == est.get_params() and copy is not est
+
+
+def test_precomputed_kernel_and_bad_parameters() -> None:
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sparsekernel.errors import ValidationError
+
+    X_train, X_test, y_train, _ = _split(skdata.load_iris)
+    a = SVC(kernel="precomputed").fit(rbf_kernel(X_train, gamma=0.3), y_train)
+    b = SVC(kernel="rbf", gamma=0.3).fit(X_train, y_train)
+    np.testing.assert_allclose(a.decision_function(rbf_kernel(X_test, X_train, gamma=0.3)),
+                               b.decision_function(X_test), atol=1e-6)
+    for bad, message in ((SVC(C=-1.0), "C must be a positive finite number; got -1.0"),
+                         (SVC(gamma=-2.0), "gamma must be 'scale', 'auto' or a positive number; got -2.0"),
+                         (NuSVC(nu=1.5), r"nu must be a number in \(0, 1\]; got 1.5"),
+                         (SVC(kernel="cosine"), "kernel must be one of"),
+                         (SVC(decision_function_shape="ova"), "decision_function_shape must be 'ovr' or 'ovo'")):
+        with pytest.raises(ValidationError, match=message):
+            bad.fit(X_train, y_train)
