@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.metrics import pairwise
 
 from sparsekernel.errors import ValidationError
 from sparsekernel.kernels import RBF, Linear, Polynomial, Precomputed, Sigmoid, feature_map, make_kernel

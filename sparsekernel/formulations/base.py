@@ -18,7 +18,6 @@ of the notes is exactly the ``dual_value`` of its constraint.
 
 from __future__ import annotations
 
-import math
 import time
 import warnings
 from dataclasses import dataclass
@@ -30,8 +29,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_matrix, check_param
-from ..errors import ConvergenceWarning, InfeasibleError, SolverError, ValidationError
-from ..kernels import Kernel, Linear, feature_map, make_kernel
+from ..errors import ConvergenceWarning, SolverError, ValidationError
+from ..kernels import Kernel, feature_map, make_kernel
 from ..solvers.standard_qp import RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
 from .solution import Solution
 
