@@ -1,0 +1,689 @@
+"""Compiled inner loops of the SMO solver (numba, ``cache=True``).
+
+Everything here works on the standard-form QP of ``standard_qp``
+
+    minimise 1/2 a^T Q a + p^T a   s.t.  y^T a = delta, [e^T a = nu_sum], l <= a <= u,
+    Q_ij = scale y_i y_j K[index_i, index_j],
+
+and knows nothing about SVMs. The loops stop and return to Python whenever a
+kernel row is missing from the cache (``NEED_ROWS``), when the gradient of
+shrunk variables must be reconstructed (``RECONSTRUCT``) or when the trace
+buffer is full (``TRACE_FULL``); the Python driver (``smo.py``) does that work
+with BLAS and calls the loop again. A loop never changes the iterate before
+it has every row that the step needs, so the call is simply repeated.
+
+Notation (Fan, Chen and Lin 2005; LIBSVM): v_t = -y_t G_t with G = Q a + p;
+I_up = {t : y_t = +1, a_t < u_t  or  y_t = -1, a_t > l_t} (y_t a_t can grow),
+I_low = {t : y_t = +1, a_t > l_t  or  y_t = -1, a_t < u_t} (y_t a_t can shrink),
+m = max_{I_up} v, M = min_{I_low} v; a is optimal iff m - M <= 0, and the
+solver stops when m - M < tol. The nu forms (two equalities) pair variables
+only within one sign of y (LIBSVM's Solver_NU): every quantity is taken per
+group, group(t) = 0 in the plain form, group(t) = (y_t < 0) in the nu form,
+and the violation is the larger of the two groups' m - M.
+
+The per-variable arrays are kept in an order where the active (unshrunk)
+variables come first, as LIBSVM does; ``perm`` maps positions back to the
+caller's variables. Kernel rows are indexed by training point, so the cache
+never moves when variables are swapped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# -- return codes ---------------------------------------------------------------
+OPTIMAL = 0
+NEED_ROWS = 1
+MAX_ITER = 2
+UNBOUNDED = 3
+TRACE_FULL = 4
+RECONSTRUCT = 5           # shrinking: m - M fell below UNSHRINK_FACTOR * tol
+RECONSTRUCT_FINAL = 6     # optimal on the active set: check on all variables
+CHANGED = 7               # internal: a step was taken
+UNCHANGED = 8             # internal: no step
+
+# -- working-set rules -------------------------------------------------------------
+WSS_PLATT = 0
+WSS_FIRST = 1
+WSS_SECOND = 2
+
+# -- integer control block (ctrl) -----------------------------------------------------
+C_ITER = 0            # steps taken
+C_MAX_ITER = 1        # iteration cap
+C_ACTIVE = 2          # number of active variables (a prefix of the arrays)
+C_CLOCK = 3           # LRU clock of the row cache
+C_NREQ = 4            # number of rows requested (points in C_REQ..C_REQ+2)
+C_REQ = 5
+C_SHRINK_COUNTER = 8  # steps until the next shrinking pass
+C_UNSHRUNK = 9        # 1 once the gradient was reconstructed near the optimum
+C_WSS = 10
+C_SHRINKING = 11
+C_NU = 12
+C_RECORD = 13
+C_TRACE_LEN = 14
+C_HAS_INF = 15        # some upper bound is +inf (hard margin)
+C_P_ALL = 16          # Platt: 1 while a pass examines every variable
+C_P_POS = 17          # Platt: position of the next variable to examine
+C_P_CHANGED = 18      # Platt: steps taken in this pass
+C_SHRINK_INTERVAL = 19
+C_SIZE = 20
+
+# -- float control block (fpar) ----------------------------------------------------
+F_TOL = 0
+F_TAU = 1
+F_SCALE = 2
+F_OBJ = 3             # f(a), updated step by step
+F_PTA = 4             # p^T a
+F_UNBOUNDED = 5       # margin_tol * sqrt(max_i Q_ii): the unboundedness threshold
+F_GAP = 6             # m - M at the last selection
+F_THR0 = 7            # Platt's thresholds (the KKT value of G_t per group)
+F_THR1 = 8
+F_PLATT_TOL = 9       # Platt's per-example KKT tolerance
+F_SIZE = 10
+
+#: shrinking: reconstruct the gradient once m - M <= this * tol (LIBSVM's 10)
+UNSHRINK_FACTOR = 10.0
+
+
+# ======================================================================================
+# small helpers
+# ======================================================================================
+@njit(cache=True)
+def in_up(k, y, a, lower, upper):
+    """t in I_up: y_t a_t can increase."""
+    if y[k] > 0:
+        return a[k] < upper[k]
+    return a[k] > lower[k]
+
+
+@njit(cache=True)
+def in_low(k, y, a, lower, upper):
+    """t in I_low: y_t a_t can decrease."""
+    if y[k] > 0:
+        return a[k] > lower[k]
+    return a[k] < upper[k]
+
+
+@njit(cache=True)
+def group(k, y, nu):
+    """0 in the plain form; in the nu form 0 for y = +1 and 1 for y = -1."""
+    if nu and y[k] < 0:
+        return 1
+    return 0
+
+
+@njit(cache=True)
+def row_slot(point, slot_of, last_used, ctrl):
+    """Slot of point's kernel row, marked as used; -1 (and the point requested) if missing."""
+    s = slot_of[point]
+    if s >= 0:
+        last_used[s] = ctrl[C_CLOCK]
+        ctrl[C_CLOCK] += 1
+        return s
+    for r in range(ctrl[C_NREQ]):
+        if ctrl[C_REQ + r] == point:
+            return -1
+    ctrl[C_REQ + ctrl[C_NREQ]] = point
+    ctrl[C_NREQ] += 1
+    return -1
+
+
+@njit(cache=True)
+def extremes(prob, st, size, nu):
+    """m_g = max_{I_up, g} v, M_g = min_{I_low, g} v over the first ``size`` variables, with argmax/argmin."""
+    y, p, lower, upper, index, QD = prob
+    a, G, G_bar, perm = st
+    m0 = -np.inf
+    m1 = -np.inf
+    M0 = np.inf
+    M1 = np.inf
+    i0 = -1
+    i1 = -1
+    j0 = -1
+    j1 = -1
+    for k in range(size):
+        v = -y[k] * G[k]
+        g = group(k, y, nu)
+        if in_up(k, y, a, lower, upper):
+            if g == 0 and v >= m0:
+                m0 = v
+                i0 = k
+            elif g == 1 and v >= m1:
+                m1 = v
+                i1 = k
+        if in_low(k, y, a, lower, upper):
+            if g == 0 and v <= M0:
+                M0 = v
+                j0 = k
+            elif g == 1 and v <= M1:
+                M1 = v
+                j1 = k
+    return m0, m1, M0, M1, i0, i1, j0, j1
+
+
+@njit(cache=True)
+def violation(m0, m1, M0, M1):
+    """The maximal KKT violation max_g (m_g - M_g) (-inf when no pair exists)."""
+    return max(m0 - M0, m1 - M1)
+
+
+# ======================================================================================
+# working-set selection
+# ======================================================================================
+@njit(cache=True)
+def second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, nu, scale, tau):
+    """j = argmin over t in I_low with b_t = m_g - v_t > 0 of -b_t^2 / a_it (Fan et al. 2005, WSS 2).
+
+    a_it = Q_ii + Q_tt - 2 y_i y_t Q_it = QD_i + QD_t - 2 scale K_it, replaced by tau when <= 0.
+    """
+    y, p, lower, upper, index, QD = prob
+    a, G, G_bar, perm = st
+    best = np.inf
+    j = -1
+    for k in range(size):
+        if not in_low(k, y, a, lower, upper):
+            continue
+        g = group(k, y, nu)
+        mg = m0 if g == 0 else m1
+        b = mg + y[k] * G[k]
+        if b <= 0.0:
+            continue
+        if g == 0:
+            quad = QD[i0] + QD[k] - 2.0 * scale * store[s0, index[k]]
+        else:
+            quad = QD[i1] + QD[k] - 2.0 * scale * store[s1, index[k]]
+        if quad <= 0.0:
+            quad = tau
+        obj = -b * b / quad
+        if obj <= best:
+            best = obj
+            j = k
+    return j
+
+
+@njit(cache=True)
+def select_pair(prob, st, cache, ctrl, fpar):
+    """Working set (i, j) by the first- or second-order rule; returns (code, i, j).
+
+    code is OPTIMAL when m - M < tol, NEED_ROWS when a row is missing, else CHANGED.
+    """
+    store, slot_of, last_used = cache
+    y, p, lower, upper, index, QD = prob
+    size = ctrl[C_ACTIVE]
+    nu = ctrl[C_NU] == 1
+    m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, size, nu)
+    gap = violation(m0, m1, M0, M1)
+    fpar[F_GAP] = gap
+    if gap < fpar[F_TOL]:
+        return OPTIMAL, -1, -1
+    if ctrl[C_WSS] == WSS_FIRST:
+        if m0 - M0 >= m1 - M1:
+            return CHANGED, i0, j0
+        return CHANGED, i1, j1
+    s0 = -1
+    s1 = -1
+    if m0 - M0 > 0.0:
+        s0 = row_slot(index[i0], slot_of, last_used, ctrl)
+    if m1 - M1 > 0.0:
+        s1 = row_slot(index[i1], slot_of, last_used, ctrl)
+    if ctrl[C_NREQ] > 0:
+        return NEED_ROWS, -1, -1
+    j = second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, nu, fpar[F_SCALE], fpar[F_TAU])
+    if group(j, y, nu) == 0:
+        return CHANGED, i0, j
+    return CHANGED, i1, j
+
+
+# ======================================================================================
+# the analytic two-variable step
+# ======================================================================================
+@njit(cache=True)
+def room(k, up, y, a, lower, upper):
+    """How far y_k a_k can move up (up=True) or down before a_k meets its bound."""
+    if (y[k] > 0) == up:
+        return upper[k] - a[k]
+    return a[k] - lower[k]
+
+
+@njit(cache=True)
+def clip_interval(i, j, y, a, lower, upper):
+    """[L, H] for a_j on the line y_i a_i + y_j a_j = const within both boxes (gap 7.3)."""
+    lo = lower[j] - a[j]
+    hi = upper[j] - a[j]
+    if y[i] == y[j]:      # a_i + a_j fixed: a_j + s needs a_i - s in [l_i, u_i]
+        lo = max(lo, a[i] - upper[i])
+        hi = min(hi, a[i] - lower[i])
+    else:                 # a_i - a_j fixed: a_i + s in [l_i, u_i]
+        lo = max(lo, lower[i] - a[i])
+        hi = min(hi, upper[i] - a[i])
+    return a[j] + lo, a[j] + hi
+
+
+@njit(cache=True)
+def move(k, d_signed, at_limit, up, y, a, lower, upper):
+    """a_k += d_signed, landing exactly on the bound when the step used all the room."""
+    if at_limit:
+        a[k] = upper[k] if (y[k] > 0) == up else lower[k]
+    else:
+        a[k] += d_signed
+
+
+@njit(cache=True)
+def update_gradient(G, y, index, size, Ki, Kj, ci, cj):
+    """G_t += Q_ti da_i + Q_tj da_j = y_t (c_i K_i[index_t] + c_j K_j[index_t]), c = scale y da."""
+    for t in range(size):
+        G[t] += y[t] * (ci * Ki[index[t]] + cj * Kj[index[t]])
+
+
+@njit(cache=True)
+def update_G_bar(G_bar, y, index, Kk, coef):
+    """G_bar_t += coef Q_tk / y_k over all variables (coef = +-scale y_k u_k)."""
+    for t in range(G_bar.shape[0]):
+        G_bar[t] += y[t] * coef * Kk[index[t]]
+
+
+@njit(cache=True)
+def take_step(i, j, prob, st, cache, ctrl, fpar, trace):
+    """Minimise f along y_i a_i + y_j a_j = const from the pair (i in I_up, j in I_low).
+
+    Along d >= 0 (a_i += y_i d, a_j -= y_j d) f changes by -b d + eta d^2 / 2 with
+    b = v_i - v_j > 0 and eta = Q_ii + Q_jj - 2 y_i y_j Q_ij (gap 7.3's eta), so
+    d = min(b / eta, room_i, room_j) (tau for eta <= 0). Returns NEED_ROWS, CHANGED or UNCHANGED.
+    """
+    store, slot_of, last_used = cache
+    y, p, lower, upper, index, QD = prob
+    a, G, G_bar, perm = st
+    si = row_slot(index[i], slot_of, last_used, ctrl)
+    sj = row_slot(index[j], slot_of, last_used, ctrl)
+    if si < 0 or sj < 0:
+        return NEED_ROWS
+    scale = fpar[F_SCALE]
+    Kij = scale * store[si, index[j]]
+    eta = QD[i] + QD[j] - 2.0 * Kij
+    b = -y[i] * G[i] + y[j] * G[j]
+    ri = room(i, True, y, a, lower, upper)
+    rj = room(j, False, y, a, lower, upper)
+    d = b / (eta if eta > 0.0 else fpar[F_TAU])
+    d = min(d, ri, rj)
+    if not d > 0.0:
+        return UNCHANGED
+    L, H = clip_interval(i, j, y, a, lower, upper)
+    ai_old = a[i]
+    aj_old = a[j]
+    upper_i = a[i] >= upper[i]
+    upper_j = a[j] >= upper[j]
+    move(i, y[i] * d, d == ri, True, y, a, lower, upper)
+    move(j, -y[j] * d, d == rj, False, y, a, lower, upper)
+    dai = a[i] - ai_old
+    daj = a[j] - aj_old
+    if dai == 0.0 and daj == 0.0:
+        return UNCHANGED
+    fpar[F_OBJ] += (G[i] * dai + G[j] * daj + 0.5 * (QD[i] * dai * dai + QD[j] * daj * daj)
+                    + y[i] * y[j] * Kij * dai * daj)
+    fpar[F_PTA] += p[i] * dai + p[j] * daj
+    update_gradient(G, y, index, ctrl[C_ACTIVE], store[si], store[sj], scale * y[i] * dai, scale * y[j] * daj)
+    for k, s, was_upper in ((i, si, upper_i), (j, sj, upper_j)):
+        now_upper = a[k] >= upper[k]
+        if now_upper != was_upper:
+            sign = 1.0 if now_upper else -1.0
+            update_G_bar(G_bar, y, index, store[s], sign * scale * y[k] * upper[k])
+    if ctrl[C_RECORD] == 1:
+        record_step(i, j, a[j] - aj_old, L, H, eta, prob, st, ctrl, fpar, trace)
+    return CHANGED
+
+
+@njit(cache=True)
+def record_step(i, j, delta, L, H, eta, prob, st, ctrl, fpar, trace):
+    """Append (i, j, delta, L, H, eta, f, m - M after the step) to the trace."""
+    ti, tj, tdelta, tL, tH, teta, tobj, tviol = trace
+    y, p, lower, upper, index, QD = prob
+    a, G, G_bar, perm = st
+    k = ctrl[C_TRACE_LEN]
+    ti[k] = perm[i]
+    tj[k] = perm[j]
+    tdelta[k] = delta
+    tL[k] = L
+    tH[k] = H
+    teta[k] = eta
+    tobj[k] = fpar[F_OBJ]
+    m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, ctrl[C_ACTIVE], ctrl[C_NU] == 1)
+    tviol[k] = violation(m0, m1, M0, M1)
+    ctrl[C_TRACE_LEN] = k + 1
+
+
+@njit(cache=True)
+def unbounded(ctrl, fpar):
+    """True when sqrt(a^T Q a) < margin_tol sqrt(max Q_ii) (-p^T a), a^T Q a = 2 (f - p^T a).
+
+    For the hard-margin dual (p = -e, u = inf) ||w(a)|| / sum(a) is at least the
+    geometric margin of every separating hyperplane, so this certifies that
+    none has a margin of margin_tol times the data's radius in feature space.
+    """
+    if ctrl[C_HAS_INF] == 0:
+        return False
+    pta = fpar[F_PTA]
+    if not pta < 0.0:
+        return False
+    quad = max(2.0 * (fpar[F_OBJ] - pta), 0.0)
+    return np.sqrt(quad) < fpar[F_UNBOUNDED] * (-pta)
+
+
+# ======================================================================================
+# shrinking (LIBSVM style)
+# ======================================================================================
+@njit(cache=True)
+def swap(prob, st, k1, k2):
+    """Exchange the positions of two variables in every per-variable array."""
+    y, p, lower, upper, index, QD = prob
+    a, G, G_bar, perm = st
+    y[k1], y[k2] = y[k2], y[k1]
+    p[k1], p[k2] = p[k2], p[k1]
+    lower[k1], lower[k2] = lower[k2], lower[k1]
+    upper[k1], upper[k2] = upper[k2], upper[k1]
+    index[k1], index[k2] = index[k2], index[k1]
+    QD[k1], QD[k2] = QD[k2], QD[k1]
+    a[k1], a[k2] = a[k2], a[k1]
+    G[k1], G[k2] = G[k2], G[k1]
+    G_bar[k1], G_bar[k2] = G_bar[k2], G_bar[k1]
+    perm[k1], perm[k2] = perm[k2], perm[k1]
+
+
+@njit(cache=True)
+def be_shrunk(k, prob, st, nu, m0, m1, M0, M1):
+    """A bounded variable that cannot be in a violating pair now: v_k < M_g (only in I_up)
+    or v_k > m_g (only in I_low)."""
+    y, p, lower, upper, index, QD = prob
+    a, G, G_bar, perm = st
+    up = in_up(k, y, a, lower, upper)
+    low = in_low(k, y, a, lower, upper)
+    if up and low:
+        return False
+    g = group(k, y, nu)
+    v = -y[k] * G[k]
+    if up:
+        return v < (M0 if g == 0 else M1)
+    if low:
+        return v > (m0 if g == 0 else m1)
+    return True
+
+
+@njit(cache=True)
+def do_shrinking(prob, st, ctrl, fpar):
+    """Move the variables that be_shrunk to the end; RECONSTRUCT once m - M <= 10 tol."""
+    nu = ctrl[C_NU] == 1
+    size = ctrl[C_ACTIVE]
+    m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, size, nu)
+    if ctrl[C_UNSHRUNK] == 0 and violation(m0, m1, M0, M1) <= UNSHRINK_FACTOR * fpar[F_TOL]:
+        ctrl[C_UNSHRUNK] = 1
+        return RECONSTRUCT
+    k = 0
+    end = size
+    while k < end:
+        if be_shrunk(k, prob, st, nu, m0, m1, M0, M1):
+            end -= 1
+            while end > k and be_shrunk(end, prob, st, nu, m0, m1, M0, M1):
+                end -= 1
+            if end > k:
+                swap(prob, st, k, end)
+        k += 1
+    ctrl[C_ACTIVE] = end
+    return CHANGED
+
+
+# ======================================================================================
+# the main loop of the first- and second-order rules
+# ======================================================================================
+@njit(cache=True)
+def run_smo(prob, st, cache, ctrl, fpar, trace):
+    """Iterate select_pair / take_step until a return code other than CHANGED."""
+    n = prob[0].shape[0]
+    capacity = trace[0].shape[0]
+    while True:
+        if ctrl[C_ITER] >= ctrl[C_MAX_ITER]:
+            return MAX_ITER
+        if ctrl[C_SHRINKING] == 1 and ctrl[C_SHRINK_COUNTER] <= 0:
+            if do_shrinking(prob, st, ctrl, fpar) == RECONSTRUCT:
+                return RECONSTRUCT
+            ctrl[C_SHRINK_COUNTER] = ctrl[C_SHRINK_INTERVAL]
+        code, i, j = select_pair(prob, st, cache, ctrl, fpar)
+        if code == OPTIMAL:
+            return RECONSTRUCT_FINAL if ctrl[C_ACTIVE] < n else OPTIMAL
+        if code == NEED_ROWS:
+            return NEED_ROWS
+        if ctrl[C_RECORD] == 1 and ctrl[C_TRACE_LEN] >= capacity:
+            return TRACE_FULL
+        code = take_step(i, j, prob, st, cache, ctrl, fpar, trace)
+        if code == NEED_ROWS:
+            return NEED_ROWS
+        ctrl[C_ITER] += 1      # an UNCHANGED step (rounding) still counts towards the cap
+        ctrl[C_SHRINK_COUNTER] -= 1
+        if unbounded(ctrl, fpar):
+            return UNBOUNDED
+
+
+# ======================================================================================
+# Platt's heuristics (Platt 1999), in standard form
+# ======================================================================================
+@njit(cache=True)
+def is_free(k, a, lower, upper):
+    return lower[k] < a[k] < upper[k]
+
+
+@njit(cache=True)
+def set_thresholds(prob, st, fpar, nu):
+    """Platt's threshold per group from the current gradient: the mid value of -y_g (m_g + M_g)/2.
+
+    In the plain form thr_+ = rho and thr_- = -rho (y_t G_t = rho on free variables).
+    """
+    y = prob[0]
+    m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, y.shape[0], nu)
+    mid0 = _midpoint(m0, M0)
+    if nu:
+        fpar[F_THR0] = -mid0
+        fpar[F_THR1] = _midpoint(m1, M1)
+    else:
+        fpar[F_THR0] = -mid0
+        fpar[F_THR1] = mid0
+
+
+@njit(cache=True)
+def _midpoint(m, M):
+    if np.isfinite(m) and np.isfinite(M):
+        return 0.5 * (m + M)
+    if np.isfinite(m):
+        return m
+    if np.isfinite(M):
+        return M
+    return 0.0
+
+
+@njit(cache=True)
+def threshold(k, y, fpar, nu):
+    """The KKT value of G_k in k's group (Platt's b in standard form)."""
+    if nu:
+        return fpar[F_THR0] if y[k] > 0 else fpar[F_THR1]
+    return fpar[F_THR0] if y[k] > 0 else fpar[F_THR1]
+
+
+@njit(cache=True)
+def update_thresholds(i, j, prob, st, fpar, nu):
+    """Platt's threshold update: from a free variable of the pair, else the average."""
+    y, p, lower, upper, index, QD = prob
+    a, G, G_bar, perm = st
+    if is_free(i, a, lower, upper):
+        v = y[i] * G[i]
+    elif is_free(j, a, lower, upper):
+        v = y[j] * G[j]
+    else:
+        v = 0.5 * (y[i] * G[i] + y[j] * G[j])
+    if nu:               # within a group y is constant: the group's G value
+        if y[i] > 0:
+            fpar[F_THR0] = v
+        else:
+            fpar[F_THR1] = -v
+    else:                # rho = y G on free variables
+        fpar[F_THR0] = v
+        fpar[F_THR1] = -v
+
+
+@njit(cache=True)
+def platt_pair(k1, k2, prob, st, cache, ctrl, fpar, trace):
+    """takeStep(k1, k2): orient the pair (larger v goes up) and take the analytic step."""
+    y, p, lower, upper, index, QD = prob
+    a, G, G_bar, perm = st
+    if k1 == k2:
+        return UNCHANGED
+    if -y[k1] * G[k1] >= -y[k2] * G[k2]:
+        i, j = k1, k2
+    else:
+        i, j = k2, k1
+    if not (in_up(i, y, a, lower, upper) and in_low(j, y, a, lower, upper)):
+        return UNCHANGED
+    if not (-y[i] * G[i] + y[j] * G[j]) > 0.0:
+        return UNCHANGED
+    code = take_step(i, j, prob, st, cache, ctrl, fpar, trace)
+    if code == CHANGED:
+        update_thresholds(i, j, prob, st, fpar, ctrl[C_NU] == 1)
+    return code
+
+
+@njit(cache=True)
+def platt_violates(k, prob, st, fpar, nu):
+    """Platt's KKT check: r = G_k - thr; r < -tol with a_k < u_k, or r > tol with a_k > l_k."""
+    y, p, lower, upper, index, QD = prob
+    a, G, G_bar, perm = st
+    r = G[k] - threshold(k, y, fpar, nu)
+    tol = fpar[F_PLATT_TOL]
+    return (r < -tol and a[k] < upper[k]) or (r > tol and a[k] > lower[k])
+
+
+@njit(cache=True)
+def platt_examine(k2, prob, st, cache, ctrl, fpar, trace):
+    """examineExample(k2): the second-choice heuristic, then free variables, then all."""
+    y, p, lower, upper, index, QD = prob
+    a, G, G_bar, perm = st
+    nu = ctrl[C_NU] == 1
+    if not platt_violates(k2, prob, st, fpar, nu):
+        return UNCHANGED
+    n = y.shape[0]
+    g2 = group(k2, y, nu)
+    E2 = y[k2] * G[k2]
+    best = -1.0
+    k1 = -1
+    for k in range(n):     # max |E1 - E2| over free variables (E = y G)
+        if k != k2 and group(k, y, nu) == g2 and is_free(k, a, lower, upper):
+            gain = abs(y[k] * G[k] - E2)
+            if gain > best:
+                best = gain
+                k1 = k
+    if k1 >= 0:
+        code = platt_pair(k1, k2, prob, st, cache, ctrl, fpar, trace)
+        if code != UNCHANGED:
+            return code
+    start = (k2 * 7919 + ctrl[C_ITER] * 104729) % n
+    for only_free in (True, False):
+        for t in range(n):
+            k = (start + t) % n
+            if group(k, y, nu) != g2 or (only_free and not is_free(k, a, lower, upper)):
+                continue
+            code = platt_pair(k, k2, prob, st, cache, ctrl, fpar, trace)
+            if code != UNCHANGED:
+                return code
+    return UNCHANGED
+
+
+@njit(cache=True)
+def platt_end_of_pass(prob, st, cache, ctrl, fpar, trace):
+    """Platt's alternation of full and non-bound passes; after a full pass without change,
+    stop if m - M < tol, else take one maximal-violating-pair step (the fallback)."""
+    nu = ctrl[C_NU] == 1
+    if ctrl[C_P_ALL] == 1 and ctrl[C_P_CHANGED] == 0:
+        m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, prob[0].shape[0], nu)
+        fpar[F_GAP] = violation(m0, m1, M0, M1)
+        if fpar[F_GAP] < fpar[F_TOL]:
+            return OPTIMAL
+        i, j = (i0, j0) if m0 - M0 >= m1 - M1 else (i1, j1)
+        code = take_step(i, j, prob, st, cache, ctrl, fpar, trace)
+        if code == NEED_ROWS:
+            return NEED_ROWS
+        ctrl[C_ITER] += 1
+        set_thresholds(prob, st, fpar, nu)
+        ctrl[C_P_ALL] = 0
+    elif ctrl[C_P_ALL] == 1:
+        ctrl[C_P_ALL] = 0
+    elif ctrl[C_P_CHANGED] == 0:
+        ctrl[C_P_ALL] = 1
+        set_thresholds(prob, st, fpar, nu)
+    ctrl[C_P_POS] = 0
+    ctrl[C_P_CHANGED] = 0
+    return CHANGED
+
+
+@njit(cache=True)
+def run_platt(prob, st, cache, ctrl, fpar, trace):
+    """Platt's outer loop, resumable: its position is kept in ctrl."""
+    y, p, lower, upper, index, QD = prob
+    a, G, G_bar, perm = st
+    n = y.shape[0]
+    capacity = trace[0].shape[0]
+    while True:
+        if ctrl[C_ITER] >= ctrl[C_MAX_ITER]:
+            return MAX_ITER
+        if ctrl[C_RECORD] == 1 and ctrl[C_TRACE_LEN] >= capacity:
+            return TRACE_FULL
+        if ctrl[C_P_POS] >= n:
+            code = platt_end_of_pass(prob, st, cache, ctrl, fpar, trace)
+            if code != CHANGED:
+                return code
+            if unbounded(ctrl, fpar):
+                return UNBOUNDED
+            continue
+        k = ctrl[C_P_POS]
+        if ctrl[C_P_ALL] == 1 or is_free(k, a, lower, upper):
+            code = platt_examine(k, prob, st, cache, ctrl, fpar, trace)
+            if code == NEED_ROWS:
+                return NEED_ROWS
+            if code == CHANGED:
+                ctrl[C_P_CHANGED] += 1
+                ctrl[C_ITER] += 1
+                if unbounded(ctrl, fpar):
+                    return UNBOUNDED
+        ctrl[C_P_POS] += 1
+
+
+# ======================================================================================
+# gradient assembly from rows (initial gradient, reconstruction), prefetch scores
+# ======================================================================================
+@njit(cache=True)
+def add_rows(variables, slots, coef, store, y, index, target, start, stop, scale):
+    """target_t += sum_r coef_r Q_t,variables_r for t in [start, stop), rows from ``slots``."""
+    for r in range(variables.shape[0]):
+        k = variables[r]
+        c = coef[r] * scale * y[k]
+        row = store[slots[r]]
+        for t in range(start, stop):
+            target[t] += y[t] * c * row[index[t]]
+
+
+@njit(cache=True)
+def prefetch_scores(prob, st, slot_of, size, nu, out):
+    """Per point, how close its variables are to being chosen: max over its active variables of
+    v_t - m_g (t in I_up) or M_g - v_t (t in I_low); -inf for cached points."""
+    y, p, lower, upper, index, QD = prob
+    a, G, G_bar, perm = st
+    m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, size, nu)
+    out[:] = -np.inf
+    for k in range(size):
+        point = index[k]
+        if slot_of[point] >= 0:
+            continue
+        v = -y[k] * G[k]
+        g = group(k, y, nu)
+        score = -np.inf
+        if in_up(k, y, a, lower, upper):
+            score = v - (m0 if g == 0 else m1)
+        if in_low(k, y, a, lower, upper):
+            score = max(score, (M0 if g == 0 else M1) - v)
+        if score > out[point]:
+            out[point] = score

@@ -1,0 +1,208 @@
+"""Kernel rows on demand for the SMO solver: Q as an interface, not a matrix.
+
+The SMO solver needs rows k(x_n, .) of the N x N kernel matrix, two or three
+at a time. As LIBSVM's ``Cache``/``get_Q`` does, this module keeps the most
+recently used rows in a fixed budget of ``cache_mb`` megabytes and evicts the
+least recently used row when a new one is needed. Unlike LIBSVM, which
+evaluates a row one kernel value at a time, rows are computed in blocks with
+one BLAS matrix product per block of columns:
+
+    RBF         k(x_n, x_m) = exp(2 gamma x_n^T x_m - gamma ||x_n||^2 - gamma ||x_m||^2)
+                (one product of the augmented matrices [sqrt(2 gamma) X, -gamma ||x||^2, 1]
+                and [sqrt(2 gamma) X, 1, -gamma ||x||^2]; X centred first, since the
+                distance does not change and the cancellation is smaller)
+    Linear      x_n^T x_m
+    Polynomial  (gamma x_n^T x_m + coef0)^degree
+    Sigmoid     tanh(gamma x_n^T x_m + coef0)
+    Precomputed the rows of the Gram matrix X itself
+    other       the kernel object's own ``k(X[rows], X)``
+
+Rows are indexed by training point, not by QP variable: the 2N variables of
+the regression machines share the N rows (Q_ij = scale y_i y_j k(x_index(i),
+x_index(j)) is expanded with its signs by the solver).
+
+Rows are stored as float32, like LIBSVM's ``Qfloat``: the exponent and the
+dot products are formed in float64 and rounded once, so each stored value is
+the exact kernel value to a relative 6e-8; the solver accumulates its
+gradient in float64.
+
+The arrays ``store``, ``slot_of`` and ``last_used`` are shared with the
+compiled solver loop (``_smo_numba``), which reads rows and marks them used;
+only :meth:`KernelRowCache.fill` writes rows.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..kernels import RBF, Kernel, Linear, Polynomial, Precomputed, Sigmoid
+
+__all__ = ["KernelRowCache", "STORE_DTYPE", "MIN_SLOTS", "slots_for"]
+
+Array = NDArray[np.float64]
+
+#: Storage type of the cached rows (LIBSVM's Qfloat).
+STORE_DTYPE = np.float32
+#: Fewest rows the cache holds whatever ``cache_mb`` says (a step needs two rows,
+#: the nu selection three, and one more may be pinned while they are fetched).
+MIN_SLOTS = 4
+#: Columns per chunk of a block product: the float64 chunk of a 64-row block stays in L2.
+COLUMN_CHUNK = 2048
+MEGABYTE = 1 << 20
+
+
+def slots_for(cache_mb: float, n_points: int) -> int:
+    """Number of kernel rows of length ``n_points`` that fit in ``cache_mb`` megabytes."""
+    per_row = np.dtype(STORE_DTYPE).itemsize * n_points
+    fit = int(cache_mb * MEGABYTE // per_row)
+    return max(min(MIN_SLOTS, n_points), min(fit, n_points))
+
+
+class KernelRowCache:
+    """Least-recently-used cache of kernel rows, filled in BLAS blocks.
+
+    Parameters
+    ----------
+    kernel : Kernel
+    X : array (N, D)
+        Training inputs (the Gram matrix for ``Precomputed``).
+    cache_mb : float
+        Memory budget for the rows, in megabytes (2^20 bytes, as LIBSVM).
+
+    Attributes
+    ----------
+    store : float32 array (n_slots, N)
+        The cached rows.
+    slot_of : int64 array (N,)
+        Slot holding point n's row, or -1.
+    owner : int64 array (n_slots,)
+        Point whose row a slot holds, or -1.
+    last_used : int64 array (n_slots,)
+        Clock value of the last use of each slot (-1: never filled).
+    rows_computed : int
+        Rows computed so far (a measure of the kernel work).
+    """
+
+    def __init__(self, kernel: Kernel, X: Array, cache_mb: float) -> None:
+        self.kernel = kernel
+        self.X = X
+        self.N = int(X.shape[0])
+        self.n_slots = slots_for(cache_mb, self.N)
+        self.store = np.empty((self.n_slots, self.N), dtype=STORE_DTYPE)
+        self.slot_of = np.full(self.N, -1, dtype=np.int64)
+        self.owner = np.full(self.n_slots, -1, dtype=np.int64)
+        self.last_used = np.full(self.n_slots, -1, dtype=np.int64)
+        self.rows_computed = 0
+        self._block = _block_function(kernel, X)
+
+    @property
+    def n_cached(self) -> int:
+        return int(np.count_nonzero(self.owner >= 0))
+
+    def diag(self) -> Array:
+        """k(x_n, x_n) for every training point."""
+        return np.asarray(self.kernel.diag(self.X), dtype=np.float64)
+
+    def fill(self, points: NDArray[np.intp], clock: int) -> int:
+        """Compute the rows of ``points`` (not cached, distinct) into the least recently used slots.
+
+        At most ``n_slots - 1`` points, so that a row in use when the solver
+        asked for more (the most recently used one) survives. Returns the
+        clock after marking the new rows as used.
+        """
+        points = np.asarray(points, dtype=np.int64)
+        if points.size == 0:
+            return clock
+        k = points.size
+        if k > self.n_slots:
+            raise ValueError(f"cannot fill {k} rows into a cache of {self.n_slots} rows")
+        if k < self.n_slots:
+            slots = np.argpartition(self.last_used, k - 1)[:k]
+        else:
+            slots = np.arange(self.n_slots)
+        slots = np.sort(slots)
+        evicted = self.owner[slots]
+        self.slot_of[evicted[evicted >= 0]] = -1
+        self._compute_into(points, slots)
+        self.slot_of[points] = slots
+        self.owner[slots] = points
+        self.last_used[slots] = np.arange(clock, clock + k)
+        self.rows_computed += k
+        return clock + k
+
+    def touch(self, points: NDArray[np.intp], clock: int) -> int:
+        """Mark the cached rows of ``points`` as just used (so that a fill keeps them)."""
+        slots = self.slot_of[np.asarray(points, dtype=np.int64)]
+        slots = slots[slots >= 0]
+        self.last_used[slots] = np.arange(clock, clock + slots.size)
+        return clock + slots.size
+
+    def _compute_into(self, points: NDArray[np.int64], slots: NDArray[np.intp]) -> None:
+        contiguous = bool(np.all(np.diff(slots) == 1))
+        for c0 in range(0, self.N, COLUMN_CHUNK):
+            c1 = min(c0 + COLUMN_CHUNK, self.N)
+            block = self._block(points, c0, c1)
+            if contiguous:
+                self.store[slots[0]:slots[-1] + 1, c0:c1] = block
+            else:
+                self.store[slots, c0:c1] = block
+
+    def rows(self, points: NDArray[np.intp]) -> NDArray[np.float32]:
+        """Rows of ``points`` as a new (len, N) array, without touching the cache."""
+        points = np.asarray(points, dtype=np.int64)
+        out = np.empty((points.size, self.N), dtype=STORE_DTYPE)
+        for c0 in range(0, self.N, COLUMN_CHUNK):
+            c1 = min(c0 + COLUMN_CHUNK, self.N)
+            out[:, c0:c1] = self._block(points, c0, c1)
+        return out
+
+
+BlockFunction = Callable[[NDArray[np.int64], int, int], NDArray[np.float32]]
+
+
+def _block_function(kernel: Kernel, X: Array) -> BlockFunction:
+    """rows, c0, c1 -> K[rows, c0:c1] as float32, by the fastest route for the kernel."""
+    if isinstance(kernel, Precomputed):
+        return lambda rows, c0, c1: X[rows, c0:c1].astype(STORE_DTYPE)
+    if isinstance(kernel, RBF):
+        return _rbf_block(X, kernel.gamma)
+    if isinstance(kernel, (Linear, Polynomial, Sigmoid)):
+        return _dot_block(X, kernel)
+    return lambda rows, c0, c1: np.asarray(kernel(X[rows], X[c0:c1]), dtype=STORE_DTYPE)
+
+
+def _rbf_block(X: Array, gamma: float) -> BlockFunction:
+    """exp(-gamma ||x_n - x_m||^2) from one product of augmented matrices."""
+    Xc = X - X.mean(axis=0)
+    sq = np.einsum("ij,ij->i", Xc, Xc)
+    root = math.sqrt(2.0 * gamma)
+    ones = np.ones((Xc.shape[0], 1))
+    left = np.hstack([root * Xc, -gamma * sq[:, None], ones])            # (N, D + 2)
+    right_t = np.ascontiguousarray(np.hstack([root * Xc, ones, -gamma * sq[:, None]]).T)
+
+    def block(rows: NDArray[np.int64], c0: int, c1: int) -> NDArray[np.float32]:
+        exponent = left[rows] @ right_t[:, c0:c1]    # -gamma ||x_n - x_m||^2, up to rounding
+        np.minimum(exponent, 0.0, out=exponent)
+        out = exponent.astype(STORE_DTYPE)
+        return np.exp(out, out=out)
+
+    return block
+
+
+def _dot_block(X: Array, kernel: Kernel) -> BlockFunction:
+    """Kernels that are a function of x_n^T x_m."""
+    Xt = np.ascontiguousarray(X.T)
+
+    def block(rows: NDArray[np.int64], c0: int, c1: int) -> NDArray[np.float32]:
+        dots = X[rows] @ Xt[:, c0:c1]
+        if isinstance(kernel, Polynomial):
+            dots = (kernel.gamma * dots + kernel.coef0) ** kernel.degree
+        elif isinstance(kernel, Sigmoid):
+            dots = np.tanh(kernel.gamma * dots + kernel.coef0)
+        return dots.astype(STORE_DTYPE)
+
+    return block
