@@ -67,7 +67,12 @@ C_P_ALL = 16          # Platt: 1 while a pass examines every variable
 C_P_POS = 17          # Platt: position of the next variable to examine
 C_P_CHANGED = 18      # Platt: steps taken in this pass
 C_SHRINK_INTERVAL = 19
-C_SIZE = 20
+C_EXT_VALID = 20      # 1 when the extremes below are those of the current iterate and active set
+C_I0 = 21             # argmax of v over I_up per group, argmin over I_low per group
+C_I1 = 22
+C_J0 = 23
+C_J1 = 24
+C_SIZE = 25
 
 # -- float control block (fpar) ----------------------------------------------------
 F_TOL = 0
@@ -80,7 +85,16 @@ F_GAP = 6             # m - M at the last selection
 F_THR0 = 7            # Platt's thresholds (the KKT value of G_t per group)
 F_THR1 = 8
 F_PLATT_TOL = 9       # Platt's per-example KKT tolerance
-F_SIZE = 10
+F_UP0 = 10            # m_g = max_{I_up, g} v
+F_UP1 = 11
+F_LOW0 = 12           # M_g = min_{I_low, g} v
+F_LOW1 = 13
+F_SIZE = 14
+
+# -- status flags of a variable ----------------------------------------------------
+UP = 1                # in I_up
+LOW = 2               # in I_low
+NEG = 4               # group 1 (nu form, y = -1)
 
 #: shrinking: reconstruct the gradient once m - M <= this * tol (LIBSVM's 10)
 UNSHRINK_FACTOR = 10.0
@@ -106,11 +120,31 @@ def in_low(k, y, a, lower, upper):
 
 
 @njit(cache=True)
-def group(k, y, nu):
-    """0 in the plain form; in the nu form 0 for y = +1 and 1 for y = -1."""
+def status(k, y, a, lower, upper, nu):
+    """The flags UP, LOW and NEG of variable k."""
+    f = 0
+    if in_up(k, y, a, lower, upper):
+        f |= UP
+    if in_low(k, y, a, lower, upper):
+        f |= LOW
     if nu and y[k] < 0:
-        return 1
-    return 0
+        f |= NEG
+    return f
+
+
+@njit(cache=True)
+def set_flags(prob, st, nu):
+    """Flags of every variable from the iterate."""
+    y, p, lower, upper, index, QD = prob
+    a, G, G_bar, perm, flags = st
+    for k in range(a.shape[0]):
+        flags[k] = status(k, y, a, lower, upper, nu)
+
+
+@njit(cache=True)
+def group(k, flags):
+    """0 in the plain form; in the nu form 0 for y = +1 and 1 for y = -1."""
+    return (flags[k] >> 2) & 1
 
 
 @njit(cache=True)
@@ -130,10 +164,12 @@ def row_slot(point, slot_of, last_used, ctrl):
 
 
 @njit(cache=True)
-def extremes(prob, st, size, nu):
-    """m_g = max_{I_up, g} v, M_g = min_{I_low, g} v over the first ``size`` variables, with argmax/argmin."""
+def scan(prob, st, size, Ki, Kj, ci, cj, update):
+    """Over the first ``size`` variables: if ``update``, G_t += y_t (c_i K_i[index_t] + c_j K_j[index_t])
+    (the change of G = Q a + p after a step, c = scale y da); then m_g = max_{I_up, g} v and
+    M_g = min_{I_low, g} v with their argmax/argmin, in the same pass."""
     y, p, lower, upper, index, QD = prob
-    a, G, G_bar, perm = st
+    a, G, G_bar, perm, flags = st
     m0 = -np.inf
     m1 = -np.inf
     M0 = np.inf
@@ -143,23 +179,58 @@ def extremes(prob, st, size, nu):
     j0 = -1
     j1 = -1
     for k in range(size):
+        if update:
+            G[k] += y[k] * (ci * Ki[index[k]] + cj * Kj[index[k]])
         v = -y[k] * G[k]
-        g = group(k, y, nu)
-        if in_up(k, y, a, lower, upper):
-            if g == 0 and v >= m0:
+        f = flags[k]
+        if f & UP:
+            if f & NEG:
+                if v >= m1:
+                    m1 = v
+                    i1 = k
+            elif v >= m0:
                 m0 = v
                 i0 = k
-            elif g == 1 and v >= m1:
-                m1 = v
-                i1 = k
-        if in_low(k, y, a, lower, upper):
-            if g == 0 and v <= M0:
+        if f & LOW:
+            if f & NEG:
+                if v <= M1:
+                    M1 = v
+                    j1 = k
+            elif v <= M0:
                 M0 = v
                 j0 = k
-            elif g == 1 and v <= M1:
-                M1 = v
-                j1 = k
     return m0, m1, M0, M1, i0, i1, j0, j1
+
+
+@njit(cache=True)
+def extremes(prob, st, size):
+    """m_g = max_{I_up, g} v, M_g = min_{I_low, g} v over the first ``size`` variables, with argmax/argmin."""
+    dummy = np.empty(0, dtype=np.float32)
+    return scan(prob, st, size, dummy, dummy, 0.0, 0.0, False)
+
+
+@njit(cache=True)
+def keep_extremes(ctrl, fpar, m0, m1, M0, M1, i0, i1, j0, j1):
+    """Store the extremes of the current iterate for the next selection."""
+    fpar[F_UP0] = m0
+    fpar[F_UP1] = m1
+    fpar[F_LOW0] = M0
+    fpar[F_LOW1] = M1
+    ctrl[C_I0] = i0
+    ctrl[C_I1] = i1
+    ctrl[C_J0] = j0
+    ctrl[C_J1] = j1
+    ctrl[C_EXT_VALID] = 1
+
+
+@njit(cache=True)
+def current_extremes(prob, st, ctrl, fpar):
+    """The stored extremes if valid, else a fresh scan over the active variables."""
+    if ctrl[C_EXT_VALID] == 0:
+        m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, ctrl[C_ACTIVE])
+        keep_extremes(ctrl, fpar, m0, m1, M0, M1, i0, i1, j0, j1)
+    return (fpar[F_UP0], fpar[F_UP1], fpar[F_LOW0], fpar[F_LOW1],
+            ctrl[C_I0], ctrl[C_I1], ctrl[C_J0], ctrl[C_J1])
 
 
 @njit(cache=True)
@@ -172,27 +243,27 @@ def violation(m0, m1, M0, M1):
 # working-set selection
 # ======================================================================================
 @njit(cache=True)
-def second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, nu, scale, tau):
+def second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, scale, tau):
     """j = argmin over t in I_low with b_t = m_g - v_t > 0 of -b_t^2 / a_it (Fan et al. 2005, WSS 2).
 
     a_it = Q_ii + Q_tt - 2 y_i y_t Q_it = QD_i + QD_t - 2 scale K_it, replaced by tau when <= 0.
     """
     y, p, lower, upper, index, QD = prob
-    a, G, G_bar, perm = st
+    a, G, G_bar, perm, flags = st
     best = np.inf
     j = -1
     for k in range(size):
-        if not in_low(k, y, a, lower, upper):
+        f = flags[k]
+        if not f & LOW:
             continue
-        g = group(k, y, nu)
-        mg = m0 if g == 0 else m1
-        b = mg + y[k] * G[k]
+        neg = f & NEG
+        b = (m1 if neg else m0) + y[k] * G[k]
         if b <= 0.0:
             continue
-        if g == 0:
-            quad = QD[i0] + QD[k] - 2.0 * scale * store[s0, index[k]]
-        else:
+        if neg:
             quad = QD[i1] + QD[k] - 2.0 * scale * store[s1, index[k]]
+        else:
+            quad = QD[i0] + QD[k] - 2.0 * scale * store[s0, index[k]]
         if quad <= 0.0:
             quad = tau
         obj = -b * b / quad
@@ -209,10 +280,10 @@ def select_pair(prob, st, cache, ctrl, fpar):
     code is OPTIMAL when m - M < tol, NEED_ROWS when a row is missing, else CHANGED.
     """
     store, slot_of, last_used = cache
-    y, p, lower, upper, index, QD = prob
+    index = prob[4]
+    flags = st[4]
     size = ctrl[C_ACTIVE]
-    nu = ctrl[C_NU] == 1
-    m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, size, nu)
+    m0, m1, M0, M1, i0, i1, j0, j1 = current_extremes(prob, st, ctrl, fpar)
     gap = violation(m0, m1, M0, M1)
     fpar[F_GAP] = gap
     if gap < fpar[F_TOL]:
@@ -229,8 +300,8 @@ def select_pair(prob, st, cache, ctrl, fpar):
         s1 = row_slot(index[i1], slot_of, last_used, ctrl)
     if ctrl[C_NREQ] > 0:
         return NEED_ROWS, -1, -1
-    j = second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, nu, fpar[F_SCALE], fpar[F_TAU])
-    if group(j, y, nu) == 0:
+    j = second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, fpar[F_SCALE], fpar[F_TAU])
+    if group(j, flags) == 0:
         return CHANGED, i0, j
     return CHANGED, i1, j
 
@@ -270,17 +341,21 @@ def move(k, d_signed, at_limit, up, y, a, lower, upper):
 
 
 @njit(cache=True)
-def update_gradient(G, y, index, size, Ki, Kj, ci, cj):
-    """G_t += Q_ti da_i + Q_tj da_j = y_t (c_i K_i[index_t] + c_j K_j[index_t]), c = scale y da."""
-    for t in range(size):
-        G[t] += y[t] * (ci * Ki[index[t]] + cj * Kj[index[t]])
+def update_G_bar(G_bar, y, index, Kk, coef):
+    """G_bar_t += coef y_t K_k[index_t] over all variables (coef = +-scale y_k u_k: u_k Q_tk)."""
+    for t in range(G_bar.shape[0]):
+        G_bar[t] += y[t] * coef * Kk[index[t]]
 
 
 @njit(cache=True)
-def update_G_bar(G_bar, y, index, Kk, coef):
-    """G_bar_t += coef Q_tk / y_k over all variables (coef = +-scale y_k u_k)."""
-    for t in range(G_bar.shape[0]):
-        G_bar[t] += y[t] * coef * Kk[index[t]]
+def bound_change(k, was_upper, s, prob, st, store, scale):
+    """Keep G_bar = sum_{a_j = u_j} u_j Q_j when a_k reaches or leaves its upper bound."""
+    y, p, lower, upper, index, QD = prob
+    a, G, G_bar, perm, flags = st
+    now_upper = a[k] >= upper[k]
+    if now_upper != was_upper:
+        sign = 1.0 if now_upper else -1.0
+        update_G_bar(G_bar, y, index, store[s], sign * scale * y[k] * upper[k])
 
 
 @njit(cache=True)
@@ -293,7 +368,7 @@ def take_step(i, j, prob, st, cache, ctrl, fpar, trace):
     """
     store, slot_of, last_used = cache
     y, p, lower, upper, index, QD = prob
-    a, G, G_bar, perm = st
+    a, G, G_bar, perm, flags = st
     si = row_slot(index[i], slot_of, last_used, ctrl)
     sj = row_slot(index[j], slot_of, last_used, ctrl)
     if si < 0 or sj < 0:
@@ -304,41 +379,38 @@ def take_step(i, j, prob, st, cache, ctrl, fpar, trace):
     b = -y[i] * G[i] + y[j] * G[j]
     ri = room(i, True, y, a, lower, upper)
     rj = room(j, False, y, a, lower, upper)
-    d = b / (eta if eta > 0.0 else fpar[F_TAU])
-    d = min(d, ri, rj)
+    d = min(b / (eta if eta > 0.0 else fpar[F_TAU]), ri, rj)
     if not d > 0.0:
         return UNCHANGED
     L, H = clip_interval(i, j, y, a, lower, upper)
-    ai_old = a[i]
-    aj_old = a[j]
-    upper_i = a[i] >= upper[i]
-    upper_j = a[j] >= upper[j]
+    ai_old, aj_old = a[i], a[j]
+    upper_i, upper_j = a[i] >= upper[i], a[j] >= upper[j]
     move(i, y[i] * d, d == ri, True, y, a, lower, upper)
     move(j, -y[j] * d, d == rj, False, y, a, lower, upper)
-    dai = a[i] - ai_old
-    daj = a[j] - aj_old
+    dai, daj = a[i] - ai_old, a[j] - aj_old
     if dai == 0.0 and daj == 0.0:
         return UNCHANGED
+    nu = ctrl[C_NU] == 1
+    flags[i] = status(i, y, a, lower, upper, nu)
+    flags[j] = status(j, y, a, lower, upper, nu)
     fpar[F_OBJ] += (G[i] * dai + G[j] * daj + 0.5 * (QD[i] * dai * dai + QD[j] * daj * daj)
                     + y[i] * y[j] * Kij * dai * daj)
     fpar[F_PTA] += p[i] * dai + p[j] * daj
-    update_gradient(G, y, index, ctrl[C_ACTIVE], store[si], store[sj], scale * y[i] * dai, scale * y[j] * daj)
-    for k, s, was_upper in ((i, si, upper_i), (j, sj, upper_j)):
-        now_upper = a[k] >= upper[k]
-        if now_upper != was_upper:
-            sign = 1.0 if now_upper else -1.0
-            update_G_bar(G_bar, y, index, store[s], sign * scale * y[k] * upper[k])
+    m0, m1, M0, M1, i0, i1, j0, j1 = scan(prob, st, ctrl[C_ACTIVE], store[si], store[sj],
+                                          scale * y[i] * dai, scale * y[j] * daj, True)
+    keep_extremes(ctrl, fpar, m0, m1, M0, M1, i0, i1, j0, j1)
+    bound_change(i, upper_i, si, prob, st, store, scale)
+    bound_change(j, upper_j, sj, prob, st, store, scale)
     if ctrl[C_RECORD] == 1:
-        record_step(i, j, a[j] - aj_old, L, H, eta, prob, st, ctrl, fpar, trace)
+        record_step(i, j, a[j] - aj_old, L, H, eta, st, ctrl, fpar, trace)
     return CHANGED
 
 
 @njit(cache=True)
-def record_step(i, j, delta, L, H, eta, prob, st, ctrl, fpar, trace):
+def record_step(i, j, delta, L, H, eta, st, ctrl, fpar, trace):
     """Append (i, j, delta, L, H, eta, f, m - M after the step) to the trace."""
     ti, tj, tdelta, tL, tH, teta, tobj, tviol = trace
-    y, p, lower, upper, index, QD = prob
-    a, G, G_bar, perm = st
+    perm = st[3]
     k = ctrl[C_TRACE_LEN]
     ti[k] = perm[i]
     tj[k] = perm[j]
@@ -347,8 +419,7 @@ def record_step(i, j, delta, L, H, eta, prob, st, ctrl, fpar, trace):
     tH[k] = H
     teta[k] = eta
     tobj[k] = fpar[F_OBJ]
-    m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, ctrl[C_ACTIVE], ctrl[C_NU] == 1)
-    tviol[k] = violation(m0, m1, M0, M1)
+    tviol[k] = violation(fpar[F_UP0], fpar[F_UP1], fpar[F_LOW0], fpar[F_LOW1])
     ctrl[C_TRACE_LEN] = k + 1
 
 
@@ -376,7 +447,7 @@ def unbounded(ctrl, fpar):
 def swap(prob, st, k1, k2):
     """Exchange the positions of two variables in every per-variable array."""
     y, p, lower, upper, index, QD = prob
-    a, G, G_bar, perm = st
+    a, G, G_bar, perm, flags = st
     y[k1], y[k2] = y[k2], y[k1]
     p[k1], p[k2] = p[k2], p[k1]
     lower[k1], lower[k2] = lower[k2], lower[k1]
@@ -387,47 +458,49 @@ def swap(prob, st, k1, k2):
     G[k1], G[k2] = G[k2], G[k1]
     G_bar[k1], G_bar[k2] = G_bar[k2], G_bar[k1]
     perm[k1], perm[k2] = perm[k2], perm[k1]
+    flags[k1], flags[k2] = flags[k2], flags[k1]
 
 
 @njit(cache=True)
-def be_shrunk(k, prob, st, nu, m0, m1, M0, M1):
+def be_shrunk(k, prob, st, m0, m1, M0, M1):
     """A bounded variable that cannot be in a violating pair now: v_k < M_g (only in I_up)
     or v_k > m_g (only in I_low)."""
-    y, p, lower, upper, index, QD = prob
-    a, G, G_bar, perm = st
-    up = in_up(k, y, a, lower, upper)
-    low = in_low(k, y, a, lower, upper)
+    y = prob[0]
+    a, G, G_bar, perm, flags = st
+    f = flags[k]
+    up = f & UP
+    low = f & LOW
     if up and low:
         return False
-    g = group(k, y, nu)
+    neg = f & NEG
     v = -y[k] * G[k]
     if up:
-        return v < (M0 if g == 0 else M1)
+        return v < (M1 if neg else M0)
     if low:
-        return v > (m0 if g == 0 else m1)
+        return v > (m1 if neg else m0)
     return True
 
 
 @njit(cache=True)
 def do_shrinking(prob, st, ctrl, fpar):
     """Move the variables that be_shrunk to the end; RECONSTRUCT once m - M <= 10 tol."""
-    nu = ctrl[C_NU] == 1
     size = ctrl[C_ACTIVE]
-    m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, size, nu)
+    m0, m1, M0, M1, i0, i1, j0, j1 = current_extremes(prob, st, ctrl, fpar)
     if ctrl[C_UNSHRUNK] == 0 and violation(m0, m1, M0, M1) <= UNSHRINK_FACTOR * fpar[F_TOL]:
         ctrl[C_UNSHRUNK] = 1
         return RECONSTRUCT
     k = 0
     end = size
     while k < end:
-        if be_shrunk(k, prob, st, nu, m0, m1, M0, M1):
+        if be_shrunk(k, prob, st, m0, m1, M0, M1):
             end -= 1
-            while end > k and be_shrunk(end, prob, st, nu, m0, m1, M0, M1):
+            while end > k and be_shrunk(end, prob, st, m0, m1, M0, M1):
                 end -= 1
             if end > k:
                 swap(prob, st, k, end)
         k += 1
     ctrl[C_ACTIVE] = end
+    ctrl[C_EXT_VALID] = 0
     return CHANGED
 
 
@@ -439,6 +512,7 @@ def run_smo(prob, st, cache, ctrl, fpar, trace):
     """Iterate select_pair / take_step until a return code other than CHANGED."""
     n = prob[0].shape[0]
     capacity = trace[0].shape[0]
+    ctrl[C_EXT_VALID] = 0          # the caller may have changed G or the active set
     while True:
         if ctrl[C_ITER] >= ctrl[C_MAX_ITER]:
             return MAX_ITER
@@ -471,24 +545,8 @@ def is_free(k, a, lower, upper):
 
 
 @njit(cache=True)
-def set_thresholds(prob, st, fpar, nu):
-    """Platt's threshold per group from the current gradient: the mid value of -y_g (m_g + M_g)/2.
-
-    In the plain form thr_+ = rho and thr_- = -rho (y_t G_t = rho on free variables).
-    """
-    y = prob[0]
-    m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, y.shape[0], nu)
-    mid0 = _midpoint(m0, M0)
-    if nu:
-        fpar[F_THR0] = -mid0
-        fpar[F_THR1] = _midpoint(m1, M1)
-    else:
-        fpar[F_THR0] = -mid0
-        fpar[F_THR1] = mid0
-
-
-@njit(cache=True)
-def _midpoint(m, M):
+def midpoint(m, M):
+    """(m + M)/2, or the finite one of them, or 0."""
     if np.isfinite(m) and np.isfinite(M):
         return 0.5 * (m + M)
     if np.isfinite(m):
@@ -499,18 +557,22 @@ def _midpoint(m, M):
 
 
 @njit(cache=True)
-def threshold(k, y, fpar, nu):
-    """The KKT value of G_k in k's group (Platt's b in standard form)."""
-    if nu:
-        return fpar[F_THR0] if y[k] > 0 else fpar[F_THR1]
-    return fpar[F_THR0] if y[k] > 0 else fpar[F_THR1]
+def set_thresholds(prob, st, ctrl, fpar):
+    """Platt's threshold per group from the current gradient: G_t's KKT value -y_g (m_g + M_g)/2.
+
+    In the plain form thr_+ = rho and thr_- = -rho (y_t G_t = rho on free variables).
+    """
+    m0, m1, M0, M1, i0, i1, j0, j1 = current_extremes(prob, st, ctrl, fpar)
+    mid0 = midpoint(m0, M0)
+    fpar[F_THR0] = -mid0
+    fpar[F_THR1] = midpoint(m1, M1) if ctrl[C_NU] == 1 else mid0
 
 
 @njit(cache=True)
 def update_thresholds(i, j, prob, st, fpar, nu):
     """Platt's threshold update: from a free variable of the pair, else the average."""
     y, p, lower, upper, index, QD = prob
-    a, G, G_bar, perm = st
+    a, G, G_bar, perm, flags = st
     if is_free(i, a, lower, upper):
         v = y[i] * G[i]
     elif is_free(j, a, lower, upper):
@@ -530,15 +592,15 @@ def update_thresholds(i, j, prob, st, fpar, nu):
 @njit(cache=True)
 def platt_pair(k1, k2, prob, st, cache, ctrl, fpar, trace):
     """takeStep(k1, k2): orient the pair (larger v goes up) and take the analytic step."""
-    y, p, lower, upper, index, QD = prob
-    a, G, G_bar, perm = st
+    y = prob[0]
+    a, G, G_bar, perm, flags = st
     if k1 == k2:
         return UNCHANGED
     if -y[k1] * G[k1] >= -y[k2] * G[k2]:
         i, j = k1, k2
     else:
         i, j = k2, k1
-    if not (in_up(i, y, a, lower, upper) and in_low(j, y, a, lower, upper)):
+    if not ((flags[i] & UP) and (flags[j] & LOW)):
         return UNCHANGED
     if not (-y[i] * G[i] + y[j] * G[j]) > 0.0:
         return UNCHANGED
@@ -549,11 +611,12 @@ def platt_pair(k1, k2, prob, st, cache, ctrl, fpar, trace):
 
 
 @njit(cache=True)
-def platt_violates(k, prob, st, fpar, nu):
+def platt_violates(k, prob, st, fpar):
     """Platt's KKT check: r = G_k - thr; r < -tol with a_k < u_k, or r > tol with a_k > l_k."""
     y, p, lower, upper, index, QD = prob
-    a, G, G_bar, perm = st
-    r = G[k] - threshold(k, y, fpar, nu)
+    a, G, G_bar, perm, flags = st
+    thr = fpar[F_THR0] if y[k] > 0 else fpar[F_THR1]
+    r = G[k] - thr
     tol = fpar[F_PLATT_TOL]
     return (r < -tol and a[k] < upper[k]) or (r > tol and a[k] > lower[k])
 
@@ -562,17 +625,16 @@ def platt_violates(k, prob, st, fpar, nu):
 def platt_examine(k2, prob, st, cache, ctrl, fpar, trace):
     """examineExample(k2): the second-choice heuristic, then free variables, then all."""
     y, p, lower, upper, index, QD = prob
-    a, G, G_bar, perm = st
-    nu = ctrl[C_NU] == 1
-    if not platt_violates(k2, prob, st, fpar, nu):
+    a, G, G_bar, perm, flags = st
+    if not platt_violates(k2, prob, st, fpar):
         return UNCHANGED
     n = y.shape[0]
-    g2 = group(k2, y, nu)
+    g2 = group(k2, flags)
     E2 = y[k2] * G[k2]
     best = -1.0
     k1 = -1
     for k in range(n):     # max |E1 - E2| over free variables (E = y G)
-        if k != k2 and group(k, y, nu) == g2 and is_free(k, a, lower, upper):
+        if k != k2 and group(k, flags) == g2 and is_free(k, a, lower, upper):
             gain = abs(y[k] * G[k] - E2)
             if gain > best:
                 best = gain
@@ -585,7 +647,7 @@ def platt_examine(k2, prob, st, cache, ctrl, fpar, trace):
     for only_free in (True, False):
         for t in range(n):
             k = (start + t) % n
-            if group(k, y, nu) != g2 or (only_free and not is_free(k, a, lower, upper)):
+            if group(k, flags) != g2 or (only_free and not is_free(k, a, lower, upper)):
                 continue
             code = platt_pair(k, k2, prob, st, cache, ctrl, fpar, trace)
             if code != UNCHANGED:
@@ -597,24 +659,22 @@ def platt_examine(k2, prob, st, cache, ctrl, fpar, trace):
 def platt_end_of_pass(prob, st, cache, ctrl, fpar, trace):
     """Platt's alternation of full and non-bound passes; after a full pass without change,
     stop if m - M < tol, else take one maximal-violating-pair step (the fallback)."""
-    nu = ctrl[C_NU] == 1
     if ctrl[C_P_ALL] == 1 and ctrl[C_P_CHANGED] == 0:
-        m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, prob[0].shape[0], nu)
+        m0, m1, M0, M1, i0, i1, j0, j1 = current_extremes(prob, st, ctrl, fpar)
         fpar[F_GAP] = violation(m0, m1, M0, M1)
         if fpar[F_GAP] < fpar[F_TOL]:
             return OPTIMAL
         i, j = (i0, j0) if m0 - M0 >= m1 - M1 else (i1, j1)
-        code = take_step(i, j, prob, st, cache, ctrl, fpar, trace)
-        if code == NEED_ROWS:
+        if take_step(i, j, prob, st, cache, ctrl, fpar, trace) == NEED_ROWS:
             return NEED_ROWS
         ctrl[C_ITER] += 1
-        set_thresholds(prob, st, fpar, nu)
+        set_thresholds(prob, st, ctrl, fpar)
         ctrl[C_P_ALL] = 0
     elif ctrl[C_P_ALL] == 1:
         ctrl[C_P_ALL] = 0
     elif ctrl[C_P_CHANGED] == 0:
         ctrl[C_P_ALL] = 1
-        set_thresholds(prob, st, fpar, nu)
+        set_thresholds(prob, st, ctrl, fpar)
     ctrl[C_P_POS] = 0
     ctrl[C_P_CHANGED] = 0
     return CHANGED
@@ -624,9 +684,10 @@ def platt_end_of_pass(prob, st, cache, ctrl, fpar, trace):
 def run_platt(prob, st, cache, ctrl, fpar, trace):
     """Platt's outer loop, resumable: its position is kept in ctrl."""
     y, p, lower, upper, index, QD = prob
-    a, G, G_bar, perm = st
+    a, G, G_bar, perm, flags = st
     n = y.shape[0]
     capacity = trace[0].shape[0]
+    ctrl[C_EXT_VALID] = 0
     while True:
         if ctrl[C_ITER] >= ctrl[C_MAX_ITER]:
             return MAX_ITER
@@ -653,7 +714,7 @@ def run_platt(prob, st, cache, ctrl, fpar, trace):
 
 
 # ======================================================================================
-# gradient assembly from rows (initial gradient, reconstruction), prefetch scores
+# gradient assembly from rows (initial gradient, reconstruction), prefetch, eviction
 # ======================================================================================
 @njit(cache=True)
 def add_rows(variables, slots, coef, store, y, index, target, start, stop, scale):
@@ -667,23 +728,42 @@ def add_rows(variables, slots, coef, store, y, index, target, start, stop, scale
 
 
 @njit(cache=True)
-def prefetch_scores(prob, st, slot_of, size, nu, out):
+def prefetch_scores(prob, st, slot_of, size, out):
     """Per point, how close its variables are to being chosen: max over its active variables of
     v_t - m_g (t in I_up) or M_g - v_t (t in I_low); -inf for cached points."""
     y, p, lower, upper, index, QD = prob
-    a, G, G_bar, perm = st
-    m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, size, nu)
+    a, G, G_bar, perm, flags = st
+    m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, size)
     out[:] = -np.inf
     for k in range(size):
         point = index[k]
         if slot_of[point] >= 0:
             continue
         v = -y[k] * G[k]
-        g = group(k, y, nu)
+        f = flags[k]
+        neg = f & NEG
         score = -np.inf
-        if in_up(k, y, a, lower, upper):
-            score = v - (m0 if g == 0 else m1)
-        if in_low(k, y, a, lower, upper):
-            score = max(score, (M0 if g == 0 else M1) - v)
+        if f & UP:
+            score = v - (m1 if neg else m0)
+        if f & LOW:
+            score = max(score, (M1 if neg else M0) - v)
         if score > out[point]:
             out[point] = score
+
+
+@njit(cache=True)
+def least_recent(last_used, count, k, out):
+    """The k slots among the first ``count`` with the smallest last_used (k small), into out."""
+    for r in range(k):
+        best = -1
+        for s in range(count):
+            if best >= 0 and last_used[s] >= last_used[best]:
+                continue
+            taken = False
+            for q in range(r):
+                if out[q] == s:
+                    taken = True
+                    break
+            if not taken:
+                best = s
+        out[r] = best

@@ -40,6 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..kernels import RBF, Kernel, Linear, Polynomial, Precomputed, Sigmoid
+from ._smo_numba import least_recent
 
 __all__ = ["KernelRowCache", "STORE_DTYPE", "MIN_SLOTS", "slots_for"]
 
@@ -50,8 +51,12 @@ STORE_DTYPE = np.float32
 #: Fewest rows the cache holds whatever ``cache_mb`` says (a step needs two rows,
 #: the nu selection three, and one more may be pinned while they are fetched).
 MIN_SLOTS = 4
-#: Columns per chunk of a block product: the float64 chunk of a 64-row block stays in L2.
-COLUMN_CHUNK = 2048
+#: Entries per chunk of a block product: a float64 chunk of 128K entries stays in L2.
+CHUNK_ENTRIES = 1 << 17
+#: Fewest columns per chunk.
+COLUMN_CHUNK = 1024
+#: Up to this many rows the least recently used slots are found by a scan.
+FEW_ROWS = 8
 MEGABYTE = 1 << 20
 
 
@@ -97,11 +102,13 @@ class KernelRowCache:
         self.owner = np.full(self.n_slots, -1, dtype=np.int64)
         self.last_used = np.full(self.n_slots, -1, dtype=np.int64)
         self.rows_computed = 0
+        self._filled = 0
         self._block = _block_function(kernel, X)
 
     @property
-    def n_cached(self) -> int:
-        return int(np.count_nonzero(self.owner >= 0))
+    def n_free(self) -> int:
+        """Slots never filled yet."""
+        return self.n_slots - self._filled
 
     def diag(self) -> Array:
         """k(x_n, x_n) for every training point."""
@@ -120,11 +127,7 @@ class KernelRowCache:
         k = points.size
         if k > self.n_slots:
             raise ValueError(f"cannot fill {k} rows into a cache of {self.n_slots} rows")
-        if k < self.n_slots:
-            slots = np.argpartition(self.last_used, k - 1)[:k]
-        else:
-            slots = np.arange(self.n_slots)
-        slots = np.sort(slots)
+        slots = self._free_or_least_recent(k)
         evicted = self.owner[slots]
         self.slot_of[evicted[evicted >= 0]] = -1
         self._compute_into(points, slots)
@@ -134,6 +137,23 @@ class KernelRowCache:
         self.rows_computed += k
         return clock + k
 
+    def _free_or_least_recent(self, k: int) -> NDArray[np.intp]:
+        """k slots: never-filled ones first (slots fill in order), then the least recently used."""
+        fresh = np.arange(self._filled, min(self._filled + k, self.n_slots))
+        self._filled += fresh.size
+        rest = k - fresh.size
+        if rest == 0:
+            return fresh
+        count = self._filled - fresh.size        # slots filled before this call: distinct clocks
+        if rest <= FEW_ROWS:
+            used = np.empty(rest, dtype=np.int64)
+            least_recent(self.last_used, count, rest, used)
+        elif rest < count:
+            used = np.argpartition(self.last_used[:count], rest - 1)[:rest]
+        else:
+            used = np.arange(count)
+        return np.sort(np.concatenate([fresh, used]))
+
     def touch(self, points: NDArray[np.intp], clock: int) -> int:
         """Mark the cached rows of ``points`` as just used (so that a fill keeps them)."""
         slots = self.slot_of[np.asarray(points, dtype=np.int64)]
@@ -142,37 +162,45 @@ class KernelRowCache:
         return clock + slots.size
 
     def _compute_into(self, points: NDArray[np.int64], slots: NDArray[np.intp]) -> None:
-        contiguous = bool(np.all(np.diff(slots) == 1))
-        for c0 in range(0, self.N, COLUMN_CHUNK):
-            c1 = min(c0 + COLUMN_CHUNK, self.N)
-            block = self._block(points, c0, c1)
-            if contiguous:
-                self.store[slots[0]:slots[-1] + 1, c0:c1] = block
-            else:
-                self.store[slots, c0:c1] = block
+        """store[slots] = K[points], chunk of columns by chunk of columns."""
+        if slots.size and np.all(np.diff(slots) == 1):
+            self._compute_rows(points, self.store[slots[0]:slots[-1] + 1])
+            return
+        block = np.empty((points.size, self.N), dtype=STORE_DTYPE)
+        self._compute_rows(points, block)
+        self.store[slots] = block
+
+    def _compute_rows(self, points: NDArray[np.int64], out: NDArray[np.float32]) -> None:
+        width = max(COLUMN_CHUNK, CHUNK_ENTRIES // max(points.size, 1))
+        for c0 in range(0, self.N, width):
+            c1 = min(c0 + width, self.N)
+            self._block(points, c0, c1, out[:, c0:c1])
 
     def rows(self, points: NDArray[np.intp]) -> NDArray[np.float32]:
         """Rows of ``points`` as a new (len, N) array, without touching the cache."""
         points = np.asarray(points, dtype=np.int64)
         out = np.empty((points.size, self.N), dtype=STORE_DTYPE)
-        for c0 in range(0, self.N, COLUMN_CHUNK):
-            c1 = min(c0 + COLUMN_CHUNK, self.N)
-            out[:, c0:c1] = self._block(points, c0, c1)
+        self._compute_rows(points, out)
         return out
 
 
-BlockFunction = Callable[[NDArray[np.int64], int, int], NDArray[np.float32]]
+BlockFunction = Callable[[NDArray[np.int64], int, int, NDArray[np.float32]], None]
 
 
 def _block_function(kernel: Kernel, X: Array) -> BlockFunction:
-    """rows, c0, c1 -> K[rows, c0:c1] as float32, by the fastest route for the kernel."""
+    """(rows, c0, c1, out) -> out[:] = K[rows, c0:c1] in float32, by the fastest route for the kernel."""
     if isinstance(kernel, Precomputed):
-        return lambda rows, c0, c1: X[rows, c0:c1].astype(STORE_DTYPE)
+        def precomputed(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.float32]) -> None:
+            out[:] = X[rows, c0:c1]
+        return precomputed
     if isinstance(kernel, RBF):
         return _rbf_block(X, kernel.gamma)
     if isinstance(kernel, (Linear, Polynomial, Sigmoid)):
         return _dot_block(X, kernel)
-    return lambda rows, c0, c1: np.asarray(kernel(X[rows], X[c0:c1]), dtype=STORE_DTYPE)
+
+    def generic(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.float32]) -> None:
+        out[:] = kernel(X[rows], X[c0:c1])
+    return generic
 
 
 def _rbf_block(X: Array, gamma: float) -> BlockFunction:
@@ -182,13 +210,14 @@ def _rbf_block(X: Array, gamma: float) -> BlockFunction:
     root = math.sqrt(2.0 * gamma)
     ones = np.ones((Xc.shape[0], 1))
     left = np.hstack([root * Xc, -gamma * sq[:, None], ones])            # (N, D + 2)
-    right_t = np.ascontiguousarray(np.hstack([root * Xc, ones, -gamma * sq[:, None]]).T)
+    right_t = np.ascontiguousarray(np.hstack([root * Xc, ones, -gamma * sq[:, None]]).T)   # (D + 2, N)
+    work = _Workspace()
 
-    def block(rows: NDArray[np.int64], c0: int, c1: int) -> NDArray[np.float32]:
-        exponent = left[rows] @ right_t[:, c0:c1]    # -gamma ||x_n - x_m||^2, up to rounding
-        np.minimum(exponent, 0.0, out=exponent)
-        out = exponent.astype(STORE_DTYPE)
-        return np.exp(out, out=out)
+    def block(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.float32]) -> None:
+        exponent = work.get(rows.size, c1 - c0)
+        np.matmul(left[rows], right_t[:, c0:c1], out=exponent)   # -gamma ||x_n - x_m||^2
+        out[:] = exponent   # a rounding error of +1e-16 in the exponent is lost in float32
+        np.exp(out, out=out)
 
     return block
 
@@ -196,13 +225,31 @@ def _rbf_block(X: Array, gamma: float) -> BlockFunction:
 def _dot_block(X: Array, kernel: Kernel) -> BlockFunction:
     """Kernels that are a function of x_n^T x_m."""
     Xt = np.ascontiguousarray(X.T)
+    work = _Workspace()
 
-    def block(rows: NDArray[np.int64], c0: int, c1: int) -> NDArray[np.float32]:
-        dots = X[rows] @ Xt[:, c0:c1]
+    def block(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.float32]) -> None:
+        dots = work.get(rows.size, c1 - c0)
+        np.matmul(X[rows], Xt[:, c0:c1], out=dots)
         if isinstance(kernel, Polynomial):
-            dots = (kernel.gamma * dots + kernel.coef0) ** kernel.degree
+            dots *= kernel.gamma
+            dots += kernel.coef0
+            np.power(dots, kernel.degree, out=dots)
         elif isinstance(kernel, Sigmoid):
-            dots = np.tanh(kernel.gamma * dots + kernel.coef0)
-        return dots.astype(STORE_DTYPE)
+            dots *= kernel.gamma
+            dots += kernel.coef0
+            np.tanh(dots, out=dots)
+        out[:] = dots
 
     return block
+
+
+class _Workspace:
+    """A float64 scratch block reused between calls (fresh memory is slow to touch)."""
+
+    def __init__(self) -> None:
+        self._buffer = np.empty(0)
+
+    def get(self, rows: int, cols: int) -> Array:
+        if self._buffer.size < rows * cols:
+            self._buffer = np.empty(max(rows * cols, 2 * self._buffer.size))
+        return self._buffer[: rows * cols].reshape(rows, cols)

@@ -102,6 +102,9 @@ PLATT_TOL_FRACTION = 0.5
 SHRINK_INTERVAL = 1000
 #: Most rows computed in one block when a row is missing and the cache has room.
 ROW_BLOCK = 256
+#: BLAS threads during a solve: the kernel blocks are thin products (D + 2 inner
+#: columns) that a second thread slows down (measured on 2 cores).
+BLAS_THREADS = 1
 #: Initial length of the trace buffers (doubled when full).
 TRACE_CHUNK = 1024
 #: Calls of the compiled loop that may return without a step before the solver gives up.
@@ -280,9 +283,22 @@ def smo_standard(
 ) -> SMOResult:
     """Solve a StandardQP by SMO (no argument checks; see ``smo``)."""
     start = time.perf_counter()
-    run = _Run(qp, tol, wss, shrinking, cache_mb, max_iter, record)
-    code = run.iterate()
+    with _blas_threads(BLAS_THREADS):
+        run = _Run(qp, tol, wss, shrinking, cache_mb, max_iter, record)
+        code = run.iterate()
     return run.result(code, time.perf_counter() - start)
+
+
+_CONTROLLER: Any = None
+
+
+def _blas_threads(limit: int) -> Any:
+    """Limit BLAS to ``limit`` threads for the solve (the controller's library scan is done once)."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=limit, user_api="blas")
 
 
 class _Run:
@@ -300,8 +316,10 @@ class _Run:
                      np.asarray(qp.lower, dtype=np.float64).copy(), np.asarray(qp.upper, dtype=np.float64).copy(),
                      index, QD)
         a = np.asarray(qp.initial_point(), dtype=np.float64).copy()
-        self.st = (a, self.prob[1].copy(), np.zeros(n), np.arange(n, dtype=np.int64))
+        flags = np.zeros(n, dtype=np.int64)
+        self.st = (a, self.prob[1].copy(), np.zeros(n), np.arange(n, dtype=np.int64), flags)
         self.ctrl = self._control(n, wss, shrinking, max_iter, record, qp.is_nu)
+        nb.set_flags(self.prob, self.st, qp.is_nu)
         self.fpar = self._floats(tol, qp.scale, QD)
         self.trace = _trace_buffers(TRACE_CHUNK if record else 1)
         self._initial_gradient()
@@ -335,7 +353,7 @@ class _Run:
     def _initial_gradient(self) -> None:
         """G = Q a + p and G_bar = sum_{a_j = u_j} u_j Q_j at the starting point; f and p^T a."""
         y, p, lower, upper, index, QD = self.prob
-        a, G, G_bar, perm = self.st
+        a, G, G_bar, perm, flags = self.st
         n = a.shape[0]
         nonzero = np.flatnonzero(a != 0.0)
         self._accumulate(nonzero, a[nonzero], G, 0, n)
@@ -343,12 +361,12 @@ class _Run:
         self._accumulate(at_upper, upper[at_upper], G_bar, 0, n)
         self.fpar[nb.F_OBJ] = 0.5 * float(a @ (G - p)) + float(p @ a)     # 1/2 a^T Q a + p^T a
         self.fpar[nb.F_PTA] = float(p @ a)
-        nb_ = self.ctrl[nb.C_NU] == 1
-        m0, m1, M0, M1, *_ = nb.extremes(self.prob, self.st, n, nb_)
+        m0, m1, M0, M1, *_ = nb.extremes(self.prob, self.st, n)
         self.initial_violation = float(nb.violation(m0, m1, M0, M1))
         self.initial_objective = float(self.fpar[nb.F_OBJ])
         if self.ctrl[nb.C_WSS] == nb.WSS_PLATT:
-            nb.set_thresholds(self.prob, self.st, self.fpar, nb_)
+            self.ctrl[nb.C_EXT_VALID] = 0
+            nb.set_thresholds(self.prob, self.st, self.ctrl, self.fpar)
 
     def _accumulate(self, variables: NDArray[np.intp], coef: Array, target: Array, start: int,
                     stop: int) -> None:
@@ -375,7 +393,7 @@ class _Run:
     def reconstruct(self) -> None:
         """G_t = G_bar_t + p_t + sum_{free j} a_j Q_tj for the shrunk t; all variables active again."""
         y, p, lower, upper, index, QD = self.prob
-        a, G, G_bar, perm = self.st
+        a, G, G_bar, perm, flags = self.st
         n = a.shape[0]
         size = int(self.ctrl[nb.C_ACTIVE])
         if size < n:
@@ -411,14 +429,12 @@ class _Run:
     def _fetch_rows(self) -> None:
         """Compute the requested rows, with the most violating uncached ones while the cache has room."""
         ctrl = self.ctrl
-        requested = np.unique(ctrl[nb.C_REQ:nb.C_REQ + ctrl[nb.C_NREQ]])
+        requested = ctrl[nb.C_REQ:nb.C_REQ + ctrl[nb.C_NREQ]].copy()    # distinct
         ctrl[nb.C_NREQ] = 0
-        room = self.cache.n_slots - self.cache.n_cached
-        extra = min(ROW_BLOCK, room, self.cache.n_slots - 1) - requested.size
+        extra = min(ROW_BLOCK, self.cache.n_free, self.cache.n_slots - 1) - requested.size
         if extra > 0:
             scores = np.empty(self.cache.N)
-            nb.prefetch_scores(self.prob, self.st, self.cache.slot_of, int(ctrl[nb.C_ACTIVE]),
-                               ctrl[nb.C_NU] == 1, scores)
+            nb.prefetch_scores(self.prob, self.st, self.cache.slot_of, int(ctrl[nb.C_ACTIVE]), scores)
             scores[requested] = -np.inf
             candidates = np.flatnonzero(np.isfinite(scores))
             if candidates.size > extra:
@@ -431,8 +447,7 @@ class _Run:
         """Undo the permutation; rho from the free variables (or the midpoint); the trace."""
         if code == nb.MAX_ITER:
             self.reconstruct()
-        y, p, lower, upper, index, QD = self.prob
-        a, G, G_bar, perm = self.st
+        a, G, G_bar, perm, flags = self.st
         n = a.shape[0]
         z = np.empty(n)
         z[perm] = a
@@ -441,7 +456,7 @@ class _Run:
         qp = self.qp
         at_lower, at_upper = z <= qp.lower, z >= qp.upper
         rho = (calculate_rho_nu if qp.is_nu else calculate_rho)(qp.y, Gz, at_lower, at_upper)
-        m0, m1, M0, M1, *_ = nb.extremes(self.prob, self.st, n, self.ctrl[nb.C_NU] == 1)
+        m0, m1, M0, M1, *_ = nb.extremes(self.prob, self.st, n)
         status = {nb.OPTIMAL: "optimal", nb.MAX_ITER: "max_iter", nb.UNBOUNDED: "unbounded"}[code]
         return SMOResult(a=z, G=Gz, rho=rho, status=status, iterations=int(self.ctrl[nb.C_ITER]),
                          objective=float(self.fpar[nb.F_OBJ]), violation=float(nb.violation(m0, m1, M0, M1)),
