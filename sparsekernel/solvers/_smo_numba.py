@@ -72,7 +72,8 @@ C_I0 = 21             # argmax of v over I_up per group, argmin over I_low per g
 C_I1 = 22
 C_J0 = 23
 C_J1 = 24
-C_SIZE = 25
+C_NPEND = 25         # bound changes waiting to be applied to G_bar
+C_SIZE = 26
 
 # -- float control block (fpar) ----------------------------------------------------
 F_TOL = 0
@@ -135,7 +136,7 @@ def status(k, y, a, lower, upper, nu):
 @njit(cache=True)
 def set_flags(prob, st, nu):
     """Flags of every variable from the iterate."""
-    y, p, lower, upper, index, QD = prob
+    y, p, lower, upper, index, QD, y0, index0 = prob
     a, G, G_bar, perm, flags = st
     for k in range(a.shape[0]):
         flags[k] = status(k, y, a, lower, upper, nu)
@@ -168,7 +169,7 @@ def scan(prob, st, size, Ki, Kj, ci, cj, update):
     """Over the first ``size`` variables: if ``update``, G_t += y_t (c_i K_i[index_t] + c_j K_j[index_t])
     (the change of G = Q a + p after a step, c = scale y da); then m_g = max_{I_up, g} v and
     M_g = min_{I_low, g} v with their argmax/argmin, in the same pass."""
-    y, p, lower, upper, index, QD = prob
+    y, p, lower, upper, index, QD, y0, index0 = prob
     a, G, G_bar, perm, flags = st
     m0 = -np.inf
     m1 = -np.inf
@@ -183,21 +184,21 @@ def scan(prob, st, size, Ki, Kj, ci, cj, update):
             G[k] += y[k] * (ci * Ki[index[k]] + cj * Kj[index[k]])
         v = -y[k] * G[k]
         f = flags[k]
-        if f & UP:
-            if f & NEG:
-                if v >= m1:
-                    m1 = v
-                    i1 = k
-            elif v >= m0:
-                m0 = v
+        vu = v if f & UP else -np.inf      # selects, not branches: the flags follow no pattern
+        vl = v if f & LOW else np.inf
+        if f & NEG:                         # strict: a sentinel never wins
+            if vu > m1:
+                m1 = vu
+                i1 = k
+            if vl < M1:
+                M1 = vl
+                j1 = k
+        else:
+            if vu > m0:
+                m0 = vu
                 i0 = k
-        if f & LOW:
-            if f & NEG:
-                if v <= M1:
-                    M1 = v
-                    j1 = k
-            elif v <= M0:
-                M0 = v
+            if vl < M0:
+                M0 = vl
                 j0 = k
     return m0, m1, M0, M1, i0, i1, j0, j1
 
@@ -248,7 +249,7 @@ def second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, scale, tau):
 
     a_it = Q_ii + Q_tt - 2 y_i y_t Q_it = QD_i + QD_t - 2 scale K_it, replaced by tau when <= 0.
     """
-    y, p, lower, upper, index, QD = prob
+    y, p, lower, upper, index, QD, y0, index0 = prob
     a, G, G_bar, perm, flags = st
     best = np.inf
     j = -1
@@ -279,7 +280,7 @@ def select_pair(prob, st, cache, ctrl, fpar):
 
     code is OPTIMAL when m - M < tol, NEED_ROWS when a row is missing, else CHANGED.
     """
-    store, slot_of, last_used = cache
+    store, slot_of, last_used, pend_slot, pend_coef = cache
     index = prob[4]
     flags = st[4]
     size = ctrl[C_ACTIVE]
@@ -341,21 +342,56 @@ def move(k, d_signed, at_limit, up, y, a, lower, upper):
 
 
 @njit(cache=True)
-def update_G_bar(G_bar, y, index, Kk, coef):
-    """G_bar_t += coef y_t K_k[index_t] over all variables (coef = +-scale y_k u_k: u_k Q_tk)."""
-    for t in range(G_bar.shape[0]):
-        G_bar[t] += y[t] * coef * Kk[index[t]]
+def flush_G_bar(prob, st, cache, ctrl):
+    """Apply the waiting bound changes: G_bar_o += sum_e c_e y_o K_e[index_o] (caller's order o).
+
+    G_bar = sum_{a_j = u_j} u_j Q_j is needed only to rebuild the gradient of
+    shrunk variables, so the full-length updates are gathered and done four
+    rows per pass, reading each row in order.
+    """
+    y, p, lower, upper, index, QD, y0, index0 = prob
+    a, G, G_bar, perm, flags = st
+    store, slot_of, last_used, pend_slot, pend_coef = cache
+    npend = ctrl[C_NPEND]
+    e = 0
+    while e < npend:
+        c = np.zeros(4)
+        s = np.full(4, pend_slot[e])
+        for q in range(min(4, npend - e)):
+            c[q] = pend_coef[e + q]
+            s[q] = pend_slot[e + q]
+        r0, r1, r2, r3 = store[s[0]], store[s[1]], store[s[2]], store[s[3]]
+        for o in range(G_bar.shape[0]):
+            t = index0[o]
+            G_bar[o] += y0[o] * (c[0] * r0[t] + c[1] * r1[t] + c[2] * r2[t] + c[3] * r3[t])
+        e += 4
+    ctrl[C_NPEND] = 0
 
 
 @njit(cache=True)
-def bound_change(k, was_upper, s, prob, st, store, scale):
-    """Keep G_bar = sum_{a_j = u_j} u_j Q_j when a_k reaches or leaves its upper bound."""
-    y, p, lower, upper, index, QD = prob
+def protect_pending(cache, ctrl):
+    """Mark the rows of waiting bound changes as just used, so that a fill keeps them."""
+    store, slot_of, last_used, pend_slot, pend_coef = cache
+    for e in range(ctrl[C_NPEND]):
+        last_used[pend_slot[e]] = ctrl[C_CLOCK]
+        ctrl[C_CLOCK] += 1
+
+
+@njit(cache=True)
+def bound_change(k, was_upper, s, prob, st, cache, ctrl, scale):
+    """Keep G_bar = sum_{a_j = u_j} u_j Q_j: queue +-u_k Q_k when a_k reaches or leaves u_k."""
+    y, p, lower, upper, index, QD, y0, index0 = prob
     a, G, G_bar, perm, flags = st
+    store, slot_of, last_used, pend_slot, pend_coef = cache
     now_upper = a[k] >= upper[k]
-    if now_upper != was_upper:
-        sign = 1.0 if now_upper else -1.0
-        update_G_bar(G_bar, y, index, store[s], sign * scale * y[k] * upper[k])
+    if now_upper == was_upper:
+        return
+    if ctrl[C_NPEND] == pend_slot.shape[0]:
+        flush_G_bar(prob, st, cache, ctrl)
+    e = ctrl[C_NPEND]
+    pend_slot[e] = s
+    pend_coef[e] = (1.0 if now_upper else -1.0) * scale * y[k] * upper[k]
+    ctrl[C_NPEND] = e + 1
 
 
 @njit(cache=True)
@@ -366,8 +402,8 @@ def take_step(i, j, prob, st, cache, ctrl, fpar, trace):
     b = v_i - v_j > 0 and eta = Q_ii + Q_jj - 2 y_i y_j Q_ij (gap 7.3's eta), so
     d = min(b / eta, room_i, room_j) (tau for eta <= 0). Returns NEED_ROWS, CHANGED or UNCHANGED.
     """
-    store, slot_of, last_used = cache
-    y, p, lower, upper, index, QD = prob
+    store, slot_of, last_used, pend_slot, pend_coef = cache
+    y, p, lower, upper, index, QD, y0, index0 = prob
     a, G, G_bar, perm, flags = st
     si = row_slot(index[i], slot_of, last_used, ctrl)
     sj = row_slot(index[j], slot_of, last_used, ctrl)
@@ -399,8 +435,8 @@ def take_step(i, j, prob, st, cache, ctrl, fpar, trace):
     m0, m1, M0, M1, i0, i1, j0, j1 = scan(prob, st, ctrl[C_ACTIVE], store[si], store[sj],
                                           scale * y[i] * dai, scale * y[j] * daj, True)
     keep_extremes(ctrl, fpar, m0, m1, M0, M1, i0, i1, j0, j1)
-    bound_change(i, upper_i, si, prob, st, store, scale)
-    bound_change(j, upper_j, sj, prob, st, store, scale)
+    bound_change(i, upper_i, si, prob, st, cache, ctrl, scale)
+    bound_change(j, upper_j, sj, prob, st, cache, ctrl, scale)
     if ctrl[C_RECORD] == 1:
         record_step(i, j, a[j] - aj_old, L, H, eta, st, ctrl, fpar, trace)
     return CHANGED
@@ -444,21 +480,38 @@ def unbounded(ctrl, fpar):
 # shrinking (LIBSVM style)
 # ======================================================================================
 @njit(cache=True)
-def swap(prob, st, k1, k2):
-    """Exchange the positions of two variables in every per-variable array."""
-    y, p, lower, upper, index, QD = prob
+def _take(x, order):
+    """x[:] = x[order] in place."""
+    tmp = x[order]
+    x[:] = tmp
+
+
+@njit(cache=True)
+def reorder(prob, st, order):
+    """Put the variable at position order[k] at position k in every permuted array
+    (G_bar keeps the caller's order)."""
+    y, p, lower, upper, index, QD, y0, index0 = prob
     a, G, G_bar, perm, flags = st
-    y[k1], y[k2] = y[k2], y[k1]
-    p[k1], p[k2] = p[k2], p[k1]
-    lower[k1], lower[k2] = lower[k2], lower[k1]
-    upper[k1], upper[k2] = upper[k2], upper[k1]
-    index[k1], index[k2] = index[k2], index[k1]
-    QD[k1], QD[k2] = QD[k2], QD[k1]
-    a[k1], a[k2] = a[k2], a[k1]
-    G[k1], G[k2] = G[k2], G[k1]
-    G_bar[k1], G_bar[k2] = G_bar[k2], G_bar[k1]
-    perm[k1], perm[k2] = perm[k2], perm[k1]
-    flags[k1], flags[k2] = flags[k2], flags[k1]
+    _take(y, order)
+    _take(p, order)
+    _take(lower, order)
+    _take(upper, order)
+    _take(index, order)
+    _take(QD, order)
+    _take(a, order)
+    _take(G, order)
+    _take(perm, order)
+    _take(flags, order)
+
+
+@njit(cache=True)
+def restore_order(prob, st):
+    """Back to the caller's order (perm = identity)."""
+    perm = st[3]
+    order = np.empty_like(perm)
+    for k in range(perm.shape[0]):
+        order[perm[k]] = k
+    reorder(prob, st, order)
 
 
 @njit(cache=True)
@@ -483,22 +536,31 @@ def be_shrunk(k, prob, st, m0, m1, M0, M1):
 
 @njit(cache=True)
 def do_shrinking(prob, st, ctrl, fpar):
-    """Move the variables that be_shrunk to the end; RECONSTRUCT once m - M <= 10 tol."""
+    """Move the variables that be_shrunk behind the active ones; RECONSTRUCT once m - M <= 10 tol.
+
+    The active ones keep their relative order, the caller's order (restored at
+    each reconstruction), so that their kernel entries are read in increasing order.
+    """
     size = ctrl[C_ACTIVE]
     m0, m1, M0, M1, i0, i1, j0, j1 = current_extremes(prob, st, ctrl, fpar)
     if ctrl[C_UNSHRUNK] == 0 and violation(m0, m1, M0, M1) <= UNSHRINK_FACTOR * fpar[F_TOL]:
         ctrl[C_UNSHRUNK] = 1
         return RECONSTRUCT
-    k = 0
-    end = size
-    while k < end:
+    n = st[0].shape[0]
+    order = np.empty(n, dtype=np.int64)
+    end = 0
+    for k in range(size):              # kept ones first, in their order (the caller's order)
+        if not be_shrunk(k, prob, st, m0, m1, M0, M1):
+            order[end] = k
+            end += 1
+    r = end
+    for k in range(size):
         if be_shrunk(k, prob, st, m0, m1, M0, M1):
-            end -= 1
-            while end > k and be_shrunk(end, prob, st, m0, m1, M0, M1):
-                end -= 1
-            if end > k:
-                swap(prob, st, k, end)
-        k += 1
+            order[r] = k
+            r += 1
+    for k in range(size, n):
+        order[k] = k
+    reorder(prob, st, order)
     ctrl[C_ACTIVE] = end
     ctrl[C_EXT_VALID] = 0
     return CHANGED
@@ -571,7 +633,7 @@ def set_thresholds(prob, st, ctrl, fpar):
 @njit(cache=True)
 def update_thresholds(i, j, prob, st, fpar, nu):
     """Platt's threshold update: from a free variable of the pair, else the average."""
-    y, p, lower, upper, index, QD = prob
+    y, p, lower, upper, index, QD, y0, index0 = prob
     a, G, G_bar, perm, flags = st
     if is_free(i, a, lower, upper):
         v = y[i] * G[i]
@@ -613,7 +675,7 @@ def platt_pair(k1, k2, prob, st, cache, ctrl, fpar, trace):
 @njit(cache=True)
 def platt_violates(k, prob, st, fpar):
     """Platt's KKT check: r = G_k - thr; r < -tol with a_k < u_k, or r > tol with a_k > l_k."""
-    y, p, lower, upper, index, QD = prob
+    y, p, lower, upper, index, QD, y0, index0 = prob
     a, G, G_bar, perm, flags = st
     thr = fpar[F_THR0] if y[k] > 0 else fpar[F_THR1]
     r = G[k] - thr
@@ -624,7 +686,7 @@ def platt_violates(k, prob, st, fpar):
 @njit(cache=True)
 def platt_examine(k2, prob, st, cache, ctrl, fpar, trace):
     """examineExample(k2): the second-choice heuristic, then free variables, then all."""
-    y, p, lower, upper, index, QD = prob
+    y, p, lower, upper, index, QD, y0, index0 = prob
     a, G, G_bar, perm, flags = st
     if not platt_violates(k2, prob, st, fpar):
         return UNCHANGED
@@ -683,7 +745,7 @@ def platt_end_of_pass(prob, st, cache, ctrl, fpar, trace):
 @njit(cache=True)
 def run_platt(prob, st, cache, ctrl, fpar, trace):
     """Platt's outer loop, resumable: its position is kept in ctrl."""
-    y, p, lower, upper, index, QD = prob
+    y, p, lower, upper, index, QD, y0, index0 = prob
     a, G, G_bar, perm, flags = st
     n = y.shape[0]
     capacity = trace[0].shape[0]
@@ -731,7 +793,7 @@ def add_rows(variables, slots, coef, store, y, index, target, start, stop, scale
 def prefetch_scores(prob, st, slot_of, size, out):
     """Per point, how close its variables are to being chosen: max over its active variables of
     v_t - m_g (t in I_up) or M_g - v_t (t in I_low); -inf for cached points."""
-    y, p, lower, upper, index, QD = prob
+    y, p, lower, upper, index, QD, y0, index0 = prob
     a, G, G_bar, perm, flags = st
     m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, size)
     out[:] = -np.inf
@@ -753,7 +815,11 @@ def prefetch_scores(prob, st, slot_of, size, out):
 
 @njit(cache=True)
 def least_recent(last_used, count, k, out):
-    """The k slots among the first ``count`` with the smallest last_used (k small), into out."""
+    """The k slots among the first ``count`` with the smallest last_used, into out (distinct clocks)."""
+    if k > 8:
+        order = np.argsort(last_used[:count])
+        out[:k] = order[:k]
+        return
     for r in range(k):
         best = -1
         for s in range(count):
@@ -767,3 +833,30 @@ def least_recent(last_used, count, k, out):
             if not taken:
                 best = s
         out[r] = best
+
+
+@njit(cache=True)
+def claim_slots(points, slots, slot_of, owner, last_used, filled, clock):
+    """Slots for the rows of ``points``: never-filled slots first, then the least recently used;
+    the evicted rows are forgotten and the new ones marked used. Returns the new clock.
+
+    ``filled[0]`` counts the slots filled so far (slots fill in order).
+    """
+    k = points.shape[0]
+    n_slots = owner.shape[0]
+    old = filled[0]
+    fresh = min(k, n_slots - old)
+    for r in range(fresh):
+        slots[r] = old + r
+    filled[0] = old + fresh
+    if k > fresh:
+        least_recent(last_used, old, k - fresh, slots[fresh:])
+    for r in range(k):
+        s = slots[r]
+        if owner[s] >= 0:
+            slot_of[owner[s]] = -1
+        owner[s] = points[r]
+        slot_of[points[r]] = s
+        last_used[s] = clock
+        clock += 1
+    return clock

@@ -40,7 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..kernels import RBF, Kernel, Linear, Polynomial, Precomputed, Sigmoid
-from ._smo_numba import least_recent
+from ._smo_numba import claim_slots
 
 __all__ = ["KernelRowCache", "STORE_DTYPE", "MIN_SLOTS", "slots_for"]
 
@@ -55,8 +55,6 @@ MIN_SLOTS = 4
 CHUNK_ENTRIES = 1 << 17
 #: Fewest columns per chunk.
 COLUMN_CHUNK = 1024
-#: Up to this many rows the least recently used slots are found by a scan.
-FEW_ROWS = 8
 MEGABYTE = 1 << 20
 
 
@@ -102,13 +100,13 @@ class KernelRowCache:
         self.owner = np.full(self.n_slots, -1, dtype=np.int64)
         self.last_used = np.full(self.n_slots, -1, dtype=np.int64)
         self.rows_computed = 0
-        self._filled = 0
+        self._filled = np.zeros(1, dtype=np.int64)      # slots filled so far (they fill in order)
         self._block = _block_function(kernel, X)
 
     @property
     def n_free(self) -> int:
         """Slots never filled yet."""
-        return self.n_slots - self._filled
+        return self.n_slots - int(self._filled[0])
 
     def diag(self) -> Array:
         """k(x_n, x_n) for every training point."""
@@ -117,42 +115,21 @@ class KernelRowCache:
     def fill(self, points: NDArray[np.intp], clock: int) -> int:
         """Compute the rows of ``points`` (not cached, distinct) into the least recently used slots.
 
-        At most ``n_slots - 1`` points, so that a row in use when the solver
-        asked for more (the most recently used one) survives. Returns the
-        clock after marking the new rows as used.
+        At most ``n_slots`` points; a row in use while the solver asks for
+        more is the most recently used one and survives a fill of fewer than
+        ``n_slots`` rows. Returns the clock after marking the new rows as used.
         """
         points = np.asarray(points, dtype=np.int64)
-        if points.size == 0:
-            return clock
         k = points.size
+        if k == 0:
+            return clock
         if k > self.n_slots:
             raise ValueError(f"cannot fill {k} rows into a cache of {self.n_slots} rows")
-        slots = self._free_or_least_recent(k)
-        evicted = self.owner[slots]
-        self.slot_of[evicted[evicted >= 0]] = -1
+        slots = np.empty(k, dtype=np.int64)
+        clock = claim_slots(points, slots, self.slot_of, self.owner, self.last_used, self._filled, clock)
         self._compute_into(points, slots)
-        self.slot_of[points] = slots
-        self.owner[slots] = points
-        self.last_used[slots] = np.arange(clock, clock + k)
         self.rows_computed += k
-        return clock + k
-
-    def _free_or_least_recent(self, k: int) -> NDArray[np.intp]:
-        """k slots: never-filled ones first (slots fill in order), then the least recently used."""
-        fresh = np.arange(self._filled, min(self._filled + k, self.n_slots))
-        self._filled += fresh.size
-        rest = k - fresh.size
-        if rest == 0:
-            return fresh
-        count = self._filled - fresh.size        # slots filled before this call: distinct clocks
-        if rest <= FEW_ROWS:
-            used = np.empty(rest, dtype=np.int64)
-            least_recent(self.last_used, count, rest, used)
-        elif rest < count:
-            used = np.argpartition(self.last_used[:count], rest - 1)[:rest]
-        else:
-            used = np.arange(count)
-        return np.sort(np.concatenate([fresh, used]))
+        return clock
 
     def touch(self, points: NDArray[np.intp], clock: int) -> int:
         """Mark the cached rows of ``points`` as just used (so that a fill keeps them)."""
@@ -161,10 +138,11 @@ class KernelRowCache:
         self.last_used[slots] = np.arange(clock, clock + slots.size)
         return clock + slots.size
 
-    def _compute_into(self, points: NDArray[np.int64], slots: NDArray[np.intp]) -> None:
+    def _compute_into(self, points: NDArray[np.int64], slots: NDArray[np.int64]) -> None:
         """store[slots] = K[points], chunk of columns by chunk of columns."""
-        if slots.size and np.all(np.diff(slots) == 1):
-            self._compute_rows(points, self.store[slots[0]:slots[-1] + 1])
+        first, last = int(slots[0]), int(slots[-1])
+        if last - first + 1 == slots.size and (slots.size < 3 or np.all(np.diff(slots) == 1)):
+            self._compute_rows(points, self.store[first:last + 1])
             return
         block = np.empty((points.size, self.N), dtype=STORE_DTYPE)
         self._compute_rows(points, block)

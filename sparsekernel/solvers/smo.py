@@ -105,6 +105,10 @@ ROW_BLOCK = 256
 #: BLAS threads during a solve: the kernel blocks are thin products (D + 2 inner
 #: columns) that a second thread slows down (measured on 2 cores).
 BLAS_THREADS = 1
+#: Rows a step may be using while it asks for more (the pair, or the nu rule's two rows).
+PINNED_ROWS = 3
+#: Bound changes gathered before G_bar is updated (four rows per pass).
+PENDING_BOUND_CHANGES = 32
 #: Initial length of the trace buffers (doubled when full).
 TRACE_CHUNK = 1024
 #: Calls of the compiled loop that may return without a step before the solver gives up.
@@ -312,9 +316,13 @@ class _Run:
         self.cache = KernelRowCache(qp.kernel, qp.X, cache_mb)
         index = np.asarray(qp.index, dtype=np.int64).copy()
         QD = qp.scale * self.cache.diag()[index]
-        self.prob = (np.asarray(qp.y, dtype=np.float64).copy(), np.asarray(qp.p, dtype=np.float64).copy(),
+        y = np.asarray(qp.y, dtype=np.float64)
+        # permuted copies (the active variables first), then y and index in the caller's order
+        self.prob = (y.copy(), np.asarray(qp.p, dtype=np.float64).copy(),
                      np.asarray(qp.lower, dtype=np.float64).copy(), np.asarray(qp.upper, dtype=np.float64).copy(),
-                     index, QD)
+                     index, QD, y.copy(), index.copy())
+        self.cache_arrays = (self.cache.store, self.cache.slot_of, self.cache.last_used,
+                             np.zeros(PENDING_BOUND_CHANGES, dtype=np.int64), np.zeros(PENDING_BOUND_CHANGES))
         a = np.asarray(qp.initial_point(), dtype=np.float64).copy()
         flags = np.zeros(n, dtype=np.int64)
         self.st = (a, self.prob[1].copy(), np.zeros(n), np.arange(n, dtype=np.int64), flags)
@@ -352,7 +360,7 @@ class _Run:
     # -- gradient assembly ---------------------------------------------------------
     def _initial_gradient(self) -> None:
         """G = Q a + p and G_bar = sum_{a_j = u_j} u_j Q_j at the starting point; f and p^T a."""
-        y, p, lower, upper, index, QD = self.prob
+        y, p, lower, upper, index, QD, y0, index0 = self.prob
         a, G, G_bar, perm, flags = self.st
         n = a.shape[0]
         nonzero = np.flatnonzero(a != 0.0)
@@ -379,6 +387,7 @@ class _Run:
         variables, coef = variables[order], coef[order]
         points = index[variables]
         unique_points, first = np.unique(points, return_index=True)
+        self._settle_pending(0)
         for b0 in range(0, unique_points.size, batch):
             chunk = unique_points[b0:b0 + batch]
             lo = first[b0]
@@ -390,23 +399,34 @@ class _Run:
             nb.add_rows(variables[lo:hi], slots, coef[lo:hi], self.cache.store, self.prob[0], index,
                         target, start, stop, float(self.fpar[nb.F_SCALE]))
 
+    def _settle_pending(self, fill: int) -> None:
+        """Before a fill of ``fill`` rows: keep the rows of waiting bound changes, or apply those first."""
+        if self.ctrl[nb.C_NPEND] == 0:
+            return
+        if fill + self.ctrl[nb.C_NPEND] + PINNED_ROWS < self.cache.n_slots:
+            nb.protect_pending(self.cache_arrays, self.ctrl)
+        else:
+            nb.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
+
     def reconstruct(self) -> None:
         """G_t = G_bar_t + p_t + sum_{free j} a_j Q_tj for the shrunk t; all variables active again."""
-        y, p, lower, upper, index, QD = self.prob
+        y, p, lower, upper, index, QD, y0, index0 = self.prob
         a, G, G_bar, perm, flags = self.st
         n = a.shape[0]
         size = int(self.ctrl[nb.C_ACTIVE])
         if size < n:
-            G[size:] = G_bar[size:] + p[size:]
+            nb.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
+            G[size:] = G_bar[perm[size:]] + p[size:]
             free = np.flatnonzero((a > lower) & (a < upper))
             self._accumulate(free, a[free], G, size, n)
+            nb.restore_order(self.prob, self.st)
         self.ctrl[nb.C_ACTIVE] = n
 
     # -- the loop ----------------------------------------------------------------------
     def iterate(self) -> int:
         """Call the compiled loop until it stops for good; serve its requests in between."""
         loop = nb.run_platt if self.ctrl[nb.C_WSS] == nb.WSS_PLATT else nb.run_smo
-        cache = (self.cache.store, self.cache.slot_of, self.cache.last_used)
+        cache = self.cache_arrays
         stalled = 0
         while stalled < MAX_STALLED_CALLS:
             before = int(self.ctrl[nb.C_ITER])
@@ -440,6 +460,7 @@ class _Run:
             if candidates.size > extra:
                 candidates = candidates[np.argpartition(-scores[candidates], extra - 1)[:extra]]
             requested = np.concatenate([requested, candidates])
+        self._settle_pending(requested.size)
         ctrl[nb.C_CLOCK] = self.cache.fill(requested, int(ctrl[nb.C_CLOCK]))
 
     # -- the answer --------------------------------------------------------------------
