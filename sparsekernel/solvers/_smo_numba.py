@@ -43,6 +43,11 @@ RECONSTRUCT_FINAL = 6     # optimal on the active set: check on all variables
 CHANGED = 7               # internal: a step was taken
 UNCHANGED = 8             # internal: no step
 
+# -- Platt's phases ----------------------------------------------------------------------
+P_FREE = 0            # a pass over the free variables
+P_ALL = 1             # a pass over all variables
+P_FINISH = 2          # maximal violating pairs until m - M < tol
+
 # -- working-set rules -------------------------------------------------------------
 WSS_PLATT = 0
 WSS_FIRST = 1
@@ -63,7 +68,7 @@ C_NU = 12
 C_RECORD = 13
 C_TRACE_LEN = 14
 C_HAS_INF = 15        # some upper bound is +inf (hard margin)
-C_P_ALL = 16          # Platt: 1 while a pass examines every variable
+C_P_ALL = 16          # Platt: P_ALL, P_FREE (which variables a pass examines) or P_FINISH
 C_P_POS = 17          # Platt: position of the next variable to examine
 C_P_CHANGED = 18      # Platt: steps taken in this pass
 C_SHRINK_INTERVAL = 19
@@ -90,7 +95,8 @@ F_UP0 = 10            # m_g = max_{I_up, g} v
 F_UP1 = 11
 F_LOW0 = 12           # M_g = min_{I_low, g} v
 F_LOW1 = 13
-F_SIZE = 14
+F_PLATT_EPS = 14      # Platt's smallest relative change of a_j for a step to count
+F_SIZE = 15
 
 # -- status flags of a variable ----------------------------------------------------
 UP = 1                # in I_up
@@ -395,12 +401,14 @@ def bound_change(k, was_upper, s, prob, st, cache, ctrl, scale):
 
 
 @njit(cache=True)
-def take_step(i, j, prob, st, cache, ctrl, fpar, trace):
+def take_step(i, j, prob, st, cache, ctrl, fpar, trace, min_change):
     """Minimise f along y_i a_i + y_j a_j = const from the pair (i in I_up, j in I_low).
 
     Along d >= 0 (a_i += y_i d, a_j -= y_j d) f changes by -b d + eta d^2 / 2 with
     b = v_i - v_j > 0 and eta = Q_ii + Q_jj - 2 y_i y_j Q_ij (gap 7.3's eta), so
-    d = min(b / eta, room_i, room_j) (tau for eta <= 0). Returns NEED_ROWS, CHANGED or UNCHANGED.
+    d = min(b / eta, room_i, room_j) (tau for eta <= 0). A step that moves a_j by less
+    than min_change (|a_j| + |a_j^new| + min_change) is not taken (Platt's progress test;
+    0 for the other rules). Returns NEED_ROWS, CHANGED or UNCHANGED.
     """
     store, slot_of, last_used, pend_slot, pend_coef = cache
     y, p, lower, upper, index, QD, y0, index0 = prob
@@ -418,6 +426,10 @@ def take_step(i, j, prob, st, cache, ctrl, fpar, trace):
     d = min(b / (eta if eta > 0.0 else fpar[F_TAU]), ri, rj)
     if not d > 0.0:
         return UNCHANGED
+    if min_change > 0.0:
+        aj_new = (upper[j] if y[j] < 0 else lower[j]) if d == rj else a[j] - y[j] * d
+        if abs(aj_new - a[j]) < min_change * (abs(a[j]) + abs(aj_new) + min_change):
+            return UNCHANGED
     L, H = clip_interval(i, j, y, a, lower, upper)
     ai_old, aj_old = a[i], a[j]
     upper_i, upper_j = a[i] >= upper[i], a[j] >= upper[j]
@@ -589,7 +601,7 @@ def run_smo(prob, st, cache, ctrl, fpar, trace):
             return NEED_ROWS
         if ctrl[C_RECORD] == 1 and ctrl[C_TRACE_LEN] >= capacity:
             return TRACE_FULL
-        code = take_step(i, j, prob, st, cache, ctrl, fpar, trace)
+        code = take_step(i, j, prob, st, cache, ctrl, fpar, trace, 0.0)
         if code == NEED_ROWS:
             return NEED_ROWS
         ctrl[C_ITER] += 1      # an UNCHANGED step (rounding) still counts towards the cap
@@ -666,7 +678,7 @@ def platt_pair(k1, k2, prob, st, cache, ctrl, fpar, trace):
         return UNCHANGED
     if not (-y[i] * G[i] + y[j] * G[j]) > 0.0:
         return UNCHANGED
-    code = take_step(i, j, prob, st, cache, ctrl, fpar, trace)
+    code = take_step(i, j, prob, st, cache, ctrl, fpar, trace, fpar[F_PLATT_EPS])
     if code == CHANGED:
         update_thresholds(i, j, prob, st, fpar, ctrl[C_NU] == 1)
     return code
@@ -718,28 +730,29 @@ def platt_examine(k2, prob, st, cache, ctrl, fpar, trace):
 
 
 @njit(cache=True)
-def platt_end_of_pass(prob, st, cache, ctrl, fpar, trace):
-    """Platt's alternation of full and non-bound passes; after a full pass without change,
-    stop if m - M < tol, else take one maximal-violating-pair step (the fallback)."""
-    if ctrl[C_P_ALL] == 1 and ctrl[C_P_CHANGED] == 0:
-        m0, m1, M0, M1, i0, i1, j0, j1 = current_extremes(prob, st, ctrl, fpar)
-        fpar[F_GAP] = violation(m0, m1, M0, M1)
-        if fpar[F_GAP] < fpar[F_TOL]:
-            return OPTIMAL
-        i, j = (i0, j0) if m0 - M0 >= m1 - M1 else (i1, j1)
-        if take_step(i, j, prob, st, cache, ctrl, fpar, trace) == NEED_ROWS:
-            return NEED_ROWS
-        ctrl[C_ITER] += 1
-        set_thresholds(prob, st, ctrl, fpar)
-        ctrl[C_P_ALL] = 0
-    elif ctrl[C_P_ALL] == 1:
-        ctrl[C_P_ALL] = 0
+def platt_end_of_pass(prob, st, ctrl, fpar):
+    """Platt's alternation of full and non-bound passes. After a full pass without a
+    significant step: OPTIMAL if m - M < tol, else the maximal-violating-pair finish."""
+    if ctrl[C_P_ALL] == P_ALL and ctrl[C_P_CHANGED] == 0:
+        ctrl[C_P_ALL] = P_FINISH
+    elif ctrl[C_P_ALL] == P_ALL:
+        ctrl[C_P_ALL] = P_FREE
     elif ctrl[C_P_CHANGED] == 0:
-        ctrl[C_P_ALL] = 1
+        ctrl[C_P_ALL] = P_ALL
         set_thresholds(prob, st, ctrl, fpar)
     ctrl[C_P_POS] = 0
     ctrl[C_P_CHANGED] = 0
-    return CHANGED
+
+
+@njit(cache=True)
+def platt_finish(prob, st, cache, ctrl, fpar, trace):
+    """One maximal-violating-pair step (or OPTIMAL): where Platt's heuristics stall short of tol."""
+    m0, m1, M0, M1, i0, i1, j0, j1 = current_extremes(prob, st, ctrl, fpar)
+    fpar[F_GAP] = violation(m0, m1, M0, M1)
+    if fpar[F_GAP] < fpar[F_TOL]:
+        return OPTIMAL
+    i, j = (i0, j0) if m0 - M0 >= m1 - M1 else (i1, j1)
+    return take_step(i, j, prob, st, cache, ctrl, fpar, trace, 0.0)
 
 
 @njit(cache=True)
@@ -755,15 +768,19 @@ def run_platt(prob, st, cache, ctrl, fpar, trace):
             return MAX_ITER
         if ctrl[C_RECORD] == 1 and ctrl[C_TRACE_LEN] >= capacity:
             return TRACE_FULL
-        if ctrl[C_P_POS] >= n:
-            code = platt_end_of_pass(prob, st, cache, ctrl, fpar, trace)
-            if code != CHANGED:
+        if ctrl[C_P_ALL] == P_FINISH:
+            code = platt_finish(prob, st, cache, ctrl, fpar, trace)
+            if code == OPTIMAL or code == NEED_ROWS:
                 return code
+            ctrl[C_ITER] += 1
             if unbounded(ctrl, fpar):
                 return UNBOUNDED
             continue
+        if ctrl[C_P_POS] >= n:
+            platt_end_of_pass(prob, st, ctrl, fpar)
+            continue
         k = ctrl[C_P_POS]
-        if ctrl[C_P_ALL] == 1 or is_free(k, a, lower, upper):
+        if ctrl[C_P_ALL] == P_ALL or is_free(k, a, lower, upper):
             code = platt_examine(k, prob, st, cache, ctrl, fpar, trace)
             if code == NEED_ROWS:
                 return NEED_ROWS

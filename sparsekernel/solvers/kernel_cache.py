@@ -21,10 +21,14 @@ Rows are indexed by training point, not by QP variable: the 2N variables of
 the regression machines share the N rows (Q_ij = scale y_i y_j k(x_index(i),
 x_index(j)) is expanded with its signs by the solver).
 
-Rows are stored as float32, like LIBSVM's ``Qfloat``: the exponent and the
-dot products are formed in float64 and rounded once, so each stored value is
-the exact kernel value to a relative 6e-8; the solver accumulates its
-gradient in float64.
+Rows are stored as float64 while the whole float64 Gram matrix would take at
+most 32 MiB (N <= 2048) and as float32 above, like LIBSVM's ``Qfloat``: the
+exponent and the dot products are always formed in float64 and rounded once,
+so a float32 value is the kernel value to a relative 6e-8; the solver
+accumulates its gradient in float64. Float32 halves the memory and the
+traffic of the large problems; on small ones float64 costs little and spares
+ill-conditioned problems (a rank-2 linear kernel with a large C, say) the
+rounding of Q, on which SMO can creep for millions of steps short of tol 1e-6.
 
 The arrays ``store``, ``slot_of`` and ``last_used`` are shared with the
 compiled solver loop (``_smo_numba``), which reads rows and marks them used;
@@ -42,25 +46,33 @@ from numpy.typing import NDArray
 from ..kernels import RBF, Kernel, Linear, Polynomial, Precomputed, Sigmoid
 from ._smo_numba import claim_slots
 
-__all__ = ["KernelRowCache", "STORE_DTYPE", "MIN_SLOTS", "slots_for"]
+__all__ = ["KernelRowCache", "row_dtype", "MIN_SLOTS", "slots_for"]
 
 Array = NDArray[np.float64]
 
-#: Storage type of the cached rows (LIBSVM's Qfloat).
-STORE_DTYPE = np.float32
+#: Rows are float64 while the whole float64 Gram matrix takes at most this many bytes
+#: (N <= 2048), float32 (LIBSVM's Qfloat) above.
+DOUBLE_GRAM_BYTES = 32 * (1 << 20)
 #: Fewest rows the cache holds whatever ``cache_mb`` says (a step needs two rows,
 #: the nu selection three, and one more may be pinned while they are fetched).
 MIN_SLOTS = 4
 #: Entries per chunk of a block product: a float64 chunk of 128K entries stays in L2.
 CHUNK_ENTRIES = 1 << 17
+#: Entries per block of the float64 products (8 MB).
+PRODUCT_ENTRIES = 1 << 20
 #: Fewest columns per chunk.
 COLUMN_CHUNK = 1024
 MEGABYTE = 1 << 20
 
 
-def slots_for(cache_mb: float, n_points: int) -> int:
+def row_dtype(n_points: int) -> type:
+    """float64 rows for problems whose whole float64 Gram matrix is small, else float32."""
+    return np.float64 if 8 * n_points * n_points <= DOUBLE_GRAM_BYTES else np.float32
+
+
+def slots_for(cache_mb: float, n_points: int, dtype: type = np.float32) -> int:
     """Number of kernel rows of length ``n_points`` that fit in ``cache_mb`` megabytes."""
-    per_row = np.dtype(STORE_DTYPE).itemsize * n_points
+    per_row = np.dtype(dtype).itemsize * n_points
     fit = int(cache_mb * MEGABYTE // per_row)
     return max(min(MIN_SLOTS, n_points), min(fit, n_points))
 
@@ -78,7 +90,9 @@ class KernelRowCache:
 
     Attributes
     ----------
-    store : float32 array (n_slots, N)
+    dtype : numpy float type
+        Storage type of the rows (``row_dtype(N)`` unless given).
+    store : array (n_slots, N)
         The cached rows.
     slot_of : int64 array (N,)
         Slot holding point n's row, or -1.
@@ -90,18 +104,20 @@ class KernelRowCache:
         Rows computed so far (a measure of the kernel work).
     """
 
-    def __init__(self, kernel: Kernel, X: Array, cache_mb: float) -> None:
+    def __init__(self, kernel: Kernel, X: Array, cache_mb: float, dtype: type | None = None) -> None:
         self.kernel = kernel
         self.X = X
         self.N = int(X.shape[0])
-        self.n_slots = slots_for(cache_mb, self.N)
-        self.store = np.empty((self.n_slots, self.N), dtype=STORE_DTYPE)
+        self.dtype = row_dtype(self.N) if dtype is None else dtype
+        self.n_slots = slots_for(cache_mb, self.N, self.dtype)
+        self.store = np.empty((self.n_slots, self.N), dtype=self.dtype)
         self.slot_of = np.full(self.N, -1, dtype=np.int64)
         self.owner = np.full(self.n_slots, -1, dtype=np.int64)
         self.last_used = np.full(self.n_slots, -1, dtype=np.int64)
         self.rows_computed = 0
         self._filled = np.zeros(1, dtype=np.int64)      # slots filled so far (they fill in order)
         self._block = _block_function(kernel, X)
+        self._exact = _exact_function(kernel, X)
 
     @property
     def n_free(self) -> int:
@@ -144,7 +160,7 @@ class KernelRowCache:
         if last - first + 1 == slots.size and (slots.size < 3 or np.all(np.diff(slots) == 1)):
             self._compute_rows(points, self.store[first:last + 1])
             return
-        block = np.empty((points.size, self.N), dtype=STORE_DTYPE)
+        block = np.empty((points.size, self.N), dtype=self.dtype)
         self._compute_rows(points, block)
         self.store[slots] = block
 
@@ -157,8 +173,22 @@ class KernelRowCache:
     def rows(self, points: NDArray[np.intp]) -> NDArray[np.float32]:
         """Rows of ``points`` as a new (len, N) array, without touching the cache."""
         points = np.asarray(points, dtype=np.int64)
-        out = np.empty((points.size, self.N), dtype=STORE_DTYPE)
+        out = np.empty((points.size, self.N), dtype=self.dtype)
         self._compute_rows(points, out)
+        return out
+
+
+    def products(self, rows: NDArray[np.intp], cols: NDArray[np.intp], coef: Array) -> Array:
+        """K[rows][:, cols] @ coef in float64 throughout (blocks of rows, nothing cached)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        out = np.zeros(rows.size)
+        if cols.size == 0:
+            return out
+        step = max(1, PRODUCT_ENTRIES // cols.size)
+        for r0 in range(0, rows.size, step):
+            block = self._exact(rows[r0:r0 + step], cols)
+            out[r0:r0 + step] = block @ coef
         return out
 
 
@@ -231,3 +261,25 @@ class _Workspace:
         if self._buffer.size < rows * cols:
             self._buffer = np.empty(max(rows * cols, 2 * self._buffer.size))
         return self._buffer[: rows * cols].reshape(rows, cols)
+
+
+ExactFunction = Callable[[NDArray[np.int64], NDArray[np.int64]], Array]
+
+
+def _exact_function(kernel: Kernel, X: Array) -> ExactFunction:
+    """(rows, cols) -> K[rows][:, cols] in float64, by the same routes as the rows."""
+    if isinstance(kernel, Precomputed):
+        return lambda rows, cols: X[np.ix_(rows, cols)]
+    if isinstance(kernel, RBF):
+        Xc = X - X.mean(axis=0)
+        sq = np.einsum("ij,ij->i", Xc, Xc)
+        gamma = kernel.gamma
+
+        def rbf(rows: NDArray[np.int64], cols: NDArray[np.int64]) -> Array:
+            exponent = 2.0 * gamma * (Xc[rows] @ Xc[cols].T)
+            exponent -= gamma * sq[rows][:, None]
+            exponent -= gamma * sq[cols][None, :]
+            np.minimum(exponent, 0.0, out=exponent)
+            return np.exp(exponent, out=exponent)
+        return rbf
+    return lambda rows, cols: np.asarray(kernel(X[rows], X[cols]), dtype=np.float64)

@@ -26,10 +26,12 @@ Working-set rules (``wss``):
     by more than tol/2 against the current threshold (b, here rho) is paired
     with the free variable of largest |E_1 - E_2| (E = y G), else with free
     variables then all variables from a pseudo-random start; the threshold is
-    updated after each step from a free variable of the pair. Where a full
-    pass changes nothing although m - M >= tol (the single threshold can lag),
-    one maximal-violating-pair step is taken, so the rule ends with the same
-    certificate as the others. Shrinking does not apply to this rule.
+    updated after each step from a free variable of the pair, and a step counts
+    only if it changes a_j by Platt's eps (a_j + a_j^new + eps), eps = 1e-3.
+    Once a full pass makes no such step (Platt's stopping point, which his
+    tolerances leave near 1e-3), the run finishes with maximal-violating-pair
+    steps until m - M < tol, so that the rule ends with the same certificate as
+    the others. Shrinking does not apply to this rule.
 ``"first-order"``
     The maximal violating pair: i = argmax_{I_up} v, j = argmin_{I_low} v.
 ``"second-order"``
@@ -43,7 +45,8 @@ sum_{a_j = u_j} u_j Q_tj maintained by the steps, once m - M <= 10 tol and
 again before the solver stops, so the final test is on all variables.
 
 Kernel rows come from ``kernel_cache.KernelRowCache`` (LRU, ``cache_mb``
-megabytes, float32 rows computed in BLAS blocks); when the cache has room a
+megabytes, rows computed in BLAS blocks, float64 for N <= 2048 and float32
+above); when the cache has room a
 missing row is fetched together with the rows of the most violating
 variables that are not cached yet, up to ``ROW_BLOCK`` rows in one block.
 The loops are compiled with numba (``_smo_numba``); the first call in a
@@ -79,7 +82,7 @@ from .. import _validation
 from ..errors import ConvergenceWarning, SolverError, ValidationError
 from ..kernels import RBF
 from . import _smo_numba as nb
-from .kernel_cache import KernelRowCache
+from .kernel_cache import KernelRowCache, row_dtype
 from .standard_qp import RhoEstimate, StandardQP, calculate_rho, calculate_rho_nu
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -98,6 +101,8 @@ TAU = 1e-12
 MARGIN_TOL = 1e-4
 #: Platt: per-variable KKT tolerance as a fraction of tol (|r| <= tol/2 for all gives m - M <= tol).
 PLATT_TOL_FRACTION = 0.5
+#: Platt's progress test: a step must change a_j by eps (a_j + a_j^new + eps) (Platt 1999).
+PLATT_EPS = 1e-3
 #: Shrinking pass every min(n, SHRINK_INTERVAL) steps (LIBSVM).
 SHRINK_INTERVAL = 1000
 #: Most rows computed in one block when a row is missing and the cache has room.
@@ -240,7 +245,7 @@ def smo(
     _check_machine(machine)
     opts = _check_options(tol, wss, shrinking, cache_mb, max_iter, record)
     qp = machine.standard_qp()
-    compile_time = ensure_compiled()
+    compile_time = ensure_compiled(row_dtype(int(qp.X.shape[0])))
     result = smo_standard(qp, **opts)
     if result.status == "unbounded":
         machine._infeasible("unbounded", "standard-form dual", "SMO")
@@ -286,9 +291,14 @@ def smo_standard(
     record: bool = False,
 ) -> SMOResult:
     """Solve a StandardQP by SMO (no argument checks; see ``smo``)."""
+    return _solve(qp, dict(tol=tol, wss=wss, shrinking=shrinking, cache_mb=cache_mb, max_iter=max_iter,
+                           record=record), None)
+
+
+def _solve(qp: StandardQP, opts: dict[str, Any], dtype: type | None) -> SMOResult:
     start = time.perf_counter()
     with _blas_threads(BLAS_THREADS):
-        run = _Run(qp, tol, wss, shrinking, cache_mb, max_iter, record)
+        run = _Run(qp, dtype=dtype, **opts)
         code = run.iterate()
     return run.result(code, time.perf_counter() - start)
 
@@ -309,11 +319,11 @@ class _Run:
     """State of one solve: the permuted per-variable arrays, the row cache and the control blocks."""
 
     def __init__(self, qp: StandardQP, tol: float, wss: str, shrinking: bool, cache_mb: float,
-                 max_iter: int | None, record: bool) -> None:
+                 max_iter: int | None, record: bool, dtype: type | None = None) -> None:
         n = qp.n
         self.qp = qp
         self.wss = wss
-        self.cache = KernelRowCache(qp.kernel, qp.X, cache_mb)
+        self.cache = KernelRowCache(qp.kernel, qp.X, cache_mb, dtype)
         index = np.asarray(qp.index, dtype=np.int64).copy()
         QD = qp.scale * self.cache.diag()[index]
         y = np.asarray(qp.y, dtype=np.float64)
@@ -345,7 +355,7 @@ class _Run:
         ctrl[nb.C_NU] = int(is_nu)
         ctrl[nb.C_RECORD] = int(record)
         ctrl[nb.C_HAS_INF] = int(np.any(np.isinf(self.prob[3])))
-        ctrl[nb.C_P_ALL] = 1
+        ctrl[nb.C_P_ALL] = nb.P_ALL
         return ctrl
 
     def _floats(self, tol: float, scale: float, QD: Array) -> Array:
@@ -355,6 +365,7 @@ class _Run:
         fpar[nb.F_SCALE] = scale
         fpar[nb.F_UNBOUNDED] = MARGIN_TOL * math.sqrt(max(float(np.max(QD, initial=0.0)), 0.0))
         fpar[nb.F_PLATT_TOL] = PLATT_TOL_FRACTION * tol
+        fpar[nb.F_PLATT_EPS] = PLATT_EPS
         return fpar
 
     # -- gradient assembly ---------------------------------------------------------
@@ -475,6 +486,7 @@ class _Run:
         Gz = np.empty(n)
         Gz[perm] = G
         qp = self.qp
+        self._exact_gradient(z, Gz)
         at_lower, at_upper = z <= qp.lower, z >= qp.upper
         rho = (calculate_rho_nu if qp.is_nu else calculate_rho)(qp.y, Gz, at_lower, at_upper)
         m0, m1, M0, M1, *_ = nb.extremes(self.prob, self.st, n)
@@ -483,6 +495,25 @@ class _Run:
                          objective=float(self.fpar[nb.F_OBJ]), violation=float(nb.violation(m0, m1, M0, M1)),
                          solve_time=seconds, rows_computed=self.cache.rows_computed,
                          cache_rows=self.cache.n_slots, trace=self._trace())
+
+    def _exact_gradient(self, z: Array, Gz: Array) -> None:
+        """Recompute G on the support points in float64: G_i = p_i + scale y_i (K u)_index(i).
+
+        The rows are float32; their rounding (6e-8) would reach the objective
+        f = 1/2 z^T (G + p) through cancellation (hard margin: sum a - 1/2 a^T Q a
+        with both terms near sum a). The objective and rho need G only where
+        z != 0 (and on free variables), so one product over the support points suffices.
+        """
+        qp = self.qp
+        u = np.bincount(qp.index, weights=qp.y * z, minlength=self.cache.N)     # u_n = sum y_i z_i
+        support = np.flatnonzero(u != 0.0)
+        on_support = np.isin(qp.index, support)
+        if support.size == 0:
+            return
+        Ku = np.zeros(self.cache.N)
+        Ku[support] = self.cache.products(support, support, u[support])
+        Gz[on_support] = qp.p[on_support] + qp.scale * qp.y[on_support] * Ku[qp.index[on_support]]
+        self.fpar[nb.F_OBJ] = 0.5 * float(z @ (Gz - qp.p)) + float(qp.p @ z)
 
     def _trace(self) -> SMOTrace | None:
         if self.ctrl[nb.C_RECORD] == 0:
@@ -506,13 +537,14 @@ def _grow(trace: tuple) -> tuple:
 
 
 # -- compilation ------------------------------------------------------------------------
-_COMPILED = False
+_COMPILED: set[str] = set()
 
 
-def ensure_compiled() -> float:
-    """Load (or compile) the numba loops by solving a tiny problem; seconds spent, 0 after the first call."""
-    global _COMPILED
-    if _COMPILED:
+def ensure_compiled(dtype: type = np.float64) -> float:
+    """Load (or compile) the numba loops for kernel rows of ``dtype`` by solving tiny problems;
+    seconds spent, 0 once done in this process."""
+    name = np.dtype(dtype).name
+    if name in _COMPILED:
         return 0.0
     start = time.perf_counter()
     rng = np.random.default_rng(0)
@@ -525,6 +557,7 @@ def ensure_compiled() -> float:
                         upper=np.full(6, 0.5 if nu_sum is None else 1.0 / 6), delta=0.0, nu_sum=nu_sum,
                         gram=lambda: kernel(X))
         for wss in WSS_RULES:
-            smo_standard(qp, tol=1e-3, wss=wss, shrinking=True, cache_mb=1e-6, record=True)
-    _COMPILED = True
+            _solve(qp, dict(tol=1e-3, wss=wss, shrinking=True, cache_mb=1e-6, max_iter=None, record=True),
+                   dtype)
+    _COMPILED.add(name)
     return time.perf_counter() - start
