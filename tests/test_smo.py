@@ -218,6 +218,34 @@ def test_class_weights_match_libsvm():
     assert np.all(sol.a <= np.where(t > 0, 2.0, 0.5) + 1e-12)
 
 
+@pytest.mark.parametrize("kind", ["soft", "nu"])
+def test_float32_rows_of_a_larger_problem_match_libsvm(kind):
+    """N = 2500 > 2048: the rows are float32 (LIBSVM's Qfloat), the RBF ones from the direct
+    distance loop; the answer still equals LIBSVM's."""
+    from sklearn.datasets import make_classification
+
+    from sparsekernel.solvers.kernel_cache import row_dtype
+
+    X, y = make_classification(n_samples=2500, n_features=20, random_state=1)
+    X = StandardScaler().fit_transform(X)
+    t = np.where(y == 1, 1.0, -1.0)
+    assert row_dtype(X.shape[0]) is np.float32
+    if kind == "soft":
+        m, lib = SoftMarginSVC(X, t, RBF(0.05), C=1.0), svm.SVC(C=1.0, gamma=0.05, tol=TOL).fit(X, t)
+        sol = smo(m, tol=TOL)
+        values = lib.decision_function(X)
+    else:   # LIBSVM's nu-SVC multipliers are N times ours: its tol is our tol / N
+        m, lib = NuSVC(X, t, RBF(0.05), nu=0.4), svm.NuSVC(nu=0.4, gamma=0.05, tol=TOL).fit(X, t)
+        sol = smo(m, tol=TOL / X.shape[0])
+        values = lib.decision_function(X) * sol.rho
+    np.testing.assert_allclose(sol.decision_function(X), values, atol=DEC_ATOL)
+    np.testing.assert_array_equal(sol.support, np.sort(lib.support_))
+    z = np.zeros(X.shape[0])
+    z[lib.support_] = np.abs(lib.dual_coef_[0])
+    z = z if kind == "soft" else 0.4 * z / z.sum()
+    assert rel(sol.dual_objective, m.dual_objective(z)) <= OBJ_RTOL
+
+
 # -- b and rho: free multipliers, else the midpoint ------------------------------------------
 def test_b_from_the_free_multipliers():
     """(7.37): b = t_n - sum_m a_m t_m k_nm averaged over free n, recomputed here from dense K."""

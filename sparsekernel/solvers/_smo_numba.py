@@ -877,3 +877,37 @@ def claim_slots(points, slots, slot_of, owner, last_used, filled, clock):
         last_used[s] = clock
         clock += 1
     return clock
+
+
+# ======================================================================================
+# RBF rows for the float32 cache
+# ======================================================================================
+#: columns per chunk of rbf_exponents: the float64 accumulator stays in L1
+RBF_CHUNK = 1024
+
+
+@njit(cache=True, fastmath=True)
+def rbf_exponents(Xt, points, gamma, store, slots, acc):
+    """store[slots_r, c] = -gamma ||x_{points_r} - x_c||^2 from the float32 inputs Xt (D, N).
+
+    Differences of float32 values are formed and squared in float64, so the
+    exponent is that of the float32-rounded (centred) inputs to float64
+    accuracy; the caller takes exp in place.
+    """
+    D, N = Xt.shape
+    for r in range(points.shape[0]):
+        p = points[r]
+        out = store[slots[r]]
+        for c0 in range(0, N, RBF_CHUNK):
+            c1 = min(c0 + RBF_CHUNK, N)
+            a = acc[:c1 - c0]
+            a[:] = 0.0
+            for d in range(D):
+                xd = np.float64(Xt[d, p])
+                row = Xt[d, c0:c1]
+                for c in range(row.shape[0]):
+                    diff = np.float64(row[c]) - xd
+                    a[c] += diff * diff
+            o = out[c0:c1]
+            for c in range(o.shape[0]):
+                o[c] = -gamma * a[c]

@@ -106,7 +106,7 @@ PLATT_EPS = 1e-3
 #: Shrinking pass every min(n, SHRINK_INTERVAL) steps (LIBSVM).
 SHRINK_INTERVAL = 1000
 #: Most rows computed in one block when a row is missing and the cache has room.
-ROW_BLOCK = 256
+ROW_BLOCK = 8
 #: BLAS threads during a solve: the kernel blocks are thin products (D + 2 inner
 #: columns) that a second thread slows down (measured on 2 cores).
 BLAS_THREADS = 1
@@ -300,7 +300,7 @@ def _solve(qp: StandardQP, opts: dict[str, Any], dtype: type | None) -> SMOResul
     with _blas_threads(BLAS_THREADS):
         run = _Run(qp, dtype=dtype, **opts)
         code = run.iterate()
-    return run.result(code, time.perf_counter() - start)
+        return run.result(code, start)
 
 
 _CONTROLLER: Any = None
@@ -475,7 +475,7 @@ class _Run:
         ctrl[nb.C_CLOCK] = self.cache.fill(requested, int(ctrl[nb.C_CLOCK]))
 
     # -- the answer --------------------------------------------------------------------
-    def result(self, code: int, seconds: float) -> SMOResult:
+    def result(self, code: int, start: float) -> SMOResult:
         """Undo the permutation; rho from the free variables (or the midpoint); the trace."""
         if code == nb.MAX_ITER:
             self.reconstruct()
@@ -493,7 +493,7 @@ class _Run:
         status = {nb.OPTIMAL: "optimal", nb.MAX_ITER: "max_iter", nb.UNBOUNDED: "unbounded"}[code]
         return SMOResult(a=z, G=Gz, rho=rho, status=status, iterations=int(self.ctrl[nb.C_ITER]),
                          objective=float(self.fpar[nb.F_OBJ]), violation=float(nb.violation(m0, m1, M0, M1)),
-                         solve_time=seconds, rows_computed=self.cache.rows_computed,
+                         solve_time=time.perf_counter() - start, rows_computed=self.cache.rows_computed,
                          cache_rows=self.cache.n_slots, trace=self._trace())
 
     def _exact_gradient(self, z: Array, Gz: Array) -> None:
