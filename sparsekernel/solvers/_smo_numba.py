@@ -807,27 +807,48 @@ def add_rows(variables, slots, coef, store, y, index, target, start, stop, scale
 
 
 @njit(cache=True)
-def prefetch_scores(prob, st, slot_of, size, out):
-    """Per point, how close its variables are to being chosen: max over its active variables of
-    v_t - m_g (t in I_up) or M_g - v_t (t in I_low); -inf for cached points."""
+def prefetch_candidates(prob, st, slot_of, size, requested, out):
+    """Up to len(out) uncached points, not in ``requested``, whose variables come closest to
+    being chosen: score max over the point's active variables of v_t - m_g (t in I_up) or
+    M_g - v_t (t in I_low), both <= 0. Returns how many were written, best first."""
     y, p, lower, upper, index, QD, y0, index0 = prob
     a, G, G_bar, perm, flags = st
     m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, size)
-    out[:] = -np.inf
+    k_max = out.shape[0]
+    best = np.full(k_max, -np.inf)
+    count = 0
     for k in range(size):
         point = index[k]
         if slot_of[point] >= 0:
             continue
-        v = -y[k] * G[k]
         f = flags[k]
-        neg = f & NEG
+        v = -y[k] * G[k]
         score = -np.inf
         if f & UP:
-            score = v - (m1 if neg else m0)
+            score = v - (m1 if f & NEG else m0)
         if f & LOW:
-            score = max(score, (M1 if neg else M0) - v)
-        if score > out[point]:
-            out[point] = score
+            score = max(score, (M1 if f & NEG else M0) - v)
+        if count == k_max and score <= best[count - 1]:
+            continue
+        if _listed(point, requested, requested.shape[0]) or _listed(point, out, count):
+            continue
+        r = min(count, k_max - 1)                 # insert, keeping best[] sorted decreasingly
+        while r > 0 and best[r - 1] < score:
+            best[r] = best[r - 1]
+            out[r] = out[r - 1]
+            r -= 1
+        best[r] = score
+        out[r] = point
+        count = min(count + 1, k_max)
+    return count
+
+
+@njit(cache=True)
+def _listed(point, points, count):
+    for q in range(count):
+        if points[q] == point:
+            return True
+    return False
 
 
 @njit(cache=True)

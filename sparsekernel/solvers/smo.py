@@ -464,13 +464,10 @@ class _Run:
         ctrl[nb.C_NREQ] = 0
         extra = min(ROW_BLOCK, self.cache.n_free, self.cache.n_slots - 1) - requested.size
         if extra > 0:
-            scores = np.empty(self.cache.N)
-            nb.prefetch_scores(self.prob, self.st, self.cache.slot_of, int(ctrl[nb.C_ACTIVE]), scores)
-            scores[requested] = -np.inf
-            candidates = np.flatnonzero(np.isfinite(scores))
-            if candidates.size > extra:
-                candidates = candidates[np.argpartition(-scores[candidates], extra - 1)[:extra]]
-            requested = np.concatenate([requested, candidates])
+            candidates = np.empty(extra, dtype=np.int64)
+            count = nb.prefetch_candidates(self.prob, self.st, self.cache.slot_of, int(ctrl[nb.C_ACTIVE]),
+                                           requested, candidates)
+            requested = np.concatenate([requested, candidates[:count]])
         self._settle_pending(requested.size)
         ctrl[nb.C_CLOCK] = self.cache.fill(requested, int(ctrl[nb.C_CLOCK]))
 
@@ -507,9 +504,9 @@ class _Run:
         qp = self.qp
         u = np.bincount(qp.index, weights=qp.y * z, minlength=self.cache.N)     # u_n = sum y_i z_i
         support = np.flatnonzero(u != 0.0)
-        on_support = np.isin(qp.index, support)
         if support.size == 0:
             return
+        on_support = (u != 0.0)[qp.index]
         Ku = np.zeros(self.cache.N)
         Ku[support] = self.cache.products(support, support, u[support])
         Gz[on_support] = qp.p[on_support] + qp.scale * qp.y[on_support] * Ku[qp.index[on_support]]
