@@ -12,7 +12,8 @@ buffer is full (``TRACE_FULL``); the Python driver (``smo.py``) does that work
 with BLAS and calls the loop again. A loop never changes the iterate before
 it has every row that the step needs, so the call is simply repeated.
 
-Notation (Fan, Chen and Lin 2005; LIBSVM): v_t = -y_t G_t with G = Q a + p;
+Notation (Fan, Chen and Lin 2005; LIBSVM): v_t = -y_t G_t with G = Q a + p (the
+state holds v rather than G: the hot loops then need no y);
 I_up = {t : y_t = +1, a_t < u_t  or  y_t = -1, a_t > l_t} (y_t a_t can grow),
 I_low = {t : y_t = +1, a_t > l_t  or  y_t = -1, a_t < u_t} (y_t a_t can shrink),
 m = max_{I_up} v, M = min_{I_low} v; a is optimal iff m - M <= 0, and the
@@ -143,7 +144,7 @@ def status(k, y, a, lower, upper, nu):
 def set_flags(prob, st, nu):
     """Flags of every variable from the iterate."""
     y, p, lower, upper, index, QD, y0, index0 = prob
-    a, G, G_bar, perm, flags = st
+    a, V, G_bar, perm, flags = st
     for k in range(a.shape[0]):
         flags[k] = status(k, y, a, lower, upper, nu)
 
@@ -172,11 +173,11 @@ def row_slot(point, slot_of, last_used, ctrl):
 
 @njit(cache=True)
 def scan(prob, st, size, Ki, Kj, ci, cj, update):
-    """Over the first ``size`` variables: if ``update``, G_t += y_t (c_i K_i[index_t] + c_j K_j[index_t])
-    (the change of G = Q a + p after a step, c = scale y da); then m_g = max_{I_up, g} v and
+    """Over the first ``size`` variables: if ``update``, v_t -= c_i K_i[index_t] + c_j K_j[index_t]
+    (v = -y G changes so after a step, c = scale y da); then m_g = max_{I_up, g} v and
     M_g = min_{I_low, g} v with their argmax/argmin, in the same pass."""
     y, p, lower, upper, index, QD, y0, index0 = prob
-    a, G, G_bar, perm, flags = st
+    a, V, G_bar, perm, flags = st
     m0 = -np.inf
     m1 = -np.inf
     M0 = np.inf
@@ -187,8 +188,8 @@ def scan(prob, st, size, Ki, Kj, ci, cj, update):
     j1 = -1
     for k in range(size):
         if update:
-            G[k] += y[k] * (ci * Ki[index[k]] + cj * Kj[index[k]])
-        v = -y[k] * G[k]
+            V[k] -= ci * Ki[index[k]] + cj * Kj[index[k]]
+        v = V[k]
         f = flags[k]
         vu = v if f & UP else -np.inf      # selects, not branches: the flags follow no pattern
         vl = v if f & LOW else np.inf
@@ -256,7 +257,7 @@ def second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, scale, tau):
     a_it = Q_ii + Q_tt - 2 y_i y_t Q_it = QD_i + QD_t - 2 scale K_it, replaced by tau when <= 0.
     """
     y, p, lower, upper, index, QD, y0, index0 = prob
-    a, G, G_bar, perm, flags = st
+    a, V, G_bar, perm, flags = st
     best = np.inf
     j = -1
     for k in range(size):
@@ -264,7 +265,7 @@ def second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, scale, tau):
         if not f & LOW:
             continue
         neg = f & NEG
-        b = (m1 if neg else m0) + y[k] * G[k]
+        b = (m1 if neg else m0) - V[k]
         if b <= 0.0:
             continue
         if neg:
@@ -356,7 +357,7 @@ def flush_G_bar(prob, st, cache, ctrl):
     rows per pass, reading each row in order.
     """
     y, p, lower, upper, index, QD, y0, index0 = prob
-    a, G, G_bar, perm, flags = st
+    a, V, G_bar, perm, flags = st
     store, slot_of, last_used, pend_slot, pend_coef = cache
     npend = ctrl[C_NPEND]
     e = 0
@@ -387,7 +388,7 @@ def protect_pending(cache, ctrl):
 def bound_change(k, was_upper, s, prob, st, cache, ctrl, scale):
     """Keep G_bar = sum_{a_j = u_j} u_j Q_j: queue +-u_k Q_k when a_k reaches or leaves u_k."""
     y, p, lower, upper, index, QD, y0, index0 = prob
-    a, G, G_bar, perm, flags = st
+    a, V, G_bar, perm, flags = st
     store, slot_of, last_used, pend_slot, pend_coef = cache
     now_upper = a[k] >= upper[k]
     if now_upper == was_upper:
@@ -412,7 +413,7 @@ def take_step(i, j, prob, st, cache, ctrl, fpar, trace, min_change):
     """
     store, slot_of, last_used, pend_slot, pend_coef = cache
     y, p, lower, upper, index, QD, y0, index0 = prob
-    a, G, G_bar, perm, flags = st
+    a, V, G_bar, perm, flags = st
     si = row_slot(index[i], slot_of, last_used, ctrl)
     sj = row_slot(index[j], slot_of, last_used, ctrl)
     if si < 0 or sj < 0:
@@ -420,7 +421,7 @@ def take_step(i, j, prob, st, cache, ctrl, fpar, trace, min_change):
     scale = fpar[F_SCALE]
     Kij = scale * store[si, index[j]]
     eta = QD[i] + QD[j] - 2.0 * Kij
-    b = -y[i] * G[i] + y[j] * G[j]
+    b = V[i] - V[j]
     ri = room(i, True, y, a, lower, upper)
     rj = room(j, False, y, a, lower, upper)
     d = min(b / (eta if eta > 0.0 else fpar[F_TAU]), ri, rj)
@@ -441,7 +442,7 @@ def take_step(i, j, prob, st, cache, ctrl, fpar, trace, min_change):
     nu = ctrl[C_NU] == 1
     flags[i] = status(i, y, a, lower, upper, nu)
     flags[j] = status(j, y, a, lower, upper, nu)
-    fpar[F_OBJ] += (G[i] * dai + G[j] * daj + 0.5 * (QD[i] * dai * dai + QD[j] * daj * daj)
+    fpar[F_OBJ] += (-y[i] * V[i] * dai - y[j] * V[j] * daj + 0.5 * (QD[i] * dai * dai + QD[j] * daj * daj)
                     + y[i] * y[j] * Kij * dai * daj)
     fpar[F_PTA] += p[i] * dai + p[j] * daj
     m0, m1, M0, M1, i0, i1, j0, j1 = scan(prob, st, ctrl[C_ACTIVE], store[si], store[sj],
@@ -503,7 +504,7 @@ def reorder(prob, st, order):
     """Put the variable at position order[k] at position k in every permuted array
     (G_bar keeps the caller's order)."""
     y, p, lower, upper, index, QD, y0, index0 = prob
-    a, G, G_bar, perm, flags = st
+    a, V, G_bar, perm, flags = st
     _take(y, order)
     _take(p, order)
     _take(lower, order)
@@ -511,7 +512,7 @@ def reorder(prob, st, order):
     _take(index, order)
     _take(QD, order)
     _take(a, order)
-    _take(G, order)
+    _take(V, order)
     _take(perm, order)
     _take(flags, order)
 
@@ -531,14 +532,14 @@ def be_shrunk(k, prob, st, m0, m1, M0, M1):
     """A bounded variable that cannot be in a violating pair now: v_k < M_g (only in I_up)
     or v_k > m_g (only in I_low)."""
     y = prob[0]
-    a, G, G_bar, perm, flags = st
+    a, V, G_bar, perm, flags = st
     f = flags[k]
     up = f & UP
     low = f & LOW
     if up and low:
         return False
     neg = f & NEG
-    v = -y[k] * G[k]
+    v = V[k]
     if up:
         return v < (M1 if neg else M0)
     if low:
@@ -646,13 +647,13 @@ def set_thresholds(prob, st, ctrl, fpar):
 def update_thresholds(i, j, prob, st, fpar, nu):
     """Platt's threshold update: from a free variable of the pair, else the average."""
     y, p, lower, upper, index, QD, y0, index0 = prob
-    a, G, G_bar, perm, flags = st
-    if is_free(i, a, lower, upper):
-        v = y[i] * G[i]
+    a, V, G_bar, perm, flags = st
+    if is_free(i, a, lower, upper):        # y G = -v
+        v = -V[i]
     elif is_free(j, a, lower, upper):
-        v = y[j] * G[j]
+        v = -V[j]
     else:
-        v = 0.5 * (y[i] * G[i] + y[j] * G[j])
+        v = -0.5 * (V[i] + V[j])
     if nu:               # within a group y is constant: the group's G value
         if y[i] > 0:
             fpar[F_THR0] = v
@@ -667,16 +668,16 @@ def update_thresholds(i, j, prob, st, fpar, nu):
 def platt_pair(k1, k2, prob, st, cache, ctrl, fpar, trace):
     """takeStep(k1, k2): orient the pair (larger v goes up) and take the analytic step."""
     y = prob[0]
-    a, G, G_bar, perm, flags = st
+    a, V, G_bar, perm, flags = st
     if k1 == k2:
         return UNCHANGED
-    if -y[k1] * G[k1] >= -y[k2] * G[k2]:
+    if V[k1] >= V[k2]:
         i, j = k1, k2
     else:
         i, j = k2, k1
     if not ((flags[i] & UP) and (flags[j] & LOW)):
         return UNCHANGED
-    if not (-y[i] * G[i] + y[j] * G[j]) > 0.0:
+    if not V[i] - V[j] > 0.0:
         return UNCHANGED
     code = take_step(i, j, prob, st, cache, ctrl, fpar, trace, fpar[F_PLATT_EPS])
     if code == CHANGED:
@@ -688,9 +689,9 @@ def platt_pair(k1, k2, prob, st, cache, ctrl, fpar, trace):
 def platt_violates(k, prob, st, fpar):
     """Platt's KKT check: r = G_k - thr; r < -tol with a_k < u_k, or r > tol with a_k > l_k."""
     y, p, lower, upper, index, QD, y0, index0 = prob
-    a, G, G_bar, perm, flags = st
+    a, V, G_bar, perm, flags = st
     thr = fpar[F_THR0] if y[k] > 0 else fpar[F_THR1]
-    r = G[k] - thr
+    r = -y[k] * V[k] - thr
     tol = fpar[F_PLATT_TOL]
     return (r < -tol and a[k] < upper[k]) or (r > tol and a[k] > lower[k])
 
@@ -699,17 +700,17 @@ def platt_violates(k, prob, st, fpar):
 def platt_examine(k2, prob, st, cache, ctrl, fpar, trace):
     """examineExample(k2): the second-choice heuristic, then free variables, then all."""
     y, p, lower, upper, index, QD, y0, index0 = prob
-    a, G, G_bar, perm, flags = st
+    a, V, G_bar, perm, flags = st
     if not platt_violates(k2, prob, st, fpar):
         return UNCHANGED
     n = y.shape[0]
     g2 = group(k2, flags)
-    E2 = y[k2] * G[k2]
+    E2 = -V[k2]
     best = -1.0
     k1 = -1
     for k in range(n):     # max |E1 - E2| over free variables (E = y G)
         if k != k2 and group(k, flags) == g2 and is_free(k, a, lower, upper):
-            gain = abs(y[k] * G[k] - E2)
+            gain = abs(-V[k] - E2)
             if gain > best:
                 best = gain
                 k1 = k
@@ -759,7 +760,7 @@ def platt_finish(prob, st, cache, ctrl, fpar, trace):
 def run_platt(prob, st, cache, ctrl, fpar, trace):
     """Platt's outer loop, resumable: its position is kept in ctrl."""
     y, p, lower, upper, index, QD, y0, index0 = prob
-    a, G, G_bar, perm, flags = st
+    a, V, G_bar, perm, flags = st
     n = y.shape[0]
     capacity = trace[0].shape[0]
     ctrl[C_EXT_VALID] = 0
@@ -812,7 +813,7 @@ def prefetch_candidates(prob, st, slot_of, size, requested, out):
     being chosen: score max over the point's active variables of v_t - m_g (t in I_up) or
     M_g - v_t (t in I_low), both <= 0. Returns how many were written, best first."""
     y, p, lower, upper, index, QD, y0, index0 = prob
-    a, G, G_bar, perm, flags = st
+    a, V, G_bar, perm, flags = st
     m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, size)
     k_max = out.shape[0]
     best = np.full(k_max, -np.inf)
@@ -822,7 +823,7 @@ def prefetch_candidates(prob, st, slot_of, size, requested, out):
         if slot_of[point] >= 0:
             continue
         f = flags[k]
-        v = -y[k] * G[k]
+        v = V[k]
         score = -np.inf
         if f & UP:
             score = v - (m1 if f & NEG else m0)

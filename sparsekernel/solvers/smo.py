@@ -370,12 +370,14 @@ class _Run:
 
     # -- gradient assembly ---------------------------------------------------------
     def _initial_gradient(self) -> None:
-        """G = Q a + p and G_bar = sum_{a_j = u_j} u_j Q_j at the starting point; f and p^T a."""
+        """G = Q a + p (kept as v = -y G) and G_bar = sum_{a_j = u_j} u_j Q_j at the start; f, p^T a."""
         y, p, lower, upper, index, QD, y0, index0 = self.prob
-        a, G, G_bar, perm, flags = self.st
+        a, V, G_bar, perm, flags = self.st
         n = a.shape[0]
+        G = p.copy()
         nonzero = np.flatnonzero(a != 0.0)
         self._accumulate(nonzero, a[nonzero], G, 0, n)
+        V[:] = -y * G
         at_upper = np.flatnonzero(a >= upper)
         self._accumulate(at_upper, upper[at_upper], G_bar, 0, n)
         self.fpar[nb.F_OBJ] = 0.5 * float(a @ (G - p)) + float(p @ a)     # 1/2 a^T Q a + p^T a
@@ -422,14 +424,16 @@ class _Run:
     def reconstruct(self) -> None:
         """G_t = G_bar_t + p_t + sum_{free j} a_j Q_tj for the shrunk t; all variables active again."""
         y, p, lower, upper, index, QD, y0, index0 = self.prob
-        a, G, G_bar, perm, flags = self.st
+        a, V, G_bar, perm, flags = self.st
         n = a.shape[0]
         size = int(self.ctrl[nb.C_ACTIVE])
         if size < n:
             nb.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
+            G = np.zeros(n)
             G[size:] = G_bar[perm[size:]] + p[size:]
             free = np.flatnonzero((a > lower) & (a < upper))
             self._accumulate(free, a[free], G, size, n)
+            V[size:] = -y[size:] * G[size:]
             nb.restore_order(self.prob, self.st)
         self.ctrl[nb.C_ACTIVE] = n
 
@@ -476,12 +480,13 @@ class _Run:
         """Undo the permutation; rho from the free variables (or the midpoint); the trace."""
         if code == nb.MAX_ITER:
             self.reconstruct()
-        a, G, G_bar, perm, flags = self.st
+        y = self.prob[0]
+        a, V, G_bar, perm, flags = self.st
         n = a.shape[0]
         z = np.empty(n)
         z[perm] = a
         Gz = np.empty(n)
-        Gz[perm] = G
+        Gz[perm] = -y * V
         qp = self.qp
         self._exact_gradient(z, Gz)
         at_lower, at_upper = z <= qp.lower, z >= qp.upper
