@@ -251,14 +251,18 @@ def violation(m0, m1, M0, M1):
 # working-set selection
 # ======================================================================================
 @njit(cache=True)
-def second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, scale, tau):
+def second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, scale, tau, nu):
     """j = argmin over t in I_low with b_t = m_g - v_t > 0 of -b_t^2 / a_it (Fan et al. 2005, WSS 2).
 
-    a_it = Q_ii + Q_tt - 2 y_i y_t Q_it = QD_i + QD_t - 2 scale K_it, replaced by tau when <= 0.
+    a_it = Q_ii + Q_tt - 2 y_i y_t Q_it = QD_i + QD_t - 2 scale K_it, replaced by tau when <= 0;
+    compared as b^2 a_best >= b_best^2 a (no division). One group in the plain form.
     """
     y, p, lower, upper, index, QD, y0, index0 = prob
     a, V, G_bar, perm, flags = st
-    best = np.inf
+    if not nu:
+        return _second_order_plain(V, index, flags, QD, store[s0], QD[i0], m0, size, scale, tau)
+    best_num = 0.0
+    best_den = 1.0
     j = -1
     for k in range(size):
         f = flags[k]
@@ -274,9 +278,33 @@ def second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, scale, tau):
             quad = QD[i0] + QD[k] - 2.0 * scale * store[s0, index[k]]
         if quad <= 0.0:
             quad = tau
-        obj = -b * b / quad
-        if obj <= best:
-            best = obj
+        num = b * b
+        if num * best_den >= best_num * quad:
+            best_num = num
+            best_den = quad
+            j = k
+    return j
+
+
+@njit(cache=True)
+def _second_order_plain(V, index, flags, QD, row, q_i, m, size, scale, tau):
+    """second_order_j with one group (y^T a = delta alone)."""
+    best_num = 0.0
+    best_den = 1.0
+    j = -1
+    for k in range(size):
+        if not flags[k] & LOW:
+            continue
+        b = m - V[k]
+        if b <= 0.0:
+            continue
+        quad = q_i + QD[k] - 2.0 * scale * row[index[k]]
+        if quad <= 0.0:
+            quad = tau
+        num = b * b
+        if num * best_den >= best_num * quad:
+            best_num = num
+            best_den = quad
             j = k
     return j
 
@@ -308,7 +336,8 @@ def select_pair(prob, st, cache, ctrl, fpar):
         s1 = row_slot(index[i1], slot_of, last_used, ctrl)
     if ctrl[C_NREQ] > 0:
         return NEED_ROWS, -1, -1
-    j = second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, fpar[F_SCALE], fpar[F_TAU])
+    j = second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, fpar[F_SCALE], fpar[F_TAU],
+                       ctrl[C_NU] == 1)
     if group(j, flags) == 0:
         return CHANGED, i0, j
     return CHANGED, i1, j
@@ -808,13 +837,13 @@ def add_rows(variables, slots, coef, store, y, index, target, start, stop, scale
 
 
 @njit(cache=True)
-def prefetch_candidates(prob, st, slot_of, size, requested, out):
+def prefetch_candidates(prob, st, ctrl, fpar, slot_of, size, requested, out):
     """Up to len(out) uncached points, not in ``requested``, whose variables come closest to
     being chosen: score max over the point's active variables of v_t - m_g (t in I_up) or
     M_g - v_t (t in I_low), both <= 0. Returns how many were written, best first."""
     y, p, lower, upper, index, QD, y0, index0 = prob
     a, V, G_bar, perm, flags = st
-    m0, m1, M0, M1, i0, i1, j0, j1 = extremes(prob, st, size)
+    m0, m1, M0, M1, i0, i1, j0, j1 = current_extremes(prob, st, ctrl, fpar)
     k_max = out.shape[0]
     best = np.full(k_max, -np.inf)
     count = 0

@@ -120,8 +120,8 @@ class KernelRowCache:
         self.last_used = np.full(self.n_slots, -1, dtype=np.int64)
         self.rows_computed = 0
         self._filled = np.zeros(1, dtype=np.int64)      # slots filled so far (they fill in order)
-        self._block = _block_function(kernel, X)
-        self._exact = _exact_function(kernel, X)
+        self._block_fn: BlockFunction | None = None          # built on first use
+        self._exact_fn: ExactFunction | None = None
         self._direct = None
         if isinstance(kernel, RBF) and self.dtype == np.float32:
             self._direct = (np.ascontiguousarray((X - X.mean(axis=0)).T, dtype=np.float32), float(kernel.gamma),
@@ -194,6 +194,16 @@ class KernelRowCache:
         self._compute_rows(points, out)
         return out
 
+
+    def _block(self, rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.floating]) -> None:
+        if self._block_fn is None:
+            self._block_fn = _block_function(self.kernel, self.X)
+        self._block_fn(rows, c0, c1, out)
+
+    def _exact(self, cols: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], Array]:
+        if self._exact_fn is None:
+            self._exact_fn = _exact_function(self.kernel, self.X)
+        return self._exact_fn(cols)
 
     def products(self, rows: NDArray[np.intp], cols: NDArray[np.intp], coef: Array) -> Array:
         """K[rows][:, cols] @ coef in float64 throughout (blocks of rows, nothing cached)."""

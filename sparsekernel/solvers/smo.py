@@ -469,8 +469,8 @@ class _Run:
         extra = min(ROW_BLOCK, self.cache.n_free, self.cache.n_slots - 1) - requested.size
         if extra > 0:
             candidates = np.empty(extra, dtype=np.int64)
-            count = nb.prefetch_candidates(self.prob, self.st, self.cache.slot_of, int(ctrl[nb.C_ACTIVE]),
-                                           requested, candidates)
+            count = nb.prefetch_candidates(self.prob, self.st, ctrl, self.fpar, self.cache.slot_of,
+                                           int(ctrl[nb.C_ACTIVE]), requested, candidates)
             requested = np.concatenate([requested, candidates[:count]])
         self._settle_pending(requested.size)
         ctrl[nb.C_CLOCK] = self.cache.fill(requested, int(ctrl[nb.C_CLOCK]))
@@ -558,8 +558,9 @@ def ensure_compiled(dtype: type = np.float64) -> float:
                         p=np.zeros(6) if nu_sum else -np.ones(6), lower=np.zeros(6),
                         upper=np.full(6, 0.5 if nu_sum is None else 1.0 / 6), delta=0.0, nu_sum=nu_sum,
                         gram=lambda: kernel(X))
-        for wss in WSS_RULES:
-            _solve(qp, dict(tol=1e-3, wss=wss, shrinking=True, cache_mb=1e-6, max_iter=None, record=True),
-                   dtype)
+        for wss in WSS_RULES:                 # a 4-row cache (evictions) and a roomy one (prefetching)
+            for cache_mb in (1e-6, 1.0):
+                _solve(qp, dict(tol=1e-3, wss=wss, shrinking=True, cache_mb=cache_mb, max_iter=None,
+                                record=True), dtype)
     _COMPILED.add(name)
     return time.perf_counter() - start
