@@ -79,7 +79,11 @@ C_I1 = 22
 C_J0 = 23
 C_J1 = 24
 C_NPEND = 25         # bound changes waiting to be applied to G_bar
-C_SIZE = 26
+C_COMPACT = 26       # 1 while rows are kept compact (active entries only, in active order)
+C_CLEN = 27          # stride of a compact row (the active size when compact mode began)
+C_CSLOTS = 28        # compact rows that fit in cbuf at that stride
+C_CNEXT = 29         # next compact slot to (re)use (first in, first out)
+C_SIZE = 30
 
 # -- float control block (fpar) ----------------------------------------------------
 F_TOL = 0
@@ -97,7 +101,8 @@ F_UP1 = 11
 F_LOW0 = 12           # M_g = min_{I_low, g} v
 F_LOW1 = 13
 F_PLATT_EPS = 14      # Platt's smallest relative change of a_j for a step to count
-F_SIZE = 15
+F_GAMMA = 15          # RBF gamma for compact rows computed directly (when Xd has rows)
+F_SIZE = 16
 
 # -- status flags of a variable ----------------------------------------------------
 UP = 1                # in I_up
@@ -106,6 +111,10 @@ NEG = 4               # group 1 (nu form, y = -1)
 
 #: shrinking: reconstruct the gradient once m - M <= this * tol (LIBSVM's 10)
 UNSHRINK_FACTOR = 10.0
+#: compact rows once the active set is at most 1/COMPACT_RATIO of the variables
+COMPACT_RATIO = 8
+#: fewest compact rows worth the mode (a step holds three)
+COMPACT_MIN_SLOTS = 8
 
 
 # ======================================================================================
@@ -172,8 +181,119 @@ def row_slot(point, slot_of, last_used, ctrl):
 
 
 @njit(cache=True)
-def scan(prob, st, size, Ki, Kj, ci, cj, update):
-    """Over the first ``size`` variables: if ``update``, v_t -= c_i K_i[index_t] + c_j K_j[index_t]
+def get_row(point, prob, cache, ctrl, fpar, pin):
+    """(ok, row, idx, slot): the kernel row of ``point`` over the active variables,
+    K(point, x_index(t)) = row[idx[t]] for t < active size.
+
+    Normally a full cached row (idx = index, slot its slot); in compact mode a
+    compact row (idx = identity, slot -1), whose making never evicts the compact
+    row of point ``pin`` (the other row of the step). ok is False (and the row
+    requested) when it is missing.
+    """
+    store, slot_of, last_used, pend_slot, pend_coef, cbuf, cslot_of, cowner, ident, Xd = cache
+    index = prob[4]
+    if ctrl[C_COMPACT] == 1:
+        cs = compact_slot(point, prob, cache, ctrl, fpar, pin)
+        if cs < 0:
+            return False, store[0], index, -1
+        L = ctrl[C_CLEN]
+        return True, cbuf[cs * L:(cs + 1) * L], ident, -1
+    s = row_slot(point, slot_of, last_used, ctrl)
+    if s < 0:
+        return False, store[0], index, -1
+    return True, store[s], index, s
+
+
+@njit(cache=True)
+def compact_slot(point, prob, cache, ctrl, fpar, pin):
+    """The compact row of ``point``: cached, else gathered from its full row, else computed
+    (RBF, from Xd); -1 and the full row requested when none of these is possible."""
+    y, p, lower, upper, index, QD, y0, index0 = prob
+    store, slot_of, last_used, pend_slot, pend_coef, cbuf, cslot_of, cowner, ident, Xd = cache
+    cs = cslot_of[point]
+    if cs >= 0:
+        return cs
+    s = slot_of[point]
+    if s < 0 and Xd.shape[0] == 0:
+        row_slot(point, slot_of, last_used, ctrl)          # request the full row
+        return -1
+    cs = ctrl[C_CNEXT]
+    if pin >= 0 and cowner[cs] == pin:
+        cs = (cs + 1) % ctrl[C_CSLOTS]
+    ctrl[C_CNEXT] = (cs + 1) % ctrl[C_CSLOTS]
+    if cowner[cs] >= 0:
+        cslot_of[cowner[cs]] = -1
+    L = ctrl[C_CLEN]
+    row = cbuf[cs * L:(cs + 1) * L]
+    size = ctrl[C_ACTIVE]
+    if s >= 0:
+        full = store[s]
+        for t in range(size):
+            row[t] = full[index[t]]
+    else:
+        rbf_active(Xd, point, index, size, fpar[F_GAMMA], row)
+    cowner[cs] = point
+    cslot_of[point] = cs
+    return cs
+
+
+@njit(cache=True)
+def rbf_active(Xd, point, index, size, gamma, row):
+    """row[t] = exp(-gamma ||x_point - x_index(t)||^2) for the active t (float64 throughout)."""
+    D = Xd.shape[1]
+    x = Xd[point]
+    for t in range(size):
+        z = Xd[index[t]]
+        acc = 0.0
+        for d in range(D):
+            diff = x[d] - z[d]
+            acc += diff * diff
+        row[t] = np.exp(-gamma * acc)
+
+
+@njit(cache=True)
+def compact_shrink(cache, ctrl, order, size):
+    """After shrinking: compact rows keep the entries of the variables still active
+    (order[t] >= t, increasing), in place."""
+    store, slot_of, last_used, pend_slot, pend_coef, cbuf, cslot_of, cowner, ident, Xd = cache
+    L = ctrl[C_CLEN]
+    for cs in range(ctrl[C_CSLOTS]):
+        if cowner[cs] < 0:
+            continue
+        row = cbuf[cs * L:(cs + 1) * L]
+        for t in range(size):
+            row[t] = row[order[t]]
+
+
+@njit(cache=True)
+def enter_compact(cache, ctrl, size, n):
+    """Compact rows from now on, if the active set is small and enough rows of its length fit."""
+    store, slot_of, last_used, pend_slot, pend_coef, cbuf, cslot_of, cowner, ident, Xd = cache
+    if size == 0 or size * COMPACT_RATIO > n:
+        return
+    slots = min(cbuf.shape[0] // size, cowner.shape[0])
+    if slots < COMPACT_MIN_SLOTS:
+        return
+    ctrl[C_COMPACT] = 1
+    ctrl[C_CLEN] = size
+    ctrl[C_CSLOTS] = slots
+    ctrl[C_CNEXT] = 0
+
+
+@njit(cache=True)
+def leave_compact(cache, ctrl):
+    """Back to full rows (the active set grows): forget every compact row."""
+    store, slot_of, last_used, pend_slot, pend_coef, cbuf, cslot_of, cowner, ident, Xd = cache
+    for cs in range(cowner.shape[0]):
+        if cowner[cs] >= 0:
+            cslot_of[cowner[cs]] = -1
+            cowner[cs] = -1
+    ctrl[C_COMPACT] = 0
+
+
+@njit(cache=True)
+def scan(prob, st, size, Ki, Kj, idx, ci, cj, update):
+    """Over the first ``size`` variables: if ``update``, v_t -= c_i K_i[idx_t] + c_j K_j[idx_t]
     (v = -y G changes so after a step, c = scale y da); then m_g = max_{I_up, g} v and
     M_g = min_{I_low, g} v with their argmax/argmin, in the same pass."""
     y, p, lower, upper, index, QD, y0, index0 = prob
@@ -188,7 +308,7 @@ def scan(prob, st, size, Ki, Kj, ci, cj, update):
     j1 = -1
     for k in range(size):
         if update:
-            V[k] -= ci * Ki[index[k]] + cj * Kj[index[k]]
+            V[k] -= ci * Ki[idx[k]] + cj * Kj[idx[k]]
         v = V[k]
         f = flags[k]
         vu = v if f & UP else -np.inf      # selects, not branches: the flags follow no pattern
@@ -214,7 +334,7 @@ def scan(prob, st, size, Ki, Kj, ci, cj, update):
 def extremes(prob, st, size):
     """m_g = max_{I_up, g} v, M_g = min_{I_low, g} v over the first ``size`` variables, with argmax/argmin."""
     dummy = np.empty(0, dtype=np.float32)
-    return scan(prob, st, size, dummy, dummy, 0.0, 0.0, False)
+    return scan(prob, st, size, dummy, dummy, prob[4], 0.0, 0.0, False)
 
 
 @njit(cache=True)
@@ -251,16 +371,17 @@ def violation(m0, m1, M0, M1):
 # working-set selection
 # ======================================================================================
 @njit(cache=True)
-def second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, scale, tau, nu):
+def second_order_j(prob, st, row0, row1, idx, i0, i1, m0, m1, size, scale, tau, nu):
     """j = argmin over t in I_low with b_t = m_g - v_t > 0 of -b_t^2 / a_it (Fan et al. 2005, WSS 2).
 
     a_it = Q_ii + Q_tt - 2 y_i y_t Q_it = QD_i + QD_t - 2 scale K_it, replaced by tau when <= 0;
-    compared as b^2 a_best >= b_best^2 a (no division). One group in the plain form.
+    compared as b^2 a_best >= b_best^2 a (no division). K_it = row_g[idx_t]. One group in
+    the plain form.
     """
     y, p, lower, upper, index, QD, y0, index0 = prob
     a, V, G_bar, perm, flags = st
     if not nu:
-        return _second_order_plain(V, index, flags, QD, store[s0], QD[i0], m0, size, scale, tau)
+        return _second_order_plain(V, idx, flags, QD, row0, QD[i0], m0, size, scale, tau)
     best_num = 0.0
     best_den = 1.0
     j = -1
@@ -273,9 +394,9 @@ def second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, scale, tau, nu
         if b <= 0.0:
             continue
         if neg:
-            quad = QD[i1] + QD[k] - 2.0 * scale * store[s1, index[k]]
+            quad = QD[i1] + QD[k] - 2.0 * scale * row1[idx[k]]
         else:
-            quad = QD[i0] + QD[k] - 2.0 * scale * store[s0, index[k]]
+            quad = QD[i0] + QD[k] - 2.0 * scale * row0[idx[k]]
         if quad <= 0.0:
             quad = tau
         num = b * b
@@ -287,7 +408,7 @@ def second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, scale, tau, nu
 
 
 @njit(cache=True)
-def _second_order_plain(V, index, flags, QD, row, q_i, m, size, scale, tau):
+def _second_order_plain(V, idx, flags, QD, row, q_i, m, size, scale, tau):
     """second_order_j with one group (y^T a = delta alone)."""
     best_num = 0.0
     best_den = 1.0
@@ -298,7 +419,7 @@ def _second_order_plain(V, index, flags, QD, row, q_i, m, size, scale, tau):
         b = m - V[k]
         if b <= 0.0:
             continue
-        quad = q_i + QD[k] - 2.0 * scale * row[index[k]]
+        quad = q_i + QD[k] - 2.0 * scale * row[idx[k]]
         if quad <= 0.0:
             quad = tau
         num = b * b
@@ -315,7 +436,6 @@ def select_pair(prob, st, cache, ctrl, fpar):
 
     code is OPTIMAL when m - M < tol, NEED_ROWS when a row is missing, else CHANGED.
     """
-    store, slot_of, last_used, pend_slot, pend_coef = cache
     index = prob[4]
     flags = st[4]
     size = ctrl[C_ACTIVE]
@@ -328,15 +448,15 @@ def select_pair(prob, st, cache, ctrl, fpar):
         if m0 - M0 >= m1 - M1:
             return CHANGED, i0, j0
         return CHANGED, i1, j1
-    s0 = -1
-    s1 = -1
+    ok0, row0, idx, s0 = True, cache[0][0], index, -1
+    ok1, row1 = True, cache[0][0]
     if m0 - M0 > 0.0:
-        s0 = row_slot(index[i0], slot_of, last_used, ctrl)
+        ok0, row0, idx, s0 = get_row(index[i0], prob, cache, ctrl, fpar, -1)
     if m1 - M1 > 0.0:
-        s1 = row_slot(index[i1], slot_of, last_used, ctrl)
-    if ctrl[C_NREQ] > 0:
+        ok1, row1, idx, s1 = get_row(index[i1], prob, cache, ctrl, fpar, index[i0] if m0 - M0 > 0.0 else -1)
+    if not (ok0 and ok1) or ctrl[C_NREQ] > 0:
         return NEED_ROWS, -1, -1
-    j = second_order_j(prob, st, store, s0, s1, i0, i1, m0, m1, size, fpar[F_SCALE], fpar[F_TAU],
+    j = second_order_j(prob, st, row0, row1, idx, i0, i1, m0, m1, size, fpar[F_SCALE], fpar[F_TAU],
                        ctrl[C_NU] == 1)
     if group(j, flags) == 0:
         return CHANGED, i0, j
@@ -369,12 +489,11 @@ def clip_interval(i, j, y, a, lower, upper):
 
 
 @njit(cache=True)
-def move(k, d_signed, at_limit, up, y, a, lower, upper):
-    """a_k += d_signed, landing exactly on the bound when the step used all the room."""
+def moved(k, d_signed, at_limit, up, y, a, lower, upper):
+    """a_k + d_signed, exactly the bound when the step used all the room."""
     if at_limit:
-        a[k] = upper[k] if (y[k] > 0) == up else lower[k]
-    else:
-        a[k] += d_signed
+        return upper[k] if (y[k] > 0) == up else lower[k]
+    return a[k] + d_signed
 
 
 @njit(cache=True)
@@ -387,7 +506,7 @@ def flush_G_bar(prob, st, cache, ctrl):
     """
     y, p, lower, upper, index, QD, y0, index0 = prob
     a, V, G_bar, perm, flags = st
-    store, slot_of, last_used, pend_slot, pend_coef = cache
+    store, slot_of, last_used, pend_slot, pend_coef, cbuf, cslot_of, cowner, ident, Xd = cache
     npend = ctrl[C_NPEND]
     e = 0
     while e < npend:
@@ -407,7 +526,7 @@ def flush_G_bar(prob, st, cache, ctrl):
 @njit(cache=True)
 def protect_pending(cache, ctrl):
     """Mark the rows of waiting bound changes as just used, so that a fill keeps them."""
-    store, slot_of, last_used, pend_slot, pend_coef = cache
+    store, slot_of, last_used, pend_slot, pend_coef, cbuf, cslot_of, cowner, ident, Xd = cache
     for e in range(ctrl[C_NPEND]):
         last_used[pend_slot[e]] = ctrl[C_CLOCK]
         ctrl[C_CLOCK] += 1
@@ -418,7 +537,7 @@ def bound_change(k, was_upper, s, prob, st, cache, ctrl, scale):
     """Keep G_bar = sum_{a_j = u_j} u_j Q_j: queue +-u_k Q_k when a_k reaches or leaves u_k."""
     y, p, lower, upper, index, QD, y0, index0 = prob
     a, V, G_bar, perm, flags = st
-    store, slot_of, last_used, pend_slot, pend_coef = cache
+    store, slot_of, last_used, pend_slot, pend_coef, cbuf, cslot_of, cowner, ident, Xd = cache
     now_upper = a[k] >= upper[k]
     if now_upper == was_upper:
         return
@@ -438,17 +557,17 @@ def take_step(i, j, prob, st, cache, ctrl, fpar, trace, min_change):
     b = v_i - v_j > 0 and eta = Q_ii + Q_jj - 2 y_i y_j Q_ij (gap 7.3's eta), so
     d = min(b / eta, room_i, room_j) (tau for eta <= 0). A step that moves a_j by less
     than min_change (|a_j| + |a_j^new| + min_change) is not taken (Platt's progress test;
-    0 for the other rules). Returns NEED_ROWS, CHANGED or UNCHANGED.
+    0 for the other rules). Returns NEED_ROWS, CHANGED or UNCHANGED; nothing changes
+    before every row the step needs is at hand.
     """
-    store, slot_of, last_used, pend_slot, pend_coef = cache
     y, p, lower, upper, index, QD, y0, index0 = prob
     a, V, G_bar, perm, flags = st
-    si = row_slot(index[i], slot_of, last_used, ctrl)
-    sj = row_slot(index[j], slot_of, last_used, ctrl)
-    if si < 0 or sj < 0:
+    ok_i, Ki, idx, si = get_row(index[i], prob, cache, ctrl, fpar, index[j])
+    ok_j, Kj, idx, sj = get_row(index[j], prob, cache, ctrl, fpar, index[i])
+    if not (ok_i and ok_j):
         return NEED_ROWS
     scale = fpar[F_SCALE]
-    Kij = scale * store[si, index[j]]
+    Kij = scale * Ki[idx[j]]
     eta = QD[i] + QD[j] - 2.0 * Kij
     b = V[i] - V[j]
     ri = room(i, True, y, a, lower, upper)
@@ -456,25 +575,32 @@ def take_step(i, j, prob, st, cache, ctrl, fpar, trace, min_change):
     d = min(b / (eta if eta > 0.0 else fpar[F_TAU]), ri, rj)
     if not d > 0.0:
         return UNCHANGED
-    if min_change > 0.0:
-        aj_new = (upper[j] if y[j] < 0 else lower[j]) if d == rj else a[j] - y[j] * d
-        if abs(aj_new - a[j]) < min_change * (abs(a[j]) + abs(aj_new) + min_change):
-            return UNCHANGED
-    L, H = clip_interval(i, j, y, a, lower, upper)
-    ai_old, aj_old = a[i], a[j]
+    ai_new = moved(i, y[i] * d, d == ri, True, y, a, lower, upper)
+    aj_new = moved(j, -y[j] * d, d == rj, False, y, a, lower, upper)
+    if min_change > 0.0 and abs(aj_new - a[j]) < min_change * (abs(a[j]) + abs(aj_new) + min_change):
+        return UNCHANGED
     upper_i, upper_j = a[i] >= upper[i], a[j] >= upper[j]
-    move(i, y[i] * d, d == ri, True, y, a, lower, upper)
-    move(j, -y[j] * d, d == rj, False, y, a, lower, upper)
-    dai, daj = a[i] - ai_old, a[j] - aj_old
+    if ctrl[C_COMPACT] == 1:          # a bound change updates G_bar over all variables: full rows
+        if (ai_new >= upper[i]) != upper_i:
+            si = row_slot(index[i], cache[1], cache[2], ctrl)
+        if (aj_new >= upper[j]) != upper_j:
+            sj = row_slot(index[j], cache[1], cache[2], ctrl)
+        if ctrl[C_NREQ] > 0:
+            return NEED_ROWS
+    dai, daj = ai_new - a[i], aj_new - a[j]
     if dai == 0.0 and daj == 0.0:
         return UNCHANGED
+    L, H = clip_interval(i, j, y, a, lower, upper)
+    aj_old = a[j]
+    a[i] = ai_new
+    a[j] = aj_new
     nu = ctrl[C_NU] == 1
     flags[i] = status(i, y, a, lower, upper, nu)
     flags[j] = status(j, y, a, lower, upper, nu)
     fpar[F_OBJ] += (-y[i] * V[i] * dai - y[j] * V[j] * daj + 0.5 * (QD[i] * dai * dai + QD[j] * daj * daj)
                     + y[i] * y[j] * Kij * dai * daj)
     fpar[F_PTA] += p[i] * dai + p[j] * daj
-    m0, m1, M0, M1, i0, i1, j0, j1 = scan(prob, st, ctrl[C_ACTIVE], store[si], store[sj],
+    m0, m1, M0, M1, i0, i1, j0, j1 = scan(prob, st, ctrl[C_ACTIVE], Ki, Kj, idx,
                                           scale * y[i] * dai, scale * y[j] * daj, True)
     keep_extremes(ctrl, fpar, m0, m1, M0, M1, i0, i1, j0, j1)
     bound_change(i, upper_i, si, prob, st, cache, ctrl, scale)
@@ -577,7 +703,7 @@ def be_shrunk(k, prob, st, m0, m1, M0, M1):
 
 
 @njit(cache=True)
-def do_shrinking(prob, st, ctrl, fpar):
+def do_shrinking(prob, st, cache, ctrl, fpar):
     """Move the variables that be_shrunk behind the active ones; RECONSTRUCT once m - M <= 10 tol.
 
     The active ones keep their relative order, the caller's order (restored at
@@ -603,6 +729,10 @@ def do_shrinking(prob, st, ctrl, fpar):
     for k in range(size, n):
         order[k] = k
     reorder(prob, st, order)
+    if ctrl[C_COMPACT] == 1:
+        compact_shrink(cache, ctrl, order, end)
+    else:
+        enter_compact(cache, ctrl, end, n)
     ctrl[C_ACTIVE] = end
     ctrl[C_EXT_VALID] = 0
     return CHANGED
@@ -621,7 +751,7 @@ def run_smo(prob, st, cache, ctrl, fpar, trace):
         if ctrl[C_ITER] >= ctrl[C_MAX_ITER]:
             return MAX_ITER
         if ctrl[C_SHRINKING] == 1 and ctrl[C_SHRINK_COUNTER] <= 0:
-            if do_shrinking(prob, st, ctrl, fpar) == RECONSTRUCT:
+            if do_shrinking(prob, st, cache, ctrl, fpar) == RECONSTRUCT:
                 return RECONSTRUCT
             ctrl[C_SHRINK_COUNTER] = ctrl[C_SHRINK_INTERVAL]
         code, i, j = select_pair(prob, st, cache, ctrl, fpar)

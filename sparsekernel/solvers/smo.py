@@ -110,6 +110,9 @@ ROW_BLOCK = 8
 #: BLAS threads during a solve: the kernel blocks are thin products (D + 2 inner
 #: columns) that a second thread slows down (measured on 2 cores).
 BLAS_THREADS = 1
+#: Share of cache_mb kept for compact rows (active entries only), used once the active set
+#: is at most an eighth of the variables; the full rows get the rest.
+COMPACT_SHARE = 0.2
 #: Rows a step may be using while it asks for more (the pair, or the nu rule's two rows).
 PINNED_ROWS = 3
 #: Bound changes gathered before G_bar is updated (four rows per pass).
@@ -323,7 +326,7 @@ class _Run:
         n = qp.n
         self.qp = qp
         self.wss = wss
-        self.cache = KernelRowCache(qp.kernel, qp.X, cache_mb, dtype)
+        self.cache = KernelRowCache(qp.kernel, qp.X, (1.0 - COMPACT_SHARE) * cache_mb, dtype)
         index = np.asarray(qp.index, dtype=np.int64).copy()
         QD = qp.scale * self.cache.diag()[index]
         y = np.asarray(qp.y, dtype=np.float64)
@@ -332,15 +335,26 @@ class _Run:
                      np.asarray(qp.lower, dtype=np.float64).copy(), np.asarray(qp.upper, dtype=np.float64).copy(),
                      index, QD, y.copy(), index.copy())
         self.cache_arrays = (self.cache.store, self.cache.slot_of, self.cache.last_used,
-                             np.zeros(PENDING_BOUND_CHANGES, dtype=np.int64), np.zeros(PENDING_BOUND_CHANGES))
+                             np.zeros(PENDING_BOUND_CHANGES, dtype=np.int64), np.zeros(PENDING_BOUND_CHANGES),
+                             *self._compact_arrays(qp, n, cache_mb))
         a = np.asarray(qp.initial_point(), dtype=np.float64).copy()
         flags = np.zeros(n, dtype=np.int64)
         self.st = (a, self.prob[1].copy(), np.zeros(n), np.arange(n, dtype=np.int64), flags)
         self.ctrl = self._control(n, wss, shrinking, max_iter, record, qp.is_nu)
         nb.set_flags(self.prob, self.st, qp.is_nu)
+        nb.leave_compact(self.cache_arrays, self.ctrl)         # full rows to begin with
         self.fpar = self._floats(tol, qp.scale, QD)
         self.trace = _trace_buffers(TRACE_CHUNK if record else 1)
         self._initial_gradient()
+
+    def _compact_arrays(self, qp: StandardQP, n: int, cache_mb: float) -> tuple:
+        """Store of compact rows (COMPACT_SHARE of the budget) and, for RBF, the inputs to compute them."""
+        N = self.cache.N
+        entries = int(COMPACT_SHARE * cache_mb * (1 << 20)) // self.cache.store.itemsize
+        cbuf = np.empty(max(entries, 1), dtype=self.cache.dtype)
+        direct = isinstance(qp.kernel, RBF)
+        Xd = np.ascontiguousarray(qp.X, dtype=np.float64) if direct else np.zeros((0, 1))
+        return cbuf, np.full(N, -1, dtype=np.int64), np.full(N, -1, dtype=np.int64), np.arange(n, dtype=np.int64), Xd
 
     def _control(self, n: int, wss: str, shrinking: bool, max_iter: int | None, record: bool,
                  is_nu: bool) -> NDArray[np.int64]:
@@ -366,6 +380,7 @@ class _Run:
         fpar[nb.F_UNBOUNDED] = MARGIN_TOL * math.sqrt(max(float(np.max(QD, initial=0.0)), 0.0))
         fpar[nb.F_PLATT_TOL] = PLATT_TOL_FRACTION * tol
         fpar[nb.F_PLATT_EPS] = PLATT_EPS
+        fpar[nb.F_GAMMA] = getattr(self.qp.kernel, "gamma", 0.0)
         return fpar
 
     # -- gradient assembly ---------------------------------------------------------
@@ -427,6 +442,7 @@ class _Run:
         a, V, G_bar, perm, flags = self.st
         n = a.shape[0]
         size = int(self.ctrl[nb.C_ACTIVE])
+        nb.leave_compact(self.cache_arrays, self.ctrl)
         if size < n:
             nb.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
             G = np.zeros(n)
@@ -467,7 +483,7 @@ class _Run:
         requested = ctrl[nb.C_REQ:nb.C_REQ + ctrl[nb.C_NREQ]].copy()    # distinct
         ctrl[nb.C_NREQ] = 0
         extra = min(ROW_BLOCK, self.cache.n_free, self.cache.n_slots - 1) - requested.size
-        if extra > 0:
+        if extra > 0 and ctrl[nb.C_COMPACT] == 0:
             candidates = np.empty(extra, dtype=np.int64)
             count = nb.prefetch_candidates(self.prob, self.st, ctrl, self.fpar, self.cache.slot_of,
                                            int(ctrl[nb.C_ACTIVE]), requested, candidates)
