@@ -110,6 +110,8 @@ ROW_BLOCK = 8
 #: BLAS threads during a solve: the kernel blocks are thin products (D + 2 inner
 #: columns) that a second thread slows down (measured on 2 cores).
 BLAS_THREADS = 1
+#: Type of the point indices and of the status flags read in the hot loops (narrow: less traffic).
+INDEX_DTYPE = np.int32
 #: Share of cache_mb kept for compact rows (active entries only), used once the active set
 #: is at most an eighth of the variables; the full rows get the rest.
 COMPACT_SHARE = 0.2
@@ -327,7 +329,7 @@ class _Run:
         self.qp = qp
         self.wss = wss
         self.cache = KernelRowCache(qp.kernel, qp.X, (1.0 - COMPACT_SHARE) * cache_mb, dtype)
-        index = np.asarray(qp.index, dtype=np.int64).copy()
+        index = np.asarray(qp.index, dtype=INDEX_DTYPE).copy()
         QD = qp.scale * self.cache.diag()[index]
         y = np.asarray(qp.y, dtype=np.float64)
         # permuted copies (the active variables first), then y and index in the caller's order
@@ -338,7 +340,7 @@ class _Run:
                              np.zeros(PENDING_BOUND_CHANGES, dtype=np.int64), np.zeros(PENDING_BOUND_CHANGES),
                              *self._compact_arrays(qp, n, cache_mb))
         a = np.asarray(qp.initial_point(), dtype=np.float64).copy()
-        flags = np.zeros(n, dtype=np.int64)
+        flags = np.zeros(n, dtype=np.int8)
         self.st = (a, self.prob[1].copy(), np.zeros(n), np.arange(n, dtype=np.int64), flags)
         self.ctrl = self._control(n, wss, shrinking, max_iter, record, qp.is_nu)
         nb.set_flags(self.prob, self.st, qp.is_nu)
@@ -354,7 +356,7 @@ class _Run:
         cbuf = np.empty(max(entries, 1), dtype=self.cache.dtype)
         direct = isinstance(qp.kernel, RBF)
         Xd = np.ascontiguousarray(qp.X, dtype=np.float64) if direct else np.zeros((0, 1))
-        return cbuf, np.full(N, -1, dtype=np.int64), np.full(N, -1, dtype=np.int64), np.arange(n, dtype=np.int64), Xd
+        return cbuf, np.full(N, -1, dtype=np.int64), np.full(N, -1, dtype=np.int64), np.arange(n, dtype=INDEX_DTYPE), Xd
 
     def _control(self, n: int, wss: str, shrinking: bool, max_iter: int | None, record: bool,
                  is_nu: bool) -> NDArray[np.int64]:
