@@ -14,12 +14,13 @@ regression targets standardised; real data bundled with scikit-learn:
 digits (1797 x 64, "digit >= 5" for the classifiers and one-class) and
 diabetes (442 x 10, regression), with gamma = 1/D.
 
-Each (solver, machine, data) cell runs in a fresh Python process, which fits
-``--repeats`` times and reports the median fit time, so that peak memory
-(the process's peak resident set minus its size before the first fit) and
-the cost of touching fresh memory are the same for both solvers. Our fit
-time excludes numba's compile (or cache load) time, reported on its own in
-the ``jit`` column (the first fit of the process). The objective difference
+Each (machine, data) cell is timed in a fresh Python process that fits
+``--repeats`` times with each solver, alternating ours and LIBSVM's so that
+both see the same background load, and reports the median fit times; peak
+memory is measured in one more fresh process per solver (one fit; the
+process's peak resident set minus its size just before the fit). Our fit
+time excludes numba's compile (or cache load) time, which happens before
+any measurement and is reported on its own in the ``jit`` column. The objective difference
 is ours minus LIBSVM's dual objective, both evaluated by
 ``machine.dual_objective`` in our convention, relative to |ours| (positive:
 ours is the better dual value): LIBSVM's
@@ -116,51 +117,75 @@ def equivalent_tol(machine_name: str, N: int) -> float:
     return {"nu-SVC": TOL / N, "one-class": TOL / (NU * N)}.get(machine_name, TOL)
 
 
+def fit_ours(machine_name: str, m, N: int) -> tuple[float, dict]:
+    from sparsekernel.solvers.smo import smo
+
+    start = time.perf_counter()
+    sol = smo(m, tol=equivalent_tol(machine_name, N), cache_mb=CACHE_MB)
+    seconds = time.perf_counter() - start - sol.compile_time
+    return seconds, {"iterations": sol.iterations, "objective": sol.dual_objective, "n_support": sol.n_support}
+
+
+def fit_libsvm(machine_name: str, m, X: np.ndarray, t: np.ndarray, gamma: float) -> tuple[float, dict]:
+    N = X.shape[0]
+    est = libsvm(machine_name, N, gamma)
+    start = time.perf_counter()
+    est.fit(X) if machine_name == "one-class" else est.fit(X, t)
+    seconds = time.perf_counter() - start
+    z = libsvm_multipliers(machine_name, est, N)
+    return seconds, {"iterations": int(np.ravel(est.n_iter_)[0]), "objective": m.dual_objective(z),
+                     "n_support": int(est.support_.size)}
+
+
 def worker(spec: dict) -> dict:
+    """``time``: both solvers, fits interleaved (ours, LIBSVM, ours, ...), median times;
+    ``memory-smo`` / ``memory-libsvm``: one fit, peak resident memory above the baseline."""
     import psutil
 
-    machine_name, data, solver, repeats = spec["machine"], spec["data"], spec["solver"], spec["repeats"]
+    from sparsekernel.solvers.kernel_cache import row_dtype
+    from sparsekernel.solvers.smo import ensure_compiled
+
+    machine_name, data, mode = spec["machine"], spec["data"], spec["mode"]
     X, t = load(data, TASK[machine_name])
     N, D = X.shape
     gamma = 1.0 / D
     m = ours(machine_name, X, t, gamma)
-    jit = 0.0
-    if solver == "smo":
-        from sparsekernel.solvers.kernel_cache import row_dtype
-        from sparsekernel.solvers.smo import ensure_compiled, smo
-        jit = ensure_compiled(row_dtype(N))           # numba's compile or cache load, before the baseline
+    jit = ensure_compiled(row_dtype(N))           # numba's compile or cache load, before anything is measured
+    if mode == "time":
+        times = {"smo": [], "libsvm": []}
+        info = {}
+        for _ in range(spec["repeats"]):
+            seconds, info["smo"] = fit_ours(machine_name, m, N)
+            times["smo"].append(seconds)
+            seconds, info["libsvm"] = fit_libsvm(machine_name, m, X, t, gamma)
+            times["libsvm"].append(seconds)
+        return {solver: {**info[solver], "time": statistics.median(times[solver]), "N": N, "jit": jit}
+                for solver in times}
     rss0 = psutil.Process().memory_info().rss
-    times, out = [], {}
-    for r in range(repeats):
-        if solver == "smo":
-            start = time.perf_counter()
-            sol = smo(m, tol=equivalent_tol(machine_name, N), cache_mb=CACHE_MB)
-            times.append(time.perf_counter() - start - sol.compile_time)
-            if r == 0:
-                out = {"iterations": sol.iterations, "objective": sol.dual_objective, "jit": jit,
-                       "n_support": sol.n_support}
-        else:
-            est = libsvm(machine_name, N, gamma)
-            start = time.perf_counter()
-            est.fit(X) if machine_name == "one-class" else est.fit(X, t)
-            times.append(time.perf_counter() - start)
-            if r == 0:
-                z = libsvm_multipliers(machine_name, est, N)
-                out = {"iterations": int(np.ravel(est.n_iter_)[0]), "objective": m.dual_objective(z),
-                       "jit": 0.0, "n_support": int(est.support_.size)}
+    if mode == "memory-smo":
+        fit_ours(machine_name, m, N)
+    else:
+        fit_libsvm(machine_name, m, X, t, gamma)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024       # Linux: kilobytes
-    out.update(time=statistics.median(times), peak_mb=max(peak - rss0, 0) / 2**20, N=N)
-    return out
+    return {"peak_mb": max(peak - rss0, 0) / 2**20}
 
 
-def run_cell(machine_name: str, data: str, solver: str, repeats: int) -> dict:
-    spec = json.dumps({"machine": machine_name, "data": data, "solver": solver, "repeats": repeats})
+def run_worker(spec: dict) -> dict:
     env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    done = subprocess.run([sys.executable, __file__, "--worker", spec], capture_output=True, text=True,
-                          env=env, check=False)
+    done = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], capture_output=True,
+                          text=True, env=env, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"worker failed for {spec}:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run_cell(machine_name: str, data: str, repeats: int) -> tuple[dict, dict]:
+    """Timing (one process, interleaved fits) and peak memory (one process per solver)."""
+    spec = {"machine": machine_name, "data": data}
+    timed = run_worker({**spec, "mode": "time", "repeats": repeats})
+    for solver in ("smo", "libsvm"):
+        timed[solver].update(run_worker({**spec, "mode": f"memory-{solver}"}))
+    return timed["smo"], timed["libsvm"]
 
 
 # -- the table ------------------------------------------------------------------------------------
@@ -191,14 +216,14 @@ def main(argv: list[str] | None = None) -> None:
     sizes = args.sizes if args.sizes is not None else ((1000, 5000) if args.quick else SIZES)
     repeats = args.repeats or (1 if args.quick else 3)
     print(f"SMO (sparsekernel) vs LIBSVM (scikit-learn): RBF gamma = 1/D, C = {C}, nu = {NU}, "
-          f"epsilon = {EPSILON}, tol = {TOL}, cache {CACHE_MB} MB; median of {repeats} fit(s) per cell, "
-          f"one process per cell; ratio = ours / LIBSVM fit time (ours without JIT)")
+          f"epsilon = {EPSILON}, tol = {TOL} (LIBSVM's scale), cache {CACHE_MB} MB; median of {repeats} "
+          f"interleaved fit(s) per solver; ratio = ours / LIBSVM fit time (ours without JIT); "
+          f"MB = peak resident memory of one fit in a fresh process")
     print(HEADER)
     for machine_name in args.machines:
         datasets = [str(n) for n in sizes] + [d for d in args.real if REAL_TASK[d] == TASK[machine_name]]
         for data in datasets:
-            a = run_cell(machine_name, data, "smo", repeats)
-            b = run_cell(machine_name, data, "libsvm", repeats)
+            a, b = run_cell(machine_name, data, repeats)
             print(row(machine_name, data if data in REAL else "synth", a, b), flush=True)
 
 

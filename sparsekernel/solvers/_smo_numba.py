@@ -22,10 +22,25 @@ only within one sign of y (LIBSVM's Solver_NU): every quantity is taken per
 group, group(t) = 0 in the plain form, group(t) = (y_t < 0) in the nu form,
 and the violation is the larger of the two groups' m - M.
 
-The per-variable arrays are kept in an order where the active (unshrunk)
-variables come first, as LIBSVM does; ``perm`` maps positions back to the
-caller's variables. Kernel rows are indexed by training point, so the cache
-never moves when variables are swapped.
+The state travels in tuples of arrays:
+
+    prob  = (y, p, lower, upper, index, QD, y0, index0)   the problem; QD_i = Q_ii
+    st    = (a, v, G_bar, perm, flags)                    the iterate
+    cache = (store, slot_of, last_used, pend_slot, pend_coef,
+             cbuf, cslot_of, cowner, ident, Xd)           kernel rows (see kernel_cache)
+    ctrl, fpar                                            integer and float control blocks
+    trace = (i, j, delta, L, H, eta, objective, violation)  step records
+
+The per-variable arrays of prob and st are kept with the active (unshrunk)
+variables first, in the caller's relative order, as LIBSVM keeps its active
+set first; ``perm`` maps positions back to the caller's variables, and y0,
+index0 and G_bar stay in the caller's order. Full kernel rows are indexed by
+training point, so they never move when variables do. Once the active set is
+small (at most 1/COMPACT_RATIO of the variables) the hot loops read compact
+rows instead: the active entries only, in active order, gathered from a full
+row or, for the RBF kernel, computed directly (LIBSVM's rows of active length).
+Full rows are then needed only for the rare bound changes, which update
+G_bar = sum_{a_j = u_j} u_j Q_j over all variables, in batches.
 """
 
 from __future__ import annotations
@@ -83,7 +98,8 @@ C_COMPACT = 26       # 1 while rows are kept compact (active entries only, in ac
 C_CLEN = 27          # stride of a compact row (the active size when compact mode began)
 C_CSLOTS = 28        # compact rows that fit in cbuf at that stride
 C_CNEXT = 29         # next compact slot to (re)use (first in, first out)
-C_SIZE = 30
+C_COMPACT_USED = 30  # 1 once compact rows were used in this run (a diagnostic)
+C_SIZE = 31
 
 # -- float control block (fpar) ----------------------------------------------------
 F_TOL = 0
@@ -275,6 +291,7 @@ def enter_compact(cache, ctrl, size, n):
     if slots < COMPACT_MIN_SLOTS:
         return
     ctrl[C_COMPACT] = 1
+    ctrl[C_COMPACT_USED] = 1
     ctrl[C_CLEN] = size
     ctrl[C_CSLOTS] = slots
     ctrl[C_CNEXT] = 0
@@ -550,6 +567,16 @@ def bound_change(k, was_upper, s, prob, st, cache, ctrl, scale):
 
 
 @njit(cache=True)
+def full_row_for_bound_change(k, ak_new, was_upper, prob, cache, ctrl):
+    """In compact mode: the slot of k's full row if a_k is about to reach or leave u_k (G_bar
+    is updated over all variables), requested when missing; -1 when no bound changes."""
+    upper, index = prob[3], prob[4]
+    if (ak_new >= upper[k]) == was_upper:
+        return -1
+    return row_slot(index[k], cache[1], cache[2], ctrl)
+
+
+@njit(cache=True)
 def take_step(i, j, prob, st, cache, ctrl, fpar, trace, min_change):
     """Minimise f along y_i a_i + y_j a_j = const from the pair (i in I_up, j in I_low).
 
@@ -580,11 +607,9 @@ def take_step(i, j, prob, st, cache, ctrl, fpar, trace, min_change):
     if min_change > 0.0 and abs(aj_new - a[j]) < min_change * (abs(a[j]) + abs(aj_new) + min_change):
         return UNCHANGED
     upper_i, upper_j = a[i] >= upper[i], a[j] >= upper[j]
-    if ctrl[C_COMPACT] == 1:          # a bound change updates G_bar over all variables: full rows
-        if (ai_new >= upper[i]) != upper_i:
-            si = row_slot(index[i], cache[1], cache[2], ctrl)
-        if (aj_new >= upper[j]) != upper_j:
-            sj = row_slot(index[j], cache[1], cache[2], ctrl)
+    if ctrl[C_COMPACT] == 1:
+        si = full_row_for_bound_change(i, ai_new, upper_i, prob, cache, ctrl)
+        sj = full_row_for_bound_change(j, aj_new, upper_j, prob, cache, ctrl)
         if ctrl[C_NREQ] > 0:
             return NEED_ROWS
     dai, daj = ai_new - a[i], aj_new - a[j]

@@ -44,13 +44,20 @@ rebuilt, G_t = G_bar_t + p_t + sum_{free j} a_j Q_tj with G_bar_t =
 sum_{a_j = u_j} u_j Q_tj maintained by the steps, once m - M <= 10 tol and
 again before the solver stops, so the final test is on all variables.
 
-Kernel rows come from ``kernel_cache.KernelRowCache`` (LRU, ``cache_mb``
-megabytes, rows computed in BLAS blocks, float64 for N <= 2048 and float32
-above); when the cache has room a
-missing row is fetched together with the rows of the most violating
-variables that are not cached yet, up to ``ROW_BLOCK`` rows in one block.
-The loops are compiled with numba (``_smo_numba``); the first call in a
-process loads or compiles them and reports that time as ``compile_time``.
+Q is an interface, never a stored matrix: kernel rows come from
+``kernel_cache.KernelRowCache`` (least recently used rows in 80% of
+``cache_mb``, computed in BLAS blocks or, for RBF into float32 rows, by a
+compiled distance loop; float64 rows for N <= 2048, float32 above, like
+LIBSVM's Qfloat); the regression machines' 2N variables share the N rows,
+expanded with their signs. While the cache has room a missing row comes
+together with the rows of the most violating uncached variables, up to
+``ROW_BLOCK`` rows. Once shrinking leaves at most an eighth of the variables
+active, the loops read compact rows (the active entries only, the other 20%
+of ``cache_mb``), as LIBSVM's rows of active length. At the end the gradient
+of the support points is recomputed in float64, so that the objective and
+rho reported are those of the returned multipliers. The loops are compiled
+with numba (``_smo_numba``); the first call in a process loads or compiles
+them and reports that time as ``compile_time``.
 
 Unboundedness (hard margin): with u = +inf, f decreases without bound when
 the data are not separable in feature space. Along the iterates the solver
@@ -62,9 +69,11 @@ which for the hard-margin dual reads ||w(a)|| / sum_n a_n < margin_tol * R,
 R = max_n ||phi(x_n)||. Since ||w(a)|| / sum(a) is half the distance of two
 points of the classes' convex hulls in feature space, it is never below the
 geometric margin of a separating hyperplane: the rule fires only when no
-hyperplane separates the classes with a margin of ``MARGIN_TOL`` times R
-(1e-4: float32 kernel rows cannot resolve feature-space distances much below
-that), and the machine then raises ``InfeasibleError``.
+hyperplane separates the classes with a margin of ``MARGIN_TOL`` = 1e-4
+times R (float32 kernel values cannot resolve feature-space distances much
+below that), and the machine then raises ``InfeasibleError``. On data that
+overlap in feature space ||w(a)|| stays bounded while sum(a) grows about
+linearly with the steps, so the rule fires after some 1e3-1e5 steps.
 """
 
 from __future__ import annotations
@@ -79,7 +88,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import _validation
-from ..errors import ConvergenceWarning, SolverError, ValidationError
+from ..errors import ConvergenceWarning, SolverError
 from ..kernels import RBF
 from . import _smo_numba as nb
 from .kernel_cache import KernelRowCache, row_dtype
@@ -187,7 +196,10 @@ class SMOResult:
     """What the solver returns for a standard QP.
 
     ``a`` and ``G`` are in the caller's variable order; ``rho`` is LIBSVM's
-    rho (and r for nu forms) from ``calculate_rho`` / ``calculate_rho_nu``.
+    rho (and r for nu forms) from ``calculate_rho`` / ``calculate_rho_nu``;
+    ``objective`` is f(a). Diagnostics: ``violation`` (m - M at the end),
+    ``rows_computed`` (full kernel rows computed), ``cache_rows`` (full rows the
+    cache holds), ``compact`` (whether compact rows were used).
     """
 
     a: Array
@@ -200,6 +212,7 @@ class SMOResult:
     solve_time: float
     rows_computed: int
     cache_rows: int
+    compact: bool = False
     trace: SMOTrace | None = field(default=None, repr=False)
 
 
@@ -514,7 +527,8 @@ class _Run:
         return SMOResult(a=z, G=Gz, rho=rho, status=status, iterations=int(self.ctrl[nb.C_ITER]),
                          objective=float(self.fpar[nb.F_OBJ]), violation=float(nb.violation(m0, m1, M0, M1)),
                          solve_time=time.perf_counter() - start, rows_computed=self.cache.rows_computed,
-                         cache_rows=self.cache.n_slots, trace=self._trace())
+                         cache_rows=self.cache.n_slots, compact=bool(self.ctrl[nb.C_COMPACT_USED]),
+                         trace=self._trace())
 
     def _exact_gradient(self, z: Array, Gz: Array) -> None:
         """Recompute G on the support points in float64: G_i = p_i + scale y_i (K u)_index(i).
