@@ -1,0 +1,322 @@
+"""Kernel rows on demand for the SMO solver: Q as an interface, not a matrix.
+
+The SMO solver needs rows k(x_n, .) of the N x N kernel matrix, two or three
+at a time. As LIBSVM's ``Cache``/``get_Q`` does, this module keeps the most
+recently used rows in a fixed budget of ``cache_mb`` megabytes and evicts the
+least recently used row when a new one is needed. Unlike LIBSVM, which
+evaluates a row one kernel value at a time, rows are computed in blocks with
+one BLAS matrix product per block of columns:
+
+    RBF         k(x_n, x_m) = exp(2 gamma x_n^T x_m - gamma ||x_n||^2 - gamma ||x_m||^2)
+                (one product of the augmented matrices [sqrt(2 gamma) X, -gamma ||x||^2, 1]
+                and [sqrt(2 gamma) X, 1, -gamma ||x||^2]; X centred first, since the
+                distance does not change and the cancellation is smaller); for float32
+                rows, exp(-gamma ||x_n - x_m||^2) summed directly in a compiled loop
+                over float32 inputs (no cancellation; absolute error ~1e-7, the size of
+                the float32 rounding itself), which reads a quarter of the data that a
+                one-row product does
+    Linear      x_n^T x_m
+    Polynomial  (gamma x_n^T x_m + coef0)^degree
+    Sigmoid     tanh(gamma x_n^T x_m + coef0)
+    Precomputed the rows of the Gram matrix X itself
+    other       the kernel object's own ``k(X[rows], X)``
+
+Rows are indexed by training point, not by QP variable: the 2N variables of
+the regression machines share the N rows (Q_ij = scale y_i y_j k(x_index(i),
+x_index(j)) is expanded with its signs by the solver).
+
+Rows are stored as float64 while the whole float64 Gram matrix would take at
+most 32 MiB (N <= 2048) and as float32 above, like LIBSVM's ``Qfloat``: the
+exponent and the dot products are always formed in float64 and rounded once,
+so a float32 value is the kernel value to a relative 6e-8; the solver
+accumulates its gradient in float64. Float32 halves the memory and the
+traffic of the large problems; on small ones float64 costs little and spares
+ill-conditioned problems (a rank-2 linear kernel with a large C, say) the
+rounding of Q, on which SMO can creep for millions of steps short of tol 1e-6.
+
+The arrays ``store``, ``slot_of`` and ``last_used`` are shared with the
+compiled solver loop (``_smo_numba``), which reads rows and marks them used;
+only :meth:`KernelRowCache.fill` writes rows.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..kernels import RBF, Kernel, Linear, Polynomial, Precomputed, Sigmoid
+from ._smo_numba import RBF_CHUNK, claim_slots, rbf_exponents
+
+__all__ = ["KernelRowCache", "row_dtype", "MIN_SLOTS", "slots_for"]
+
+Array = NDArray[np.float64]
+
+#: Rows are float64 while the whole float64 Gram matrix takes at most this many bytes
+#: (N <= 2048), float32 (LIBSVM's Qfloat) above.
+DOUBLE_GRAM_BYTES = 32 * (1 << 20)
+#: Fewest rows the cache holds whatever ``cache_mb`` says (a step needs two rows,
+#: the nu selection three, and one more may be pinned while they are fetched).
+MIN_SLOTS = 4
+#: Entries per chunk of a block product: a float64 chunk of 128K entries stays in L2.
+CHUNK_ENTRIES = 1 << 17
+#: Entries per block of the float64 products (1 MB, in L2).
+PRODUCT_ENTRIES = 1 << 17
+#: Fewest columns per chunk.
+COLUMN_CHUNK = 1024
+MEGABYTE = 1 << 20
+
+
+def row_dtype(n_points: int) -> type:
+    """float64 rows for problems whose whole float64 Gram matrix is small, else float32."""
+    return np.float64 if 8 * n_points * n_points <= DOUBLE_GRAM_BYTES else np.float32
+
+
+def slots_for(cache_mb: float, n_points: int, dtype: type = np.float32) -> int:
+    """Number of kernel rows of length ``n_points`` that fit in ``cache_mb`` megabytes."""
+    per_row = np.dtype(dtype).itemsize * n_points
+    fit = int(cache_mb * MEGABYTE // per_row)
+    return max(min(MIN_SLOTS, n_points), min(fit, n_points))
+
+
+class KernelRowCache:
+    """Least-recently-used cache of kernel rows, filled in BLAS blocks.
+
+    Parameters
+    ----------
+    kernel : Kernel
+    X : array (N, D)
+        Training inputs (the Gram matrix for ``Precomputed``).
+    cache_mb : float
+        Memory budget for the rows, in megabytes (2^20 bytes, as LIBSVM).
+
+    Attributes
+    ----------
+    dtype : numpy float type
+        Storage type of the rows (``row_dtype(N)`` unless given).
+    store : array (n_slots, N)
+        The cached rows.
+    slot_of : int64 array (N,)
+        Slot holding point n's row, or -1.
+    owner : int64 array (n_slots,)
+        Point whose row a slot holds, or -1.
+    last_used : int64 array (n_slots,)
+        Clock value of the last use of each slot (-1: never filled).
+    rows_computed : int
+        Rows computed so far (a measure of the kernel work).
+    """
+
+    def __init__(self, kernel: Kernel, X: Array, cache_mb: float, dtype: type | None = None) -> None:
+        self.kernel = kernel
+        self.X = X
+        self.N = int(X.shape[0])
+        self.dtype = row_dtype(self.N) if dtype is None else dtype
+        self.n_slots = slots_for(cache_mb, self.N, self.dtype)
+        self.store = np.empty((self.n_slots, self.N), dtype=self.dtype)
+        self.slot_of = np.full(self.N, -1, dtype=np.int64)
+        self.owner = np.full(self.n_slots, -1, dtype=np.int64)
+        self.last_used = np.full(self.n_slots, -1, dtype=np.int64)
+        self.rows_computed = 0
+        self._filled = np.zeros(1, dtype=np.int64)      # slots filled so far (they fill in order)
+        self._block_fn: BlockFunction | None = None          # built on first use
+        self._exact_fn: ExactFunction | None = None
+        self._direct = None
+        if isinstance(kernel, RBF) and self.dtype == np.float32:
+            self._direct = (np.ascontiguousarray((X - X.mean(axis=0)).T, dtype=np.float32), float(kernel.gamma),
+                            np.empty(RBF_CHUNK))
+
+    @property
+    def n_free(self) -> int:
+        """Slots never filled yet."""
+        return self.n_slots - int(self._filled[0])
+
+    def diag(self) -> Array:
+        """k(x_n, x_n) for every training point."""
+        return np.asarray(self.kernel.diag(self.X), dtype=np.float64)
+
+    def fill(self, points: NDArray[np.intp], clock: int) -> int:
+        """Compute the rows of ``points`` (not cached, distinct) into the least recently used slots.
+
+        At most ``n_slots`` points; a row in use while the solver asks for
+        more is the most recently used one and survives a fill of fewer than
+        ``n_slots`` rows. Returns the clock after marking the new rows as used.
+        """
+        points = np.asarray(points, dtype=np.int64)
+        k = points.size
+        if k == 0:
+            return clock
+        if k > self.n_slots:
+            raise ValueError(f"cannot fill {k} rows into a cache of {self.n_slots} rows")
+        slots = np.empty(k, dtype=np.int64)
+        clock = claim_slots(points, slots, self.slot_of, self.owner, self.last_used, self._filled, clock)
+        self._compute_into(points, slots)
+        self.rows_computed += k
+        return clock
+
+    def touch(self, points: NDArray[np.intp], clock: int) -> int:
+        """Mark the cached rows of ``points`` as just used (so that a fill keeps them)."""
+        slots = self.slot_of[np.asarray(points, dtype=np.int64)]
+        slots = slots[slots >= 0]
+        self.last_used[slots] = np.arange(clock, clock + slots.size)
+        return clock + slots.size
+
+    def _compute_into(self, points: NDArray[np.int64], slots: NDArray[np.int64]) -> None:
+        """store[slots] = K[points], chunk of columns by chunk of columns."""
+        first, last = int(slots[0]), int(slots[-1])
+        if self._direct is not None:                 # RBF into float32 rows: exponents, then exp
+            Xt, gamma, acc = self._direct
+            rbf_exponents(Xt, points, gamma, self.store, slots, acc)
+            if last - first + 1 == slots.size and np.all(np.diff(slots) == 1):
+                np.exp(self.store[first:last + 1], out=self.store[first:last + 1])
+            else:
+                for s in slots:
+                    np.exp(self.store[s], out=self.store[s])
+            return
+        if last - first + 1 == slots.size and (slots.size < 3 or np.all(np.diff(slots) == 1)):
+            self._compute_rows(points, self.store[first:last + 1])
+            return
+        block = np.empty((points.size, self.N), dtype=self.dtype)
+        self._compute_rows(points, block)
+        self.store[slots] = block
+
+    def _compute_rows(self, points: NDArray[np.int64], out: NDArray[np.float32]) -> None:
+        width = max(COLUMN_CHUNK, CHUNK_ENTRIES // max(points.size, 1))
+        for c0 in range(0, self.N, width):
+            c1 = min(c0 + width, self.N)
+            self._block(points, c0, c1, out[:, c0:c1])
+
+    def rows(self, points: NDArray[np.intp]) -> NDArray[np.float32]:
+        """Rows of ``points`` as a new (len, N) array, without touching the cache."""
+        points = np.asarray(points, dtype=np.int64)
+        out = np.empty((points.size, self.N), dtype=self.dtype)
+        self._compute_rows(points, out)
+        return out
+
+
+    def _block(self, rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.floating]) -> None:
+        if self._block_fn is None:
+            self._block_fn = _block_function(self.kernel, self.X)
+        self._block_fn(rows, c0, c1, out)
+
+    def _exact(self, cols: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], Array]:
+        if self._exact_fn is None:
+            self._exact_fn = _exact_function(self.kernel, self.X)
+        return self._exact_fn(cols)
+
+    def products(self, rows: NDArray[np.intp], cols: NDArray[np.intp], coef: Array) -> Array:
+        """K[rows][:, cols] @ coef in float64 throughout (blocks of rows, nothing cached)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        out = np.zeros(rows.size)
+        if cols.size == 0:
+            return out
+        exact = self._exact(cols)
+        step = max(1, PRODUCT_ENTRIES // cols.size)
+        for r0 in range(0, rows.size, step):
+            out[r0:r0 + step] = exact(rows[r0:r0 + step]) @ coef
+        return out
+
+
+BlockFunction = Callable[[NDArray[np.int64], int, int, NDArray[np.float32]], None]
+
+
+def _block_function(kernel: Kernel, X: Array) -> BlockFunction:
+    """(rows, c0, c1, out) -> out[:] = K[rows, c0:c1] in float32, by the fastest route for the kernel."""
+    if isinstance(kernel, Precomputed):
+        def precomputed(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.float32]) -> None:
+            out[:] = X[rows, c0:c1]
+        return precomputed
+    if isinstance(kernel, RBF):
+        return _rbf_block(X, kernel.gamma)
+    if isinstance(kernel, (Linear, Polynomial, Sigmoid)):
+        return _dot_block(X, kernel)
+
+    def generic(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.float32]) -> None:
+        out[:] = kernel(X[rows], X[c0:c1])
+    return generic
+
+
+def _rbf_block(X: Array, gamma: float) -> BlockFunction:
+    """exp(-gamma ||x_n - x_m||^2) from one product of augmented matrices."""
+    Xc = X - X.mean(axis=0)
+    sq = np.einsum("ij,ij->i", Xc, Xc)
+    root = math.sqrt(2.0 * gamma)
+    ones = np.ones((Xc.shape[0], 1))
+    left = np.hstack([root * Xc, -gamma * sq[:, None], ones])            # (N, D + 2)
+    right_t = np.ascontiguousarray(np.hstack([root * Xc, ones, -gamma * sq[:, None]]).T)   # (D + 2, N)
+    work = _Workspace()
+
+    def block(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.float32]) -> None:
+        exponent = work.get(rows.size, c1 - c0)
+        np.matmul(left[rows], right_t[:, c0:c1], out=exponent)   # -gamma ||x_n - x_m||^2
+        out[:] = exponent   # a rounding error of +1e-16 in the exponent is lost in float32
+        np.exp(out, out=out)
+
+    return block
+
+
+def _dot_block(X: Array, kernel: Kernel) -> BlockFunction:
+    """Kernels that are a function of x_n^T x_m."""
+    Xt = np.ascontiguousarray(X.T)
+    work = _Workspace()
+
+    def block(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.float32]) -> None:
+        dots = work.get(rows.size, c1 - c0)
+        np.matmul(X[rows], Xt[:, c0:c1], out=dots)
+        if isinstance(kernel, Polynomial):
+            dots *= kernel.gamma
+            dots += kernel.coef0
+            np.power(dots, kernel.degree, out=dots)
+        elif isinstance(kernel, Sigmoid):
+            dots *= kernel.gamma
+            dots += kernel.coef0
+            np.tanh(dots, out=dots)
+        out[:] = dots
+
+    return block
+
+
+class _Workspace:
+    """A float64 scratch block reused between calls (fresh memory is slow to touch)."""
+
+    def __init__(self) -> None:
+        self._buffer = np.empty(0)
+
+    def get(self, rows: int, cols: int) -> Array:
+        if self._buffer.size < rows * cols:
+            self._buffer = np.empty(max(rows * cols, 2 * self._buffer.size))
+        return self._buffer[: rows * cols].reshape(rows, cols)
+
+
+ExactFunction = Callable[[NDArray[np.int64]], Callable[[NDArray[np.int64]], Array]]
+
+
+def _exact_function(kernel: Kernel, X: Array) -> ExactFunction:
+    """cols -> (rows -> K[rows][:, cols] in float64), by the same routes as the rows.
+
+    The returned block lives in a workspace that the next call overwrites.
+    """
+    if isinstance(kernel, RBF):
+        Xc = X - X.mean(axis=0)
+        sq = np.einsum("ij,ij->i", Xc, Xc)
+        root = math.sqrt(2.0 * kernel.gamma)
+        ones = np.ones((Xc.shape[0], 1))
+        left = np.hstack([root * Xc, -kernel.gamma * sq[:, None], ones])
+        right = np.hstack([root * Xc, ones, -kernel.gamma * sq[:, None]])
+        work = _Workspace()
+
+        def rbf_columns(cols: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], Array]:
+            right_t = np.ascontiguousarray(right[cols].T)            # (D + 2, len(cols)), once
+
+            def rbf(rows: NDArray[np.int64]) -> Array:
+                block = work.get(rows.size, cols.size)
+                np.matmul(left[rows], right_t, out=block)             # -gamma ||x_n - x_m||^2
+                np.minimum(block, 0.0, out=block)
+                return np.exp(block, out=block)
+            return rbf
+        return rbf_columns
+    if isinstance(kernel, Precomputed):
+        return lambda cols: (lambda rows: X[np.ix_(rows, cols)])
+    return lambda cols: (lambda rows: np.asarray(kernel(X[rows], X[cols]), dtype=np.float64))

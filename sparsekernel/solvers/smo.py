@@ -1,0 +1,598 @@
+"""Sequential minimal optimisation (Platt 1999; Fan, Chen and Lin 2005) for the standard QP.
+
+The solver knows only the standard-form dual of ``standard_qp``:
+
+    minimise    f(a) = 1/2 a^T Q a + p^T a,    Q_ij = scale y_i y_j k(x_index(i), x_index(j))
+    subject to  y^T a = delta,  [e^T a = nu_sum],  l <= a <= u    (u may be +inf),
+
+as LIBSVM's ``Solver`` knows nothing of the machines that build its Q, p, y
+and box. Each step changes two multipliers along the line that keeps the
+equalities (Algorithm 7.1, gap 7.3): with v_t = -y_t G_t, G = Q a + p, a pair
+i in I_up, j in I_low with b = v_i - v_j > 0 moves by
+
+    a_i += y_i d,  a_j -= y_j d,  d = min(b / eta, room_i, room_j),
+    eta = Q_ii + Q_jj - 2 y_i y_j Q_ij = scale ||phi(x_i) - phi(x_j)||^2,
+
+the analytic minimiser clipped to the box ([L, H] for a_j). The iterate is
+optimal iff m(a) = max_{I_up} v <= M(a) = min_{I_low} v; the solver stops
+when m(a) - M(a) < tol. The nu forms (a second equality) pair variables only
+within one sign of y and take the violation per sign (LIBSVM's Solver_NU).
+
+Working-set rules (``wss``):
+
+``"platt"``
+    Platt's heuristics in standard form: passes over all variables alternate
+    with passes over the free ones; a variable that breaks the KKT conditions
+    by more than tol/2 against the current threshold (b, here rho) is paired
+    with the free variable of largest |E_1 - E_2| (E = y G), else with free
+    variables then all variables from a pseudo-random start; the threshold is
+    updated after each step from a free variable of the pair, and a step counts
+    only if it changes a_j by Platt's eps (a_j + a_j^new + eps), eps = 1e-3.
+    Once a full pass makes no such step (Platt's stopping point, which his
+    tolerances leave near 1e-3), the run finishes with maximal-violating-pair
+    steps until m - M < tol, so that the rule ends with the same certificate as
+    the others. Shrinking does not apply to this rule.
+``"first-order"``
+    The maximal violating pair: i = argmax_{I_up} v, j = argmin_{I_low} v.
+``"second-order"``
+    Fan, Chen and Lin's WSS 2: i as above, j minimising -b_ij^2 / eta_ij over
+    I_low with b_ij > 0, eta_ij replaced by tau = 1e-12 where it is <= 0.
+
+Shrinking (LIBSVM): every min(n, 1000) steps the bounded variables that
+cannot join a violating pair are set aside; the gradient of those is
+rebuilt, G_t = G_bar_t + p_t + sum_{free j} a_j Q_tj with G_bar_t =
+sum_{a_j = u_j} u_j Q_tj maintained by the steps, once m - M <= 10 tol and
+again before the solver stops, so the final test is on all variables.
+
+Q is an interface, never a stored matrix: kernel rows come from
+``kernel_cache.KernelRowCache`` (least recently used rows in 80% of
+``cache_mb``, computed in BLAS blocks or, for RBF into float32 rows, by a
+compiled distance loop; float64 rows for N <= 2048, float32 above, like
+LIBSVM's Qfloat); the regression machines' 2N variables share the N rows,
+expanded with their signs. While the cache has room a missing row comes
+together with the rows of the most violating uncached variables, up to
+``ROW_BLOCK`` rows. Once shrinking leaves at most an eighth of the variables
+active, the loops read compact rows (the active entries only, the other 20%
+of ``cache_mb``), as LIBSVM's rows of active length. At the end the gradient
+of the support points is recomputed in float64, so that the objective and
+rho reported are those of the returned multipliers. The loops are compiled
+with numba (``_smo_numba``); the first call in a process loads or compiles
+them and reports that time as ``compile_time``.
+
+Unboundedness (hard margin): with u = +inf, f decreases without bound when
+the data are not separable in feature space. Along the iterates the solver
+checks
+
+    sqrt(a^T Q a) < margin_tol * sqrt(max_i Q_ii) * (-p^T a),
+
+which for the hard-margin dual reads ||w(a)|| / sum_n a_n < margin_tol * R,
+R = max_n ||phi(x_n)||. Since ||w(a)|| / sum(a) is half the distance of two
+points of the classes' convex hulls in feature space, it is never below the
+geometric margin of a separating hyperplane: the rule fires only when no
+hyperplane separates the classes with a margin of ``MARGIN_TOL`` = 1e-4
+times R (float32 kernel values cannot resolve feature-space distances much
+below that), and the machine then raises ``InfeasibleError``. On data that
+overlap in feature space ||w(a)|| stays bounded while sum(a) grows about
+linearly with the steps, so the rule fires after some 1e3-1e5 steps.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import _validation
+from ..errors import ConvergenceWarning, SolverError
+from ..kernels import RBF
+from . import _smo_numba as nb
+from .kernel_cache import KernelRowCache, row_dtype
+from .standard_qp import RhoEstimate, StandardQP, calculate_rho, calculate_rho_nu
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..formulations.base import Machine
+    from ..formulations.solution import Solution
+
+__all__ = ["smo", "smo_standard", "SMOTrace", "SMOResult", "WSS_RULES", "TAU", "MARGIN_TOL"]
+
+Array = NDArray[np.float64]
+
+#: Working-set rules and their codes in the compiled loop.
+WSS_RULES = {"platt": nb.WSS_PLATT, "first-order": nb.WSS_FIRST, "second-order": nb.WSS_SECOND}
+#: Curvature used where eta <= 0 (Fan, Chen and Lin 2005).
+TAU = 1e-12
+#: Hard margin: smallest margin, relative to the data's radius in feature space, told from none.
+MARGIN_TOL = 1e-4
+#: Platt: per-variable KKT tolerance as a fraction of tol (|r| <= tol/2 for all gives m - M <= tol).
+PLATT_TOL_FRACTION = 0.5
+#: Platt's progress test: a step must change a_j by eps (a_j + a_j^new + eps) (Platt 1999).
+PLATT_EPS = 1e-3
+#: Shrinking pass every min(n, SHRINK_INTERVAL) steps (LIBSVM).
+SHRINK_INTERVAL = 1000
+#: Most rows computed in one block when a row is missing and the cache has room.
+ROW_BLOCK = 8
+#: BLAS threads during a solve: the kernel blocks are thin products (D + 2 inner
+#: columns) that a second thread slows down (measured on 2 cores).
+BLAS_THREADS = 1
+#: Type of the point indices and of the status flags read in the hot loops (narrow: less traffic).
+INDEX_DTYPE = np.int32
+#: Share of cache_mb kept for compact rows (active entries only), used once the active set
+#: is at most an eighth of the variables; the full rows get the rest.
+COMPACT_SHARE = 0.2
+#: Rows a step may be using while it asks for more (the pair, or the nu rule's two rows).
+PINNED_ROWS = 3
+#: Bound changes gathered before G_bar is updated (four rows per pass).
+PENDING_BOUND_CHANGES = 32
+#: Initial length of the trace buffers (doubled when full).
+TRACE_CHUNK = 1024
+#: Calls of the compiled loop that may return without a step before the solver gives up.
+MAX_STALLED_CALLS = 64
+#: Default iteration cap: max(DEFAULT_MAX_ITER, DEFAULT_ITER_PER_VARIABLE * n).
+DEFAULT_MAX_ITER = 10_000_000
+DEFAULT_ITER_PER_VARIABLE = 100
+
+
+@dataclass(frozen=True)
+class SMOTrace:
+    """The steps of one SMO run (``record=True``), one entry per step.
+
+    Each step moves a_j by ``delta`` (and a_i by -y_i y_j delta) within the
+    clip interval [L, H] of a_j, along a line of curvature ``eta`` (gap 7.3).
+
+    Attributes
+    ----------
+    i, j : int arrays (steps,)
+        The pair, as indices of the standard-form variables (i went up in y_i a_i).
+    delta : array (steps,)
+        a_j^new - a_j.
+    L, H : arrays (steps,)
+        Clip interval of a_j^new (H = inf for the hard margin).
+    eta : arrays (steps,)
+        Q_ii + Q_jj - 2 y_i y_j Q_ij (tau was used in its place where <= 0).
+    objective : array (steps,)
+        f(a) = 1/2 a^T Q a + p^T a after the step; the machine's dual objective is -f,
+        so it is non-increasing.
+    violation : array (steps,)
+        m(a) - M(a) after the step, over the variables active at that moment.
+    initial_objective, initial_violation : float
+        f and m - M at the starting point.
+    wss : str
+    """
+
+    i: NDArray[np.intp]
+    j: NDArray[np.intp]
+    delta: Array
+    L: Array
+    H: Array
+    eta: Array
+    objective: Array
+    violation: Array
+    initial_objective: float
+    initial_violation: float
+    wss: str
+
+    def __post_init__(self) -> None:
+        for name in ("i", "j", "delta", "L", "H", "eta", "objective", "violation"):
+            value = np.array(getattr(self, name))
+            value.flags.writeable = False
+            object.__setattr__(self, name, value)
+
+    def __len__(self) -> int:
+        return int(self.i.shape[0])
+
+    @property
+    def dual_objective(self) -> Array:
+        """The machine's dual objective -f after each step (non-decreasing)."""
+        return -self.objective
+
+
+@dataclass(frozen=True)
+class SMOResult:
+    """What the solver returns for a standard QP.
+
+    ``a`` and ``G`` are in the caller's variable order; ``rho`` is LIBSVM's
+    rho (and r for nu forms) from ``calculate_rho`` / ``calculate_rho_nu``;
+    ``objective`` is f(a). Diagnostics: ``violation`` (m - M at the end),
+    ``rows_computed`` (full kernel rows computed), ``cache_rows`` (full rows the
+    cache holds), ``compact`` (whether compact rows were used).
+    """
+
+    a: Array
+    G: Array
+    rho: RhoEstimate
+    status: str
+    iterations: int
+    objective: float
+    violation: float
+    solve_time: float
+    rows_computed: int
+    cache_rows: int
+    compact: bool = False
+    trace: SMOTrace | None = field(default=None, repr=False)
+
+
+def smo(
+    machine: "Machine",
+    tol: float = 1e-3,
+    wss: str = "second-order",
+    shrinking: bool = True,
+    cache_mb: float = 200,
+    max_iter: int | None = None,
+    record: bool = False,
+) -> "Solution":
+    """Solve a machine's dual by SMO.
+
+    Parameters
+    ----------
+    machine : Machine
+        Any of the seven machines; only its ``standard_qp()`` is used.
+    tol : float > 0
+        Stop when the maximal KKT violation m(a) - M(a) is below tol.
+    wss : {"platt", "first-order", "second-order"}
+        Working-set rule (see the module docstring).
+    shrinking : bool
+        LIBSVM's shrinking (first- and second-order rules).
+    cache_mb : float > 0
+        Kernel row cache in megabytes.
+    max_iter : int or None
+        Iteration cap; None means max(10_000_000, 100 n). Reaching it warns
+        with ``ConvergenceWarning`` and returns the current iterate.
+    record : bool
+        Keep an ``SMOTrace`` of every step in ``Solution.trace``.
+
+    Returns
+    -------
+    Solution
+        With solver "SMO", method "smo", status "optimal" or "max_iter",
+        the iteration count, ``solve_time`` and ``compile_time`` (numba's
+        load or compilation on the first call, not part of solve_time).
+
+    Raises
+    ------
+    ValidationError
+        For an argument outside its domain.
+    InfeasibleError
+        Hard margin on data that are not separable in feature space (see
+        the module docstring for the rule), or an infeasible nu.
+    """
+    _check_machine(machine)
+    opts = _check_options(tol, wss, shrinking, cache_mb, max_iter, record)
+    qp = machine.standard_qp()
+    compile_time = ensure_compiled(row_dtype(int(qp.X.shape[0])))
+    result = smo_standard(qp, **opts)
+    if result.status == "unbounded":
+        machine._infeasible("unbounded", "standard-form dual", "SMO")
+        raise SolverError(f"SMO: the standard-form dual of {machine.name} is unbounded below",
+                          status="unbounded", solver="SMO")
+    if result.status == "max_iter":
+        warnings.warn(f"SMO stopped at the iteration cap after {result.iterations} iterations with "
+                      f"maximal KKT violation {result.violation:.3e} >= tol = {opts['tol']:g}",
+                      ConvergenceWarning, stacklevel=2)
+    info = dict(solver="SMO", method="smo", status=result.status, iterations=result.iterations,
+                solve_time=result.solve_time, compile_time=compile_time)
+    return machine.solution_from_standard(result.a, info, rho=result.rho, G=result.G, trace=result.trace)
+
+
+def _check_machine(machine: Any) -> None:
+    if not callable(getattr(machine, "standard_qp", None)) or not hasattr(machine, "solution_from_standard"):
+        raise _validation.fail("machine", "a sparsekernel machine (with standard_qp())", machine)
+
+
+def _check_options(tol: Any, wss: Any, shrinking: Any, cache_mb: Any, max_iter: Any,
+                   record: Any) -> dict[str, Any]:
+    """The solver's options, validated against their domains."""
+    tol = _validation.check_param("tol", tol)
+    if not isinstance(wss, str) or wss not in WSS_RULES:
+        raise _validation.fail("wss", f"one of {sorted(WSS_RULES)}", wss)
+    for name, flag in (("shrinking", shrinking), ("record", record)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise _validation.fail(name, "True or False", flag)
+    cache_mb = _validation.check_param("cache_mb", cache_mb)
+    if max_iter is not None:
+        max_iter = _validation.check_param("max_iter", max_iter)
+    return dict(tol=float(tol), wss=wss, shrinking=bool(shrinking), cache_mb=float(cache_mb),
+                max_iter=max_iter, record=bool(record))
+
+
+def smo_standard(
+    qp: StandardQP,
+    tol: float = 1e-3,
+    wss: str = "second-order",
+    shrinking: bool = True,
+    cache_mb: float = 200,
+    max_iter: int | None = None,
+    record: bool = False,
+) -> SMOResult:
+    """Solve a StandardQP by SMO (no argument checks; see ``smo``)."""
+    return _solve(qp, dict(tol=tol, wss=wss, shrinking=shrinking, cache_mb=cache_mb, max_iter=max_iter,
+                           record=record), None)
+
+
+def _solve(qp: StandardQP, opts: dict[str, Any], dtype: type | None) -> SMOResult:
+    start = time.perf_counter()
+    with _blas_threads(BLAS_THREADS):
+        run = _Run(qp, dtype=dtype, **opts)
+        code = run.iterate()
+        return run.result(code, start)
+
+
+_CONTROLLER: Any = None
+
+
+def _blas_threads(limit: int) -> Any:
+    """Limit BLAS to ``limit`` threads for the solve (the controller's library scan is done once)."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=limit, user_api="blas")
+
+
+class _Run:
+    """State of one solve: the permuted per-variable arrays, the row cache and the control blocks."""
+
+    def __init__(self, qp: StandardQP, tol: float, wss: str, shrinking: bool, cache_mb: float,
+                 max_iter: int | None, record: bool, dtype: type | None = None) -> None:
+        n = qp.n
+        self.qp = qp
+        self.wss = wss
+        self.cache = KernelRowCache(qp.kernel, qp.X, (1.0 - COMPACT_SHARE) * cache_mb, dtype)
+        index = np.asarray(qp.index, dtype=INDEX_DTYPE).copy()
+        QD = qp.scale * self.cache.diag()[index]
+        y = np.asarray(qp.y, dtype=np.float64)
+        # permuted copies (the active variables first), then y and index in the caller's order
+        self.prob = (y.copy(), np.asarray(qp.p, dtype=np.float64).copy(),
+                     np.asarray(qp.lower, dtype=np.float64).copy(), np.asarray(qp.upper, dtype=np.float64).copy(),
+                     index, QD, y.copy(), index.copy())
+        self.cache_arrays = (self.cache.store, self.cache.slot_of, self.cache.last_used,
+                             np.zeros(PENDING_BOUND_CHANGES, dtype=np.int64), np.zeros(PENDING_BOUND_CHANGES),
+                             *self._compact_arrays(qp, n, cache_mb))
+        a = np.asarray(qp.initial_point(), dtype=np.float64).copy()
+        flags = np.zeros(n, dtype=np.int8)
+        self.st = (a, self.prob[1].copy(), np.zeros(n), np.arange(n, dtype=np.int64), flags)
+        self.ctrl = self._control(n, wss, shrinking, max_iter, record, qp.is_nu)
+        nb.set_flags(self.prob, self.st, qp.is_nu)
+        nb.leave_compact(self.cache_arrays, self.ctrl)         # full rows to begin with
+        self.fpar = self._floats(tol, qp.scale, QD)
+        self.trace = _trace_buffers(TRACE_CHUNK if record else 1)
+        self._initial_gradient()
+
+    def _compact_arrays(self, qp: StandardQP, n: int, cache_mb: float) -> tuple:
+        """Store of compact rows (COMPACT_SHARE of the budget) and, for RBF, the inputs to compute them."""
+        N = self.cache.N
+        entries = int(COMPACT_SHARE * cache_mb * (1 << 20)) // self.cache.store.itemsize
+        cbuf = np.empty(max(entries, 1), dtype=self.cache.dtype)
+        direct = isinstance(qp.kernel, RBF)
+        Xd = np.ascontiguousarray(qp.X, dtype=np.float64) if direct else np.zeros((0, 1))
+        return cbuf, np.full(N, -1, dtype=np.int64), np.full(N, -1, dtype=np.int64), np.arange(n, dtype=INDEX_DTYPE), Xd
+
+    def _control(self, n: int, wss: str, shrinking: bool, max_iter: int | None, record: bool,
+                 is_nu: bool) -> NDArray[np.int64]:
+        ctrl = np.zeros(nb.C_SIZE, dtype=np.int64)
+        cap = max_iter if max_iter is not None else max(DEFAULT_MAX_ITER, DEFAULT_ITER_PER_VARIABLE * n)
+        ctrl[nb.C_MAX_ITER] = cap
+        ctrl[nb.C_ACTIVE] = n
+        ctrl[nb.C_WSS] = WSS_RULES[wss]
+        ctrl[nb.C_SHRINKING] = int(shrinking and wss != "platt")
+        ctrl[nb.C_SHRINK_INTERVAL] = min(n, SHRINK_INTERVAL)
+        ctrl[nb.C_SHRINK_COUNTER] = min(n, SHRINK_INTERVAL)
+        ctrl[nb.C_NU] = int(is_nu)
+        ctrl[nb.C_RECORD] = int(record)
+        ctrl[nb.C_HAS_INF] = int(np.any(np.isinf(self.prob[3])))
+        ctrl[nb.C_P_ALL] = nb.P_ALL
+        return ctrl
+
+    def _floats(self, tol: float, scale: float, QD: Array) -> Array:
+        fpar = np.zeros(nb.F_SIZE)
+        fpar[nb.F_TOL] = tol
+        fpar[nb.F_TAU] = TAU
+        fpar[nb.F_SCALE] = scale
+        fpar[nb.F_UNBOUNDED] = MARGIN_TOL * math.sqrt(max(float(np.max(QD, initial=0.0)), 0.0))
+        fpar[nb.F_PLATT_TOL] = PLATT_TOL_FRACTION * tol
+        fpar[nb.F_PLATT_EPS] = PLATT_EPS
+        fpar[nb.F_GAMMA] = getattr(self.qp.kernel, "gamma", 0.0)
+        return fpar
+
+    # -- gradient assembly ---------------------------------------------------------
+    def _initial_gradient(self) -> None:
+        """G = Q a + p (kept as v = -y G) and G_bar = sum_{a_j = u_j} u_j Q_j at the start; f, p^T a."""
+        y, p, lower, upper, index, QD, y0, index0 = self.prob
+        a, V, G_bar, perm, flags = self.st
+        n = a.shape[0]
+        G = p.copy()
+        nonzero = np.flatnonzero(a != 0.0)
+        self._accumulate(nonzero, a[nonzero], G, 0, n)
+        V[:] = -y * G
+        at_upper = np.flatnonzero(a >= upper)
+        self._accumulate(at_upper, upper[at_upper], G_bar, 0, n)
+        self.fpar[nb.F_OBJ] = 0.5 * float(a @ (G - p)) + float(p @ a)     # 1/2 a^T Q a + p^T a
+        self.fpar[nb.F_PTA] = float(p @ a)
+        m0, m1, M0, M1, *_ = nb.extremes(self.prob, self.st, n)
+        self.initial_violation = float(nb.violation(m0, m1, M0, M1))
+        self.initial_objective = float(self.fpar[nb.F_OBJ])
+        if self.ctrl[nb.C_WSS] == nb.WSS_PLATT:
+            self.ctrl[nb.C_EXT_VALID] = 0
+            nb.set_thresholds(self.prob, self.st, self.ctrl, self.fpar)
+
+    def _accumulate(self, variables: NDArray[np.intp], coef: Array, target: Array, start: int,
+                    stop: int) -> None:
+        """target[start:stop] += sum_r coef_r Q[start:stop, variables_r], rows in batches through the cache."""
+        index = self.prob[4]
+        variables = np.asarray(variables, dtype=np.int64)
+        coef = np.asarray(coef, dtype=np.float64)
+        batch = max(1, self.cache.n_slots - 1)
+        order = np.argsort(index[variables], kind="stable")
+        variables, coef = variables[order], coef[order]
+        points = index[variables]
+        unique_points, first = np.unique(points, return_index=True)
+        self._settle_pending(0)
+        for b0 in range(0, unique_points.size, batch):
+            chunk = unique_points[b0:b0 + batch]
+            lo = first[b0]
+            hi = first[b0 + batch] if b0 + batch < unique_points.size else variables.size
+            clock = self.cache.touch(chunk, int(self.ctrl[nb.C_CLOCK]))
+            missing = chunk[self.cache.slot_of[chunk] < 0]
+            self.ctrl[nb.C_CLOCK] = self.cache.fill(missing, clock)
+            slots = self.cache.slot_of[points[lo:hi]]
+            nb.add_rows(variables[lo:hi], slots, coef[lo:hi], self.cache.store, self.prob[0], index,
+                        target, start, stop, float(self.fpar[nb.F_SCALE]))
+
+    def _settle_pending(self, fill: int) -> None:
+        """Before a fill of ``fill`` rows: keep the rows of waiting bound changes, or apply those first."""
+        if self.ctrl[nb.C_NPEND] == 0:
+            return
+        if fill + self.ctrl[nb.C_NPEND] + PINNED_ROWS < self.cache.n_slots:
+            nb.protect_pending(self.cache_arrays, self.ctrl)
+        else:
+            nb.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
+
+    def reconstruct(self) -> None:
+        """G_t = G_bar_t + p_t + sum_{free j} a_j Q_tj for the shrunk t; all variables active again."""
+        y, p, lower, upper, index, QD, y0, index0 = self.prob
+        a, V, G_bar, perm, flags = self.st
+        n = a.shape[0]
+        size = int(self.ctrl[nb.C_ACTIVE])
+        nb.leave_compact(self.cache_arrays, self.ctrl)
+        if size < n:
+            nb.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
+            G = np.zeros(n)
+            G[size:] = G_bar[perm[size:]] + p[size:]
+            free = np.flatnonzero((a > lower) & (a < upper))
+            self._accumulate(free, a[free], G, size, n)
+            V[size:] = -y[size:] * G[size:]
+            nb.restore_order(self.prob, self.st)
+        self.ctrl[nb.C_ACTIVE] = n
+
+    # -- the loop ----------------------------------------------------------------------
+    def iterate(self) -> int:
+        """Call the compiled loop until it stops for good; serve its requests in between."""
+        loop = nb.run_platt if self.ctrl[nb.C_WSS] == nb.WSS_PLATT else nb.run_smo
+        cache = self.cache_arrays
+        stalled = 0
+        while stalled < MAX_STALLED_CALLS:
+            before = int(self.ctrl[nb.C_ITER])
+            code = loop(self.prob, self.st, cache, self.ctrl, self.fpar, self.trace)
+            if code == nb.NEED_ROWS:
+                self._fetch_rows()
+            elif code == nb.RECONSTRUCT:
+                self.reconstruct()
+            elif code == nb.RECONSTRUCT_FINAL:
+                self.reconstruct()
+                self.ctrl[nb.C_SHRINK_COUNTER] = 1
+            elif code == nb.TRACE_FULL:
+                self.trace = _grow(self.trace)
+            else:
+                return code
+            stalled = 0 if self.ctrl[nb.C_ITER] > before else stalled + 1
+        raise SolverError(f"SMO made no progress in {MAX_STALLED_CALLS} calls of its loop (code {code})",
+                          status="stalled", solver="SMO")
+
+    def _fetch_rows(self) -> None:
+        """Compute the requested rows, with the most violating uncached ones while the cache has room."""
+        ctrl = self.ctrl
+        requested = ctrl[nb.C_REQ:nb.C_REQ + ctrl[nb.C_NREQ]].copy()    # distinct
+        ctrl[nb.C_NREQ] = 0
+        extra = min(ROW_BLOCK, self.cache.n_free, self.cache.n_slots - 1) - requested.size
+        if extra > 0 and ctrl[nb.C_COMPACT] == 0:
+            candidates = np.empty(extra, dtype=np.int64)
+            count = nb.prefetch_candidates(self.prob, self.st, ctrl, self.fpar, self.cache.slot_of,
+                                           int(ctrl[nb.C_ACTIVE]), requested, candidates)
+            requested = np.concatenate([requested, candidates[:count]])
+        self._settle_pending(requested.size)
+        ctrl[nb.C_CLOCK] = self.cache.fill(requested, int(ctrl[nb.C_CLOCK]))
+
+    # -- the answer --------------------------------------------------------------------
+    def result(self, code: int, start: float) -> SMOResult:
+        """Undo the permutation; rho from the free variables (or the midpoint); the trace."""
+        if code == nb.MAX_ITER:
+            self.reconstruct()
+        y = self.prob[0]
+        a, V, G_bar, perm, flags = self.st
+        n = a.shape[0]
+        z = np.empty(n)
+        z[perm] = a
+        Gz = np.empty(n)
+        Gz[perm] = -y * V
+        qp = self.qp
+        self._exact_gradient(z, Gz)
+        at_lower, at_upper = z <= qp.lower, z >= qp.upper
+        rho = (calculate_rho_nu if qp.is_nu else calculate_rho)(qp.y, Gz, at_lower, at_upper)
+        m0, m1, M0, M1, *_ = nb.extremes(self.prob, self.st, n)
+        status = {nb.OPTIMAL: "optimal", nb.MAX_ITER: "max_iter", nb.UNBOUNDED: "unbounded"}[code]
+        return SMOResult(a=z, G=Gz, rho=rho, status=status, iterations=int(self.ctrl[nb.C_ITER]),
+                         objective=float(self.fpar[nb.F_OBJ]), violation=float(nb.violation(m0, m1, M0, M1)),
+                         solve_time=time.perf_counter() - start, rows_computed=self.cache.rows_computed,
+                         cache_rows=self.cache.n_slots, compact=bool(self.ctrl[nb.C_COMPACT_USED]),
+                         trace=self._trace())
+
+    def _exact_gradient(self, z: Array, Gz: Array) -> None:
+        """Recompute G on the support points in float64: G_i = p_i + scale y_i (K u)_index(i).
+
+        The rows are float32; their rounding (6e-8) would reach the objective
+        f = 1/2 z^T (G + p) through cancellation (hard margin: sum a - 1/2 a^T Q a
+        with both terms near sum a). The objective and rho need G only where
+        z != 0 (and on free variables), so one product over the support points suffices.
+        """
+        qp = self.qp
+        u = np.bincount(qp.index, weights=qp.y * z, minlength=self.cache.N)     # u_n = sum y_i z_i
+        support = np.flatnonzero(u != 0.0)
+        if support.size == 0:
+            return
+        on_support = (u != 0.0)[qp.index]
+        Ku = np.zeros(self.cache.N)
+        Ku[support] = self.cache.products(support, support, u[support])
+        Gz[on_support] = qp.p[on_support] + qp.scale * qp.y[on_support] * Ku[qp.index[on_support]]
+        self.fpar[nb.F_OBJ] = 0.5 * float(z @ (Gz - qp.p)) + float(qp.p @ z)
+
+    def _trace(self) -> SMOTrace | None:
+        if self.ctrl[nb.C_RECORD] == 0:
+            return None
+        k = int(self.ctrl[nb.C_TRACE_LEN])
+        ti, tj, tdelta, tL, tH, teta, tobj, tviol = (b[:k] for b in self.trace)
+        return SMOTrace(i=ti, j=tj, delta=tdelta, L=tL, H=tH, eta=teta, objective=tobj, violation=tviol,
+                        initial_objective=self.initial_objective, initial_violation=self.initial_violation,
+                        wss=self.wss)
+
+
+def _trace_buffers(length: int) -> tuple:
+    ints = tuple(np.zeros(length, dtype=np.int64) for _ in range(2))
+    floats = tuple(np.zeros(length) for _ in range(6))
+    return ints + floats
+
+
+def _grow(trace: tuple) -> tuple:
+    """Twice the capacity, same content."""
+    return tuple(np.concatenate([b, np.zeros_like(b)]) for b in trace)
+
+
+# -- compilation ------------------------------------------------------------------------
+_COMPILED: set[str] = set()
+
+
+def ensure_compiled(dtype: type = np.float64) -> float:
+    """Load (or compile) the numba loops for kernel rows of ``dtype`` by solving tiny problems;
+    seconds spent, 0 once done in this process."""
+    name = np.dtype(dtype).name
+    if name in _COMPILED:
+        return 0.0
+    start = time.perf_counter()
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 2))
+    y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
+    kernel = RBF(1.0)
+    for nu_sum in (None, 0.5):
+        qp = StandardQP(kernel=kernel, X=X, index=np.arange(6), y=y, scale=1.0,
+                        p=np.zeros(6) if nu_sum else -np.ones(6), lower=np.zeros(6),
+                        upper=np.full(6, 0.5 if nu_sum is None else 1.0 / 6), delta=0.0, nu_sum=nu_sum,
+                        gram=lambda: kernel(X))
+        for wss in WSS_RULES:                 # a 4-row cache (evictions) and a roomy one (prefetching)
+            for cache_mb in (1e-6, 1.0):
+                _solve(qp, dict(tol=1e-3, wss=wss, shrinking=True, cache_mb=cache_mb, max_iter=None,
+                                record=True), dtype)
+    _COMPILED.add(name)
+    return time.perf_counter() - start

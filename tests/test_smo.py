@@ -1,0 +1,385 @@
+"""The SMO solver against independent references and its own certificates.
+
+References: the direct Clarabel solve of the same standard-form dual
+(``solve("qp-clarabel")``, an interior-point method sharing no code with the
+SMO) and LIBSVM through scikit-learn, with the documented rescalings:
+nu-SVC ours = LIBSVM * rho; one-class ours = LIBSVM / (nu N); SVDD with an RBF
+kernel ours = 2 * one-class; nu-SVR LIBSVM's C = our C / N; hard margin =
+LIBSVM's C-SVC with a C that no multiplier reaches.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+import numpy as np
+import pytest
+from sklearn import svm
+from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.preprocessing import StandardScaler
+
+from sparsekernel import datasets
+from sparsekernel.errors import ConvergenceWarning, InfeasibleError, ValidationError
+from sparsekernel.formulations import (
+    SVDD,
+    EpsilonSVR,
+    HardMarginSVC,
+    NuSVC,
+    NuSVR,
+    OneClassSVM,
+    SoftMarginSVC,
+)
+from sparsekernel.kernels import RBF, Linear, Polynomial, Precomputed
+from sparsekernel.solvers.smo import WSS_RULES, SMOTrace, smo, smo_standard
+
+TOL = 1e-6            # solver tolerance of every comparison
+OBJ_RTOL = 1e-6       # objective against Clarabel, relative
+DEC_ATOL = 1e-4       # decision values against LIBSVM, in our convention
+HARD_C = 1e8          # LIBSVM's C standing in for the hard margin (no multiplier reaches it)
+
+
+# -- data ---------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def notes_data() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    return {"ring": datasets.ring(), "ripley": datasets.ripley_mixture(), "sinusoid": datasets.sinusoid()}
+
+
+@functools.lru_cache(maxsize=None)
+def sklearn_data() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    bc = load_breast_cancer()
+    Xc = StandardScaler().fit_transform(bc.data)
+    tc = np.where(bc.target == 1, 1.0, -1.0)
+    db = load_diabetes()
+    Xd = StandardScaler().fit_transform(db.data)
+    td = (db.target - db.target.mean()) / db.target.std()
+    return {"cancer": (Xc, tc), "diabetes": (Xd, td)}
+
+
+def _data(name: str) -> tuple[np.ndarray, np.ndarray]:
+    return {**notes_data(), **sklearn_data()}[name]
+
+
+# A case: data set, machine builder, LIBSVM estimator and the map of LIBSVM's
+# decision values into our convention (which may use our solution, e.g. rho).
+Case = tuple[str, Callable, Callable, Callable]
+
+CASES: dict[str, Case] = {
+    "hard-ring": ("ring", lambda X, t: HardMarginSVC(X, t, RBF(0.8)),
+                  lambda: svm.SVC(C=HARD_C, gamma=0.8, tol=TOL), lambda sol, d, N: d),
+    "soft-ripley": ("ripley", lambda X, t: SoftMarginSVC(X, t, RBF(0.45), C=1.0),
+                    lambda: svm.SVC(C=1.0, gamma=0.45, tol=TOL), lambda sol, d, N: d),
+    "nusvc-ripley": ("ripley", lambda X, t: NuSVC(X, t, RBF(0.45), nu=0.5),
+                     lambda: svm.NuSVC(nu=0.5, gamma=0.45, tol=TOL), lambda sol, d, N: d * sol.rho),
+    "oneclass-ripley": ("ripley", lambda X, t: OneClassSVM(X, RBF(0.45), nu=0.5),
+                        lambda: svm.OneClassSVM(nu=0.5, gamma=0.45, tol=TOL), lambda sol, d, N: d / (0.5 * N)),
+    "svdd-ripley": ("ripley", lambda X, t: SVDD(X, RBF(0.45), nu=0.5),
+                    lambda: svm.OneClassSVM(nu=0.5, gamma=0.45, tol=TOL), lambda sol, d, N: 2 * d / (0.5 * N)),
+    "epssvr-sinusoid": ("sinusoid", lambda X, t: EpsilonSVR(X, t, RBF(10.0), C=5.0, epsilon=0.1),
+                        lambda: svm.SVR(C=5.0, epsilon=0.1, gamma=10.0, tol=TOL), lambda sol, d, N: d),
+    "nusvr-sinusoid": ("sinusoid", lambda X, t: NuSVR(X, t, RBF(10.0), C=5.0, nu=0.5),
+                       lambda: svm.NuSVR(C=5.0 / 10, nu=0.5, gamma=10.0, tol=TOL), lambda sol, d, N: d),
+    "hard-cancer": ("cancer", lambda X, t: HardMarginSVC(X, t, RBF(0.05)),
+                    lambda: svm.SVC(C=HARD_C, gamma=0.05, tol=TOL), lambda sol, d, N: d),
+    "soft-cancer": ("cancer", lambda X, t: SoftMarginSVC(X, t, RBF(0.05), C=1.0),
+                    lambda: svm.SVC(C=1.0, gamma=0.05, tol=TOL), lambda sol, d, N: d),
+    "nusvc-cancer": ("cancer", lambda X, t: NuSVC(X, t, RBF(0.05), nu=0.3),
+                     lambda: svm.NuSVC(nu=0.3, gamma=0.05, tol=TOL), lambda sol, d, N: d * sol.rho),
+    "oneclass-cancer": ("cancer", lambda X, t: OneClassSVM(X, RBF(0.05), nu=0.2),
+                        lambda: svm.OneClassSVM(nu=0.2, gamma=0.05, tol=TOL), lambda sol, d, N: d / (0.2 * N)),
+    "svdd-cancer": ("cancer", lambda X, t: SVDD(X, RBF(0.05), nu=0.2),
+                    lambda: svm.OneClassSVM(nu=0.2, gamma=0.05, tol=TOL), lambda sol, d, N: 2 * d / (0.2 * N)),
+    "epssvr-diabetes": ("diabetes", lambda X, t: EpsilonSVR(X, t, RBF(0.1), C=1.0, epsilon=0.1),
+                        lambda: svm.SVR(C=1.0, epsilon=0.1, gamma=0.1, tol=TOL), lambda sol, d, N: d),
+    "nusvr-diabetes": ("diabetes", lambda X, t: NuSVR(X, t, RBF(0.1), C=1.0, nu=0.5),
+                       lambda: svm.NuSVR(C=1.0 / 442, nu=0.5, gamma=0.1, tol=TOL), lambda sol, d, N: d),
+}
+NOTES_CASES = [name for name, case in CASES.items() if case[0] in ("ring", "ripley", "sinusoid")]
+
+
+def machine(name: str):
+    data, build, _, _ = CASES[name]
+    X, t = _data(data)
+    return build(X, t)
+
+
+@functools.lru_cache(maxsize=None)
+def clarabel(name: str):
+    return machine(name).solve("qp-clarabel")
+
+
+@functools.lru_cache(maxsize=None)
+def ours(name: str, wss: str = "second-order", shrinking: bool = True):
+    return smo(machine(name), tol=TOL, wss=wss, shrinking=shrinking)
+
+
+@functools.lru_cache(maxsize=None)
+def libsvm(name: str):
+    data, build, make, _ = CASES[name]
+    X, t = _data(data)
+    return make().fit(X, t) if machine(name).task != "novelty" else make().fit(X)
+
+
+def libsvm_values(name: str, sol) -> np.ndarray:
+    """LIBSVM's decision values on the training inputs, in our convention."""
+    data, _, _, convert = CASES[name]
+    X, _ = _data(data)
+    est = libsvm(name)
+    values = est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X)
+    return convert(sol, np.ravel(values), X.shape[0])
+
+
+def rel(a: float, b: float) -> float:
+    return abs(a - b) / max(abs(a), abs(b), 1e-300)
+
+
+# -- agreement with the references ----------------------------------------------------------
+@pytest.mark.parametrize("name", CASES)
+def test_objective_matches_clarabel(name):
+    sol, ref = ours(name), clarabel(name)
+    assert sol.status == "optimal"
+    assert rel(sol.dual_objective, ref.dual_objective) <= OBJ_RTOL
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_decision_values_match_libsvm(name):
+    X, _ = _data(CASES[name][0])
+    sol = ours(name)
+    np.testing.assert_allclose(sol.decision_function(X), libsvm_values(name, sol), rtol=0, atol=DEC_ATOL)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_support_sets_match_libsvm_and_clarabel(name):
+    sol = ours(name)
+    np.testing.assert_array_equal(np.sort(sol.support), np.sort(libsvm(name).support_))
+    np.testing.assert_array_equal(np.sort(sol.support), np.sort(clarabel(name).support))
+
+
+@pytest.mark.parametrize("wss", sorted(WSS_RULES))
+@pytest.mark.parametrize("name", NOTES_CASES + ["soft-cancer", "epssvr-diabetes"])
+def test_every_working_set_rule_reaches_the_optimum(name, wss):
+    sol = ours(name, wss)
+    assert sol.status == "optimal"
+    assert rel(sol.dual_objective, clarabel(name).dual_objective) <= OBJ_RTOL
+    assert rel(sol.dual_objective, ours(name).dual_objective) <= OBJ_RTOL
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_shrinking_does_not_change_the_answer(name):
+    on, off = ours(name, shrinking=True), ours(name, shrinking=False)
+    assert rel(on.dual_objective, off.dual_objective) <= OBJ_RTOL
+    scale = max(1.0, float(np.max(np.abs(off.coef))))
+    np.testing.assert_allclose(on.coef, off.coef, rtol=0, atol=1e-4 * scale)
+    assert abs(on.b - off.b) <= 1e-4 * max(1.0, abs(off.b))
+    np.testing.assert_array_equal(on.support, off.support)
+
+
+def test_shrinking_shrinks_and_reconstructs():
+    """On a problem long enough for shrinking passes the answer equals the unshrunk one (above)
+    and the solver still ends with the certificate on all variables."""
+    m = machine("epssvr-diabetes")
+    for shrinking in (True, False):
+        sol = smo(m, tol=TOL, shrinking=shrinking, record=True)
+        assert sol.iterations > 1000          # at least one shrinking pass (every 1000 steps)
+        assert sol.trace.violation[-1] < TOL
+
+
+@pytest.mark.parametrize("name", ["soft-cancer", "nusvc-cancer", "epssvr-diabetes", "nusvr-diabetes"])
+def test_a_tiny_cache_gives_the_same_answer(name):
+    """Four rows of cache: rows are evicted and recomputed all the time."""
+    tiny = smo(machine(name), tol=TOL, cache_mb=1e-6)
+    assert rel(tiny.dual_objective, ours(name).dual_objective) <= OBJ_RTOL
+    np.testing.assert_array_equal(tiny.support, ours(name).support)
+
+
+@pytest.mark.parametrize("kernel", [RBF(0.1), Polynomial(2, 0.1, 1.0), Linear(), "precomputed"])
+def test_compact_rows_give_the_optimum(kernel):
+    """Late in these runs at most an eighth of the variables is active and the loops read
+    compact rows: computed directly (RBF) or gathered from full rows (the other kernels)."""
+    X, t = sklearn_data()["diabetes"]
+    if kernel == "precomputed":
+        X, kernel = RBF(0.1)(X), Precomputed()
+    m = EpsilonSVR(X, t, kernel, C=1.0, epsilon=0.1)
+    result = smo_standard(m.standard_qp(), tol=TOL)
+    assert result.compact and result.status == "optimal"
+    assert rel(m.dual_objective(result.a), m.solve("qp-clarabel").dual_objective) <= OBJ_RTOL
+
+
+@pytest.mark.parametrize("build", [
+    lambda X, t, k: SoftMarginSVC(X, t, k, C=1.0),
+    lambda X, t, k: NuSVC(X, t, k, nu=0.5),
+    lambda X, t, k: EpsilonSVR(X, t, k, C=1.0, epsilon=0.1),
+    lambda X, t, k: OneClassSVM(X, k, nu=0.3),
+])
+def test_precomputed_kernel_equals_rbf(build):
+    X, t = notes_data()["ripley"]
+    K = RBF(0.45)(X)
+    direct = smo(build(X, t, RBF(0.45)), tol=TOL)
+    pre = smo(build(K, t, Precomputed()), tol=TOL)
+    assert rel(pre.dual_objective, direct.dual_objective) <= OBJ_RTOL
+    np.testing.assert_allclose(pre.decision_function(K), direct.decision_function(X), atol=10 * TOL)
+    np.testing.assert_array_equal(pre.support, direct.support)
+
+
+def test_class_weights_match_libsvm():
+    X, t = notes_data()["ripley"]
+    weights = {1: 2.0, -1: 0.5}
+    sol = smo(SoftMarginSVC(X, t, RBF(0.45), C=1.0, class_weight=weights), tol=TOL)
+    lib = svm.SVC(C=1.0, gamma=0.45, tol=TOL, class_weight=weights).fit(X, t)
+    np.testing.assert_allclose(sol.decision_function(X), lib.decision_function(X), atol=DEC_ATOL)
+    np.testing.assert_array_equal(sol.support, np.sort(lib.support_))
+    assert np.all(sol.a <= np.where(t > 0, 2.0, 0.5) + 1e-12)
+
+
+@pytest.mark.parametrize("kind", ["soft", "nu"])
+def test_float32_rows_of_a_larger_problem_match_libsvm(kind):
+    """N = 2500 > 2048: the rows are float32 (LIBSVM's Qfloat), the RBF ones from the direct
+    distance loop; the answer still equals LIBSVM's."""
+    from sklearn.datasets import make_classification
+
+    from sparsekernel.solvers.kernel_cache import row_dtype
+
+    X, y = make_classification(n_samples=2500, n_features=20, random_state=1)
+    X = StandardScaler().fit_transform(X)
+    t = np.where(y == 1, 1.0, -1.0)
+    assert row_dtype(X.shape[0]) is np.float32
+    if kind == "soft":
+        m, lib = SoftMarginSVC(X, t, RBF(0.05), C=1.0), svm.SVC(C=1.0, gamma=0.05, tol=TOL).fit(X, t)
+        sol = smo(m, tol=TOL)
+        values = lib.decision_function(X)
+    else:   # LIBSVM's nu-SVC multipliers are N times ours: its tol is our tol / N
+        m, lib = NuSVC(X, t, RBF(0.05), nu=0.4), svm.NuSVC(nu=0.4, gamma=0.05, tol=TOL).fit(X, t)
+        sol = smo(m, tol=TOL / X.shape[0])
+        values = lib.decision_function(X) * sol.rho
+    np.testing.assert_allclose(sol.decision_function(X), values, atol=DEC_ATOL)
+    np.testing.assert_array_equal(sol.support, np.sort(lib.support_))
+    z = np.zeros(X.shape[0])
+    z[lib.support_] = np.abs(lib.dual_coef_[0])
+    z = z if kind == "soft" else 0.4 * z / z.sum()
+    assert rel(sol.dual_objective, m.dual_objective(z)) <= OBJ_RTOL
+
+
+# -- b and rho: free multipliers, else the midpoint ------------------------------------------
+def test_b_from_the_free_multipliers():
+    """(7.37): b = t_n - sum_m a_m t_m k_nm averaged over free n, recomputed here from dense K."""
+    X, t = notes_data()["ripley"]
+    m = SoftMarginSVC(X, t, RBF(0.45), C=1.0)
+    sol = smo(m, tol=TOL)
+    free = (sol.a > 1e-8) & (sol.a < 1.0 - 1e-8)
+    assert free.sum() > 0 and not sol.notes
+    K = RBF(0.45)(X)
+    b_free = np.mean(t[free] - K[free] @ (sol.a * t))
+    assert abs(sol.b - b_free) <= 1e-5
+    assert abs(sol.b - clarabel("soft-ripley").b) <= 1e-5
+
+
+def test_b_at_the_midpoint_when_no_multiplier_is_free():
+    """With C tiny on balanced classes every a_n = C: b is the midpoint of the interval that the
+    KKT conditions of the bounded multipliers allow (LIBSVM does the same)."""
+    X, t = notes_data()["ripley"]
+    C = 1e-3
+    sol = smo(SoftMarginSVC(X, t, RBF(0.45), C=C), tol=TOL)
+    assert np.all(sol.a == C)
+    assert any("midpoint" in note for note in sol.notes)
+    # a_n = C needs t_n (f_n + b) <= 1 with f = K (a t): b <= 1 - f_n for t = +1, b >= -1 - f_n for t = -1
+    f = RBF(0.45)(X) @ (sol.a * t)
+    upper = np.min(1 - f[t > 0])
+    lower = np.max(-1 - f[t < 0])
+    assert abs(sol.b - (lower + upper) / 2) <= 1e-9
+    assert abs(sol.b - svm.SVC(C=C, gamma=0.45, tol=TOL).fit(X, t).intercept_[0]) <= 1e-6
+
+
+# -- infeasibility, iteration cap, trace -------------------------------------------------------
+@pytest.mark.parametrize("wss", sorted(WSS_RULES))
+def test_hard_margin_on_overlapping_classes_is_infeasible(wss):
+    X, t = datasets.ripley_mixture(n=60, seed=1)
+    with pytest.raises(InfeasibleError, match="not separable"):
+        smo(HardMarginSVC(X, t, Linear()), tol=1e-3, wss=wss)
+
+
+def test_hard_margin_on_separable_data_is_solved():
+    X, t = datasets.separable(n=40)
+    m = HardMarginSVC(X, t, Linear())
+    sol = smo(m, tol=TOL)
+    assert rel(sol.dual_objective, m.solve("qp-clarabel").dual_objective) <= OBJ_RTOL
+    assert np.all(t * sol.decision_function(X) >= 1 - 1e-5)     # (7.5)
+
+
+@pytest.mark.parametrize("wss", sorted(WSS_RULES))
+def test_iteration_cap_warns_with_the_count(wss):
+    with pytest.warns(ConvergenceWarning, match=r"after 5 iterations"):
+        sol = smo(machine("soft-ripley"), tol=TOL, wss=wss, max_iter=5)
+    assert sol.status == "max_iter"
+    assert sol.iterations == 5
+
+
+@pytest.mark.parametrize("wss", sorted(WSS_RULES))
+@pytest.mark.parametrize("name", ["soft-ripley", "nusvc-ripley", "nusvr-sinusoid", "hard-ring"])
+def test_trace_is_a_certificate_of_the_run(name, wss):
+    m = machine(name)
+    sol = smo(m, tol=1e-4, wss=wss, record=True)
+    trace = sol.trace
+    assert isinstance(trace, SMOTrace) and len(trace) == sol.iterations
+    qp = m.standard_qp()
+    # the dual objective -f never decreases (f = 1/2 a^T Q a + p^T a never increases)
+    f = np.concatenate([[trace.initial_objective], trace.objective])
+    assert np.all(np.diff(f) <= 1e-12 * max(1.0, np.max(np.abs(f))))
+    assert trace.violation[-1] < 1e-4 <= trace.initial_violation
+    # replaying the steps from the starting point gives the returned multipliers
+    z = qp.initial_point()
+    for i, j, delta, L, H in zip(trace.i, trace.j, trace.delta, trace.L, trace.H):
+        new_j = z[j] + delta
+        assert L - 1e-12 <= new_j <= H + 1e-12
+        z[i] -= qp.y[i] * qp.y[j] * delta
+        z[j] = new_j
+    np.testing.assert_allclose(z, np.concatenate([sol.a] + ([sol.a_hat] if sol.a_hat is not None else [])),
+                               atol=1e-10)
+    # the last recorded objective is f at the returned point, recomputed with dense Q
+    assert rel(trace.objective[-1], qp.objective(z)) <= 1e-6
+    assert np.all(trace.eta >= -1e-6)          # a PSD kernel: eta = ||phi_i - phi_j||^2 >= 0
+
+
+def test_no_trace_unless_recorded():
+    assert ours("soft-ripley").trace is None
+
+
+# -- arguments and inputs ----------------------------------------------------------------------
+@pytest.mark.parametrize("argument, value", [
+    ("tol", 0.0), ("tol", -1e-3), ("tol", float("nan")), ("tol", "small"),
+    ("wss", "third-order"), ("wss", None),
+    ("shrinking", "yes"), ("shrinking", 1),
+    ("cache_mb", 0), ("cache_mb", -5.0), ("cache_mb", float("inf")),
+    ("max_iter", 0), ("max_iter", 2.5), ("max_iter", -3),
+    ("record", "no"),
+])
+def test_bad_arguments_name_the_argument(argument, value):
+    with pytest.raises(ValidationError, match=rf"^{argument} must be .*; got"):
+        smo(machine("soft-ripley"), **{argument: value})
+
+
+def test_machine_must_be_a_machine():
+    with pytest.raises(ValidationError, match="^machine must be"):
+        smo(np.eye(3))
+
+
+@pytest.mark.parametrize("name", ["soft-ripley", "nusvr-sinusoid", "svdd-ripley"])
+def test_inputs_are_not_modified(name):
+    m = machine(name)
+    X, t = m.X.copy(), None if m.t is None else m.t.copy()
+    qp = m.standard_qp()
+    before = {key: np.copy(getattr(qp, key)) for key in ("y", "p", "lower", "upper", "index")}
+    smo(m, tol=TOL, record=True)
+    np.testing.assert_array_equal(m.X, X)
+    if t is not None:
+        np.testing.assert_array_equal(m.t, t)
+    after = m.standard_qp()
+    for key, value in before.items():
+        np.testing.assert_array_equal(getattr(after, key), value)
+
+
+def test_solution_reports_the_solver():
+    sol = ours("soft-ripley")
+    assert (sol.solver, sol.method, sol.status) == ("SMO", "smo", "optimal")
+    assert sol.iterations > 0 and sol.solve_time > 0 and sol.compile_time >= 0
+    assert machine("soft-ripley").solve("smo", tol=TOL).dual_objective == pytest.approx(sol.dual_objective,
+                                                                                        rel=1e-12)
