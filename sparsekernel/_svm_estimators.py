@@ -93,10 +93,11 @@ class _BaseSVM(BaseEstimator):
         return X
 
     def _solve(self, machine: Machine) -> Solution:
+        """Solve by the estimator's solver; ``tol`` has LIBSVM's meaning (its gradient units)."""
         if self.solver == "smo":
             max_iter = None if self.max_iter == -1 else int(self.max_iter)
-            return machine.solve("smo", tol=self.tol, shrinking=self.shrinking, cache_mb=self.cache_size,
-                                 max_iter=max_iter)
+            return machine.solve("smo", tol=self.tol / machine.libsvm_scale, shrinking=self.shrinking,
+                                 cache_mb=self.cache_size, max_iter=max_iter)
         return machine.solve(self.solver)
 
     def _rows(self, X: Array, index: NDArray[np.intp]) -> Array:

@@ -192,8 +192,8 @@ def test_precomputed_kernel_and_bad_parameters() -> None:
     from sparsekernel.errors import ValidationError
 
     X_train, X_test, y_train, _ = _split(skdata.load_iris)
-    a = SVC(kernel="precomputed").fit(rbf_kernel(X_train, gamma=0.3), y_train)
-    b = SVC(kernel="rbf", gamma=0.3).fit(X_train, y_train)
+    a = SVC(kernel="precomputed", tol=1e-8).fit(rbf_kernel(X_train, gamma=0.3), y_train)
+    b = SVC(kernel="rbf", gamma=0.3, tol=1e-8).fit(X_train, y_train)
     np.testing.assert_allclose(a.decision_function(rbf_kernel(X_test, X_train, gamma=0.3)),
                                b.decision_function(X_test), atol=1e-6)
     for bad, message in ((SVC(C=-1.0), "C must be a positive finite number; got -1.0"),

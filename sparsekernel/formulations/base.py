@@ -461,6 +461,8 @@ class Machine:
         if self._gram_cache is not None:
             return self._gram_cache @ u
         nz = np.flatnonzero(u)
+        if nz.size == 0:
+            return np.zeros(self.N)
         if self.kernel.name == "precomputed":
             return self.X[:, nz] @ u[nz]
         out = np.zeros(self.N)
@@ -492,6 +494,15 @@ class Machine:
     def _box_scale(self) -> float:
         """Width of the box of a single multiplier (inf for hard margin)."""
         raise NotImplementedError
+
+    @property
+    def libsvm_scale(self) -> float:
+        """LIBSVM's multipliers over the notes' (N for nu-SVC, nu N for one-class, else 1).
+
+        LIBSVM's gradients, and so its stopping tolerance, are in units this
+        many times the notes': its tol corresponds to tol / libsvm_scale here.
+        """
+        return 1.0
 
     def _solution_from_formulation(self, f: Formulation, info: dict[str, Any]) -> Solution:
         info = {**info, "method": f.kind}

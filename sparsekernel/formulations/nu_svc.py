@@ -148,6 +148,10 @@ class NuSVC(BinaryMachine):
     def _box_scale(self) -> float:
         return 1.0 / self.N
 
+    @property
+    def libsvm_scale(self) -> float:
+        return float(self.N)                    # LIBSVM: 0 <= a <= 1, sum a = nu N
+
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # On the margin t_n y_n = rho: averaging over free a_n of each class gives
         # r+ = rho - b and r- = rho + b, i.e. LIBSVM's r and -rho.

@@ -87,6 +87,10 @@ class OneClassSVM(NoveltyMachine):
             self._stationarity_w(s, source, "w = sum_n a_n phi(x_n)"),
         ]
 
+    @property
+    def libsvm_scale(self) -> float:
+        return self.nu * self.N                 # LIBSVM: 0 <= a <= 1, sum a = nu N
+
     def standard_qp(self) -> StandardQP:
         """min 1/2 a^T K a, e^T a = 1, 0 <= a <= 1/(nu N)."""
         return self._unit_sum_qp(1.0, np.zeros(self.N))
