@@ -291,3 +291,24 @@ def test_sample_weights_scale_the_box(method: str) -> None:
     ref = SVR(C=2.0, epsilon=0.1, gamma=10.0, tol=1e-8).fit(Xs, ts, sample_weight=ws)
     np.testing.assert_allclose(s1.decision_function(Xs), ref.predict(Xs), atol=1e-5)
     assert check(svr, s1, 1e-5).ok
+
+
+def test_nu_svr_with_slack_7_74_keeps_epsilon_non_negative_on_every_path() -> None:
+    """Where the standard form's equality sum (a + a_hat) = nu C gives epsilon < 0, the notes'
+    inequality (7.74) is slack and the optimum has epsilon = 0: every path returns one."""
+    from sparsekernel.duality import check
+    from sparsekernel.solvers.smo import smo
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 2)) * rng.uniform(0.5, 1.0, size=2)
+    t = np.sin(X[:, 0]) + 0.5 * X[:, 1] + 0.1 * np.random.default_rng(2).normal(size=6)
+    m = NuSVR(X, t, Linear(), C=1.0, nu=1.0)
+    assert smo(m, tol=1e-8).epsilon < -1e-3  # the equality form alone (LIBSVM's too)
+    objectives = []
+    for method, opts in (("smo", {"tol": 1e-8}), ("qp-clarabel", {}), ("qp-osqp", {}), ("clarabel", {}),
+                         ("primal-clarabel", {})):
+        sol = m.solve(method, **opts)
+        assert sol.epsilon >= 0.0
+        assert check(m, sol, 1e-5).ok, str(check(m, sol, 1e-5))
+        objectives.append(sol.dual_objective)
+    assert max(objectives) - min(objectives) <= 1e-7

@@ -4,7 +4,8 @@ Each example draws a data set (N <= 40), a kernel (linear, polynomial, RBF),
 a machine with random hyperparameters, a working-set rule and the shrinking
 flag; the SMO's dual objective must equal the one of Clarabel's interior-point
 solve of the same standard-form dual (``solve("qp-clarabel")``) to 1e-6
-relative, and its multipliers must be feasible.
+relative, its multipliers must be feasible, and its KKT report (``duality.check``)
+must pass.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from sparsekernel.formulations import (
     SoftMarginSVC,
 )
 from sparsekernel.kernels import RBF, Linear, Polynomial
+from sparsekernel.duality import check
 from sparsekernel.solvers.smo import WSS_RULES, smo
 
 TOL = 1e-6
@@ -40,6 +42,7 @@ RHO_ZERO = 1e-6      # nu-SVC: r this small is the trivial optimum r = 0
 ZERO_FLOOR = 0.1      # an objective under 0.1 of the size of its terms (cancellation: nu-SVC near
                       # its trivial optimum rho = 0, say) is compared to 1e-7 of that size; at
                       # tol 1e-6 the value itself has no more correct digits
+KKT_TOL = 1e-5        # duality.check at the SMO's matched tolerance (duality.kkt.matched_tol)
 REFERENCE_ATOL = 1e-10  # Clarabel's own absolute accuracy (tol_gap_abs = 1e-12), with room
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -86,7 +89,8 @@ def reference(m):
 
 
 def solve(m, wss: str, shrinking: bool, tol: float = TOL):
-    return smo(m, tol=tol, wss=wss, shrinking=shrinking, max_iter=MAX_ITER)
+    """Through Machine.solve, the public path (where nu-SVR's epsilon = 0 case is handled)."""
+    return m.solve("smo", tol=tol, wss=wss, shrinking=shrinking, max_iter=MAX_ITER)
 
 
 def assert_matches_clarabel(m, wss: str, shrinking: bool) -> None:
@@ -105,6 +109,13 @@ def check_against(m, sol, ref) -> None:
     allowed = OBJ_RTOL * max(abs(ref.dual_objective), ZERO_FLOOR * terms) + REFERENCE_ATOL
     assert gap <= allowed, (sol.dual_objective, ref.dual_objective)
     assert np.all(z >= qp.lower) and np.all(z <= qp.upper)
+    report = check(m, sol, KKT_TOL)
+    assert not report.failed(), str(report)
+    # the gap: each point's complementarity term is at most the final violation (m - M <= tol)
+    # times its box width, so the gap is at most tol * sum(u - l) (sum a for the hard margin)
+    width = np.where(np.isfinite(qp.upper), qp.upper - qp.lower, z)
+    tol = NU_TOL if isinstance(m, NuSVC) else TOL
+    assert abs(report.gap.absolute) <= tol * float(np.sum(width)) + REFERENCE_ATOL, str(report)
     scale = max(1.0, float(np.sum(np.abs(z))))
     assert abs(qp.y @ z - qp.delta) <= 1e-12 * scale
     if qp.nu_sum is not None:

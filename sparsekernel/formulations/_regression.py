@@ -73,7 +73,10 @@ class RegressionMachine(Machine):
             Condition("(7.67)", SLACKNESS, f"({box_name} - a_n) xi_n = 0", np.abs((box_n - a) * xi), box * size),
             Condition("(7.68)", SLACKNESS, f"({box_name} - a_hat_n) xi_hat_n = 0",
                       np.abs((box_n - a_hat) * xi_hat), box * size),
-            Condition("Result 7.9", SLACKNESS, "a_n a_hat_n = 0", np.abs(a * a_hat), box * box),
+            # Result 7.9 (ii): (7.65) + (7.66) give min(a_n, a_hat_n) (2 epsilon + xi_n + xi_hat_n) = 0,
+            # so a point carries both multipliers only if epsilon = 0
+            Condition("Result 7.9", SLACKNESS, "a_n a_hat_n = 0: min(a_n, a_hat_n) 2 epsilon = 0",
+                      np.minimum(a, a_hat) * 2.0 * max(epsilon, 0.0), box * size),
             self._stationarity_w(s, "(7.57)", "w = sum_n (a_n - a_hat_n) phi(x_n)"),
         ]
 

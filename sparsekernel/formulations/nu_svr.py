@@ -15,12 +15,16 @@ Dual (7.70)-(7.74):
                 sum_n (a_n + a_hat_n) <= nu C      (7.74)
 
 The tube half-width epsilon is found, not given. LIBSVM's nu-SVR uses
-C_LIBSVM = C/N. The standard-form QP makes (7.74) an equality, which holds at
-the solution whenever epsilon > 0.
+C_LIBSVM = C/N. The standard-form QP (the SMO's and the direct path's) makes
+(7.74) an equality, which holds at the solution whenever epsilon > 0; where
+its multiplier comes out negative (epsilon < 0, for nu near 1), (7.74) is
+slack at the notes' optimum, which has epsilon = 0: that is the epsilon-SVR
+with epsilon = 0 and box C/N, and ``solve`` solves it by the same method.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 import cvxpy as cp
@@ -31,6 +35,7 @@ from .._validation import check_param
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._regression import RegressionMachine
+from .eps_svr import EpsilonSVR
 from .base import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
 from .solution import Solution
 
@@ -128,6 +133,27 @@ class NuSVR(RegressionMachine):
 
     def _box_scale(self) -> float:
         return self.C / self.N
+
+    #: an epsilon below -epsilon_tol * max|t| from the standard form means (7.74) is slack
+    epsilon_tol = 1e-9
+
+    def solve(self, method: str = "clarabel", **opts: Any) -> Solution:
+        """Solve by ``method`` (see ``Machine.solve``), with epsilon >= 0 on every path."""
+        sol = super().solve(method, **opts)
+        standard = method.lower() == "smo" or method.lower().startswith("qp-")
+        if not standard or sol.epsilon >= -self.epsilon_tol * float(np.max(np.abs(self.t))):
+            return sol
+        twin = EpsilonSVR(self.X, self.t, self.kernel, C=self.C / self.N, epsilon=0.0, psd_tol=self.psd_tol)
+        twin._gram_cache = self._gram_cache
+        flat = twin.solve(method, **opts)
+        info = dict(solver=flat.solver, method=flat.method, status=flat.status,
+                    iterations=sol.iterations + flat.iterations, solve_time=sol.solve_time + flat.solve_time,
+                    compile_time=sol.compile_time + flat.compile_time)
+        z = np.concatenate([flat.a, flat.a_hat])
+        out = self.solution_from_standard(z, info, rho=RhoEstimate(-flat.b, 0.0), trace=flat.trace)
+        note = (f"(7.74) is slack at nu = {self.nu:g} (the equality form gave epsilon = {sol.epsilon:.3g} < 0): "
+                "solved as the epsilon-SVR with epsilon = 0 and box C/N")
+        return dataclasses.replace(out, notes=out.notes + (note,))
 
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # free a_n: t_n - sum_m u_m k_nm = b + epsilon; free a_hat_n: = b - epsilon.

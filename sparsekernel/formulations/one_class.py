@@ -77,7 +77,8 @@ class OneClassSVM(NoveltyMachine):
     def kkt_conditions(self, s: KKTState) -> list[Condition]:
         """Multipliers a_n of w^T phi(x_n) >= rho - xi_n and 1/(nu N) - a_n of xi_n >= 0."""
         source = "Scholkopf 2001"
-        size = float(np.max(np.abs(s.g))) or 1.0
+        # |w^T phi(x_n)| <= max_m k(x_m, x_m) since a is in the simplex: the outputs' natural size
+        size = max(float(np.max(np.abs(self.kernel.diag(self.X)))), float(np.max(np.abs(s.g)))) or 1.0
         slack = s.g - s.rho + s.xi                                            # w^T phi_n - rho + xi_n
         return self._box_and_sum(s, source, "rho") + [
             Condition(source, PRIMAL, "w^T phi(x_n) - rho + xi_n >= 0", np.maximum(0.0, -slack), size),

@@ -86,7 +86,7 @@ class SVDD(NoveltyMachine):
         source = "Tax-Duin 1999"
         distance = self.kernel_diagonal() - 2.0 * s.g + s.norm2              # ||phi(x_n) - c||^2
         slack = s.R2 + s.xi - distance
-        size = max(abs(s.R2), float(np.max(np.abs(distance)))) or 1.0
+        size = max(abs(s.R2), float(np.max(np.abs(distance))), float(np.max(np.abs(self.kernel.diag(self.X))))) or 1.0
         return self._box_and_sum(s, source, "R^2") + [
             Condition(source, PRIMAL, "R^2 + xi_n - ||phi(x_n) - c||^2 >= 0", np.maximum(0.0, -slack), size),
             Condition(source, PRIMAL, "xi_n >= 0", np.maximum(0.0, -s.xi), size),
