@@ -22,6 +22,7 @@ import numpy as np
 
 from . import __version__
 from .errors import SparseKernelError, ValidationError
+from .methods import solve_by
 
 __all__ = ["main", "build_parser"]
 
@@ -86,23 +87,12 @@ def machine_from_args(args: argparse.Namespace) -> tuple[Any, list[str]]:
     return cls(X, t, kernel, **hyper), notes
 
 
-def solve(machine: Any, method: str) -> Any:
-    """Solve by a Machine.solve method or by LIBSVM through scikit-learn (``"libsvm"``)."""
-    from .duality import solve_with_libsvm
-
-    if method == "libsvm":
-        return solve_with_libsvm(machine)
-    if method == "smo":
-        return machine.solve("smo", tol=1e-6)
-    return machine.solve(method)
-
-
 def _kkt(args: argparse.Namespace) -> int:
     from .duality import categories, check
     from .duality.kkt import matched_tol
 
     machine, notes = machine_from_args(args)
-    sol = solve(machine, args.method)
+    sol = solve_by(machine, args.method)
     tol = args.tol if args.tol is not None else matched_tol(machine, args.method)
     report = check(machine, sol, tol)
     if args.json:
@@ -128,7 +118,7 @@ def _compare(args: argparse.Namespace) -> int:
     methods = [m for m in args.methods.split(",") if m]
     if len(methods) < 2:
         raise ValidationError(f"--methods must name at least two methods; got {args.methods!r}")
-    solutions = {m: solve(machine, m) for m in methods}
+    solutions = {m: solve_by(machine, m) for m in methods}
     summary = compare_many(machine, solutions, args.tol if args.tol is not None else 1e-5)
     summary["notes"] = notes
     print(dumps(summary) if args.json else "\n".join([f"note: {n}" for n in notes] + [format_many(summary)]))

@@ -110,9 +110,16 @@ def machine(name: str) -> Machine:
     return CASES[name].build()
 
 
+#: the SMO's tolerance, in LIBSVM's units (scaled into the notes' by libsvm_scale)
+SMO_TOL = 1e-6
+
+
 @lru_cache(maxsize=None)
 def solution(name: str, method: str) -> Solution:
-    return machine(name).solve(method)
+    m = machine(name)
+    if method == "smo":
+        return m.solve("smo", tol=SMO_TOL / m.libsvm_scale)
+    return m.solve(method)
 
 
 @lru_cache(maxsize=None)

@@ -20,7 +20,7 @@ from sparsekernel.kernels import RBF
 from cases import CASES, NOTES_CASES, libsvm, machine, solution
 
 METHOD_TOL = {"primal-clarabel": 1e-6, "clarabel": 1e-6, "qp-clarabel": 1e-6, "osqp": 1e-5, "qp-osqp": 1e-5,
-              "libsvm": 1e-6}
+              "libsvm": 1e-6, "smo": 1e-5}
 
 
 # LIBSVM has no hard-margin or SVDD machine: those two are checked against it through
