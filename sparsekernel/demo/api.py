@@ -51,7 +51,7 @@ def _object(payload: Any) -> dict[str, Any]:
 
 def _choice(spec: dict[str, Any], key: str, options: Any, default: str | None = None) -> str:
     value = spec.get(key, default)
-    if value not in options:
+    if not isinstance(value, str) or value not in options:
         raise ApiError(400, f"{key} must be one of {sorted(options)}; got {value!r}")
     return value
 

@@ -32,6 +32,7 @@ __all__ = ["make_server", "serve", "MAX_BODY"]
 LOG = logging.getLogger("sparsekernel.demo")
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 8 * 1024 * 1024
+DRAIN_MAX = 8 * MAX_BODY
 CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                  ".css": "text/css; charset=utf-8"}
 PAGES = {"/svm": "svm.html", "/rvm": "rvm.html"}
@@ -100,6 +101,10 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Location", "/svm")
             self.end_headers()
             return
+        if path == "/favicon.ico":
+            self.send_response(HTTPStatus.NO_CONTENT)
+            self.end_headers()
+            return
         if path in PAGES:
             return self._file(STATIC / PAGES[path])
         if path.startswith("/static/"):
@@ -135,6 +140,16 @@ class Handler(BaseHTTPRequestHandler):
         except TypeError:
             self._error(400, f"preset {parts[3]} of the {parts[2]} page takes no options; got {sorted(options)}")
 
+    def _drain(self, length: int) -> None:
+        """Read and drop an oversized body (up to DRAIN_MAX bytes) so the client can read the 413."""
+        self.close_connection = True
+        remaining = min(length, DRAIN_MAX)
+        while remaining > 0:
+            chunk = self.rfile.read(min(remaining, 1 << 16))
+            if not chunk:
+                break
+            remaining -= len(chunk)
+
     def do_POST(self) -> None:  # noqa: N802
         path = urlparse(self.path).path
         handler = ROUTES.get(path)
@@ -145,6 +160,7 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             return self._error(400, "Content-Length must be an integer")
         if length > MAX_BODY:
+            self._drain(length)
             return self._error(413, f"the request body must be at most {MAX_BODY} bytes; got {length}")
         try:
             self._json(200, handler(_decode(self.rfile.read(length))))

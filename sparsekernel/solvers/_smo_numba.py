@@ -654,11 +654,12 @@ def record_step(i, j, delta, L, H, eta, st, ctrl, fpar, trace):
 
 @njit(cache=True)
 def unbounded(ctrl, fpar):
-    """True when sqrt(a^T Q a) < margin_tol sqrt(max Q_ii) (-p^T a), a^T Q a = 2 (f - p^T a).
+    """True when sqrt(a^T Q a) <= margin_tol sqrt(max Q_ii) (-p^T a), a^T Q a = 2 (f - p^T a).
 
     For the hard-margin dual (p = -e, u = inf) ||w(a)|| / sum(a) is at least the
     geometric margin of every separating hyperplane, so this certifies that
     none has a margin of margin_tol times the data's radius in feature space.
+    (<=, not <: with every feature vector at the origin, Q = 0 and both sides are 0.)
     """
     if ctrl[C_HAS_INF] == 0:
         return False
@@ -666,7 +667,7 @@ def unbounded(ctrl, fpar):
     if not pta < 0.0:
         return False
     quad = max(2.0 * (fpar[F_OBJ] - pta), 0.0)
-    return np.sqrt(quad) < fpar[F_UNBOUNDED] * (-pta)
+    return np.sqrt(quad) <= fpar[F_UNBOUNDED] * (-pta)
 
 
 # ======================================================================================

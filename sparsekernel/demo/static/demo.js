@@ -72,21 +72,24 @@ const Demo = (() => {
       c.save(); c.translate(13, this.pad.t + this.h / 2); c.rotate(-Math.PI / 2); c.fillText(ylabel, 0, 0); c.restore();
     }
     field(grid, color) {
-      // grid: {x: [nx], y: [ny], values: [ny][nx]}; each node is drawn as the cell around it
+      // grid: {x: [nx], y: [ny], values: [ny][nx]}; the nodes become the pixels of an image that is
+      // stretched (and smoothed) over the cells around them
       const nx = grid.x.length, ny = grid.y.length;
-      const dx = (grid.x[nx - 1] - grid.x[0]) / Math.max(nx - 1, 1), dy = (grid.y[ny - 1] - grid.y[0]) / Math.max(ny - 1, 1);
-      this.clip((c) => {
-        for (let r = 0; r < ny; r++) {
-          for (let k = 0; k < nx; k++) {
-            const v = grid.values[r][k];
-            if (v === null) continue;
-            const X0 = this.px(grid.x[k] - dx / 2), X1 = this.px(grid.x[k] + dx / 2);
-            const Y0 = this.py(grid.y[r] + dy / 2), Y1 = this.py(grid.y[r] - dy / 2);
-            c.fillStyle = color(v);
-            c.fillRect(X0, Y0, X1 - X0 + 0.6, Y1 - Y0 + 0.6);
-          }
+      const off = document.createElement("canvas");
+      off.width = nx; off.height = ny;
+      const octx = off.getContext("2d"), image = octx.createImageData(nx, ny);
+      for (let r = 0; r < ny; r++) {
+        for (let k = 0; k < nx; k++) {
+          const v = grid.values[r][k], at = 4 * ((ny - 1 - r) * nx + k);
+          const [R, G, B, A] = v === null ? [0, 0, 0, 0] : color(v);
+          image.data[at] = R; image.data[at + 1] = G; image.data[at + 2] = B; image.data[at + 3] = A;
         }
-      });
+      }
+      octx.putImageData(image, 0, 0);
+      const dx = (grid.x[nx - 1] - grid.x[0]) / Math.max(nx - 1, 1), dy = (grid.y[ny - 1] - grid.y[0]) / Math.max(ny - 1, 1);
+      const X0 = this.px(grid.x[0] - dx / 2), X1 = this.px(grid.x[nx - 1] + dx / 2);
+      const Y0 = this.py(grid.y[ny - 1] + dy / 2), Y1 = this.py(grid.y[0] - dy / 2);
+      this.clip((c) => { c.imageSmoothingEnabled = true; c.drawImage(off, X0, Y0, X1 - X0, Y1 - Y0); });
     }
     contour(grid, level, style) {
       const segs = marchingSquares(grid, level);
@@ -158,10 +161,11 @@ const Demo = (() => {
     return segs;
   }
 
+  // Colour of a field value as [R, G, B, alpha 0-255]: red positive, blue negative.
   function diverging(v, scale) {
     const s = Math.tanh(v / (scale || 1.5));
-    const alpha = (0.08 + 0.34 * Math.abs(s)).toFixed(3);
-    return s >= 0 ? `rgba(214,39,40,${alpha})` : `rgba(31,119,180,${alpha})`;
+    const alpha = Math.round(255 * (0.08 + 0.34 * Math.abs(s)));
+    return s >= 0 ? [214, 39, 40, alpha] : [31, 119, 180, alpha];
   }
 
   async function post(url, body) {

@@ -24,7 +24,8 @@
   function render() {
     plot.clear();
     if (result && result.field) {
-      plot.field(result.field, (p) => `rgba(${Math.round(31 + p * 183)},${Math.round(119 - p * 80)},${Math.round(180 - p * 140)},0.42)`);
+      // the proportion of red and blue ink is the probability (Figure 7.12)
+      plot.field(result.field, (p) => [Math.round(31 + p * 183), Math.round(119 - p * 80), Math.round(180 - p * 140), 110]);
       plot.contour(result.field, 0.5, { color: "#000", width: 2.2 });
     }
     if (result && result.curve) {

@@ -1,0 +1,139 @@
+"""The demo's JSON API: answers, status codes, error bodies, and fuzzed bodies that never take
+the server down."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sparsekernel.demo import ApiError, handle_svm, make_server
+from sparsekernel.demo.presets import SVM_PRESETS, svm_preset
+from sparsekernel.demo.server import MAX_BODY
+
+
+@pytest.fixture(scope="module")
+def server():
+    srv = make_server(0)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()
+
+
+def call(base: str, path: str, body: bytes | None = None, method: str = "POST") -> tuple[int, dict]:
+    request = urllib.request.Request(base + path, data=body, method=method,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+@pytest.mark.parametrize("number", list(SVM_PRESETS))
+def test_every_svm_preset_solves_with_a_passing_certificate(number: int) -> None:
+    answer = handle_svm(svm_preset(number))
+    assert answer["kkt"]["ok"], answer["kkt"]
+    assert answer["status"] == "optimal" and answer["method"] == "smo"
+    assert 0 < len(answer["support"]) <= len(answer["a"])
+    assert ("field" in answer) != ("curve" in answer)
+    json.dumps(answer, allow_nan=False)  # plain JSON, no NaN
+
+
+def test_answers_agree_with_the_library(server) -> None:
+    from sparsekernel.formulations import SoftMarginSVC
+    from sparsekernel.kernels import RBF
+
+    spec = svm_preset(3)
+    status, answer = call(server, "/api/svm", json.dumps(spec).encode())
+    assert status == 200
+    P = np.asarray(spec["points"])
+    ref = SoftMarginSVC(P[:, :2], P[:, 2], RBF(spec["gamma"]), C=spec["C"]).solve("qp-clarabel")
+    # the page's solve is the SMO at tol 1e-6: the optimum's value to ~1e-7, the multipliers to ~1e-4 of C
+    assert answer["dual"] == pytest.approx(ref.dual_objective, rel=1e-6)
+    np.testing.assert_allclose(answer["a"], ref.a, atol=1e-4)
+    assert sorted(answer["support"]) == sorted(ref.support.tolist())
+    assert abs(answer["b"] - ref.b) <= 1e-4
+
+
+@pytest.mark.parametrize("body, status, words", [
+    (b"{not json", 400, "must be JSON"),
+    (b'{"points": [[NaN, 0, 1]]}', 400, "NaN is not a number JSON allows"),
+    (b'{"points": [[Infinity, 0, 1]]}', 400, "Infinity is not a number JSON allows"),
+    (b"[1, 2, 3]", 400, "must be a JSON object"),
+    (b'{"machine": "perceptron", "points": [[0, 0, 1]]}', 400, "machine must be one of"),
+    (b'{"gamma": -1, "points": [[0, 0, 1], [1, 1, -1]]}', 400, "gamma must be in (0, 1e+06]; got -1"),
+    (b'{"C": "big", "points": [[0, 0, 1], [1, 1, -1]]}', 400, "C must be a finite number; got 'big'"),
+    (b'{"machine": "nu-svc", "nu": 1.5, "points": [[0, 0, 1], [1, 1, -1]]}', 400, "nu must be in (0, 1]"),
+    (b'{"points": []}', 400, "points must be a non-empty list"),
+    (b'{"points": [[0, 0]]}', 400, "points[0] must be 3 finite numbers"),
+    (b'{"points": [[0, 0, 1], [1, 1, 1]]}', 400, "t must hold two classes"),
+    (b'{"points": [[0, 0, 1], [1, 1, 2]]}', 400, "two class labels -1 and +1"),
+    (b'{"machine": "hard", "kernel": "linear", "points": [[0, 0, 1], [0, 0, -1]]}', 422, "not separable"),
+    (b'{"method": "gurobi", "points": [[0, 0, 1], [1, 1, -1]]}', 400, "method must be one of"),
+    (b'{"grid": {"n": 100000}, "points": [[0, 0, 1], [1, 1, -1]]}', 400, "n must be in [2, 120]"),
+])
+def test_bad_requests_get_4xx_and_a_message(server, body: bytes, status: int, words: str) -> None:
+    code, answer = call(server, "/api/svm", body)
+    assert code == status
+    assert set(answer) == {"error"} and words in answer["error"]
+
+
+def test_routes_and_limits(server) -> None:
+    assert call(server, "/api/nothing", b"{}")[0] == 404
+    assert call(server, "/static/../cli.py", None, "GET")[0] == 404
+    assert call(server, "/api/presets/svm/9", None, "GET")[0] == 404
+    code, preset = call(server, "/api/presets/svm/5", None, "GET")
+    assert code == 200 and preset["machine"] == "eps-svr"
+    code, answer = call(server, "/api/svm", b"{" + b" " * (MAX_BODY + 10) + b"}")
+    assert code == 413 and "at most" in answer["error"]
+    too_many = json.dumps({"points": [[0.0, 0.0, 1.0]] * 5001}).encode()
+    assert call(server, "/api/svm", too_many)[0] == 400
+    with urllib.request.urlopen(server + "/svm", timeout=10) as page:
+        assert page.status == 200 and b"<canvas id=\"plot\"" in page.read()
+
+
+def test_load_parses_csv_and_libsvm_files(server) -> None:
+    code, answer = call(server, "/api/load", json.dumps({"format": "csv", "content": "x,t\n0,1\n0.5,2\n"}).encode())
+    assert code == 200 and answer["points"] == [[0.0, 1.0], [0.5, 2.0]] and answer["inputs"] == 1
+    code, answer = call(server, "/api/load", json.dumps({"format": "libsvm", "content": "1 1:0.5 2:1\n-1 1:2 2:0\n"}).encode())
+    assert code == 200 and answer["points"] == [[0.5, 1.0, 1.0], [2.0, 0.0, -1.0]]
+    code, answer = call(server, "/api/load", json.dumps({"format": "csv", "content": "a,b\n1,x\n"}).encode())
+    assert code == 400 and "only numbers" in answer["error"]
+    code, answer = call(server, "/api/load", json.dumps({"format": "xls", "content": ""}).encode())
+    assert code == 400
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=10), inner, max_size=6),
+    max_leaves=30,
+)
+keys = st.sampled_from(["machine", "kernel", "gamma", "C", "nu", "epsilon", "method", "points", "grid", "trace"])
+structured = st.dictionaries(keys, json_values, max_size=8)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.one_of(structured.map(lambda d: json.dumps(d).encode()), st.binary(max_size=200)))
+def test_fuzzed_bodies_never_take_the_server_down(server, body: bytes) -> None:
+    code, answer = call(server, "/api/svm", body)
+    assert code in (200, 400, 422), (code, answer)
+    if code != 200:
+        assert set(answer) == {"error"} and answer["error"]
+    # the server still answers a valid request
+    code, answer = call(server, "/api/svm", json.dumps({"points": [[0, 0, 1], [1, 1, -1]]}).encode())
+    assert code == 200
+
+
+def test_api_error_carries_its_status() -> None:
+    with pytest.raises(ApiError) as info:
+        handle_svm({"machine": "hard", "kernel": "linear", "points": [[0, 0, 1], [0, 0, -1]]})
+    assert info.value.status == 422
