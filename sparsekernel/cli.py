@@ -3,6 +3,7 @@
 ``sparsekernel tour``                      every machine on the notes' data, every method, one table
 ``sparsekernel kkt MACHINE --data FILE``   the KKT report of one machine solved by one method
 ``sparsekernel compare MACHINE --data F``  several methods on one machine, side by side
+``sparsekernel figures --out DIR``          the chapter's figures as PNG and SVG, with captions
 ``sparsekernel demo [--port P]``            the browser demonstrations, served on 127.0.0.1
 
 Machine names: hard, soft, nu-svc, eps-svr, nu-svr, one-class, svdd. Data
@@ -125,6 +126,20 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _figures(args: argparse.Namespace) -> int:
+    try:
+        from .figures import FIGURES, write_figures
+    except ImportError as exc:  # matplotlib is the optional extra "plot"
+        raise ValidationError(f"figures need matplotlib (pip install sparsekernel[plot]); got {exc}") from exc
+    names = args.only.split(",") if args.only else list(FIGURES)
+    unknown = sorted(set(names) - set(FIGURES))
+    if unknown:
+        raise ValidationError(f"--only must name figures among {sorted(FIGURES)}; got {unknown}")
+    for result in write_figures(args.out, names):
+        print(f"{args.out}/{result.name}.png, .svg, .txt: {result.caption}")
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     from .demo import serve
 
@@ -172,6 +187,10 @@ def build_parser() -> argparse.ArgumentParser:
     _machine_arguments(compare)
     compare.add_argument("--methods", default="clarabel,osqp,qp-clarabel,libsvm", help="comma-separated methods")
     compare.set_defaults(func=_compare)
+    figures = sub.add_parser("figures", help="write the chapter's figures (PNG, SVG, captions)")
+    figures.add_argument("--out", required=True, help="output folder")
+    figures.add_argument("--only", default="", help="comma-separated figure names (default: all)")
+    figures.set_defaults(func=_figures)
     demo = sub.add_parser("demo", help="the SVM and RVM demonstrations in the browser (pages /svm and /rvm)")
     demo.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one, printed)")
     demo.add_argument("--no-browser", action="store_true", help="do not open a browser")
