@@ -325,7 +325,7 @@ def test_pool_and_kernel_design_give_a_certified_maximum():
     X = rng.uniform(-3, 3, size=(300, 1))
     t = np.sin(X[:, 0]) + 0.2 * rng.normal(size=300)
     k = RBF(0.5)
-    r_pool = rvm_regression(KernelDesign(k, X), t, tol=1e-8, pool_size=40)
+    r_pool = rvm_regression(KernelDesign(k, X), t, tol=1e-8, sweep_tol=1e-8, pool_size=40)
     assert r_pool.sweeps >= 1 and r_pool.converged
     assert np.all(np.diff(r_pool.log_evidence) >= -1e-9 * np.abs(r_pool.log_evidence[1:]))
     K = k(X)

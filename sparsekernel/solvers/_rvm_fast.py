@@ -34,8 +34,9 @@ bound are dimensionless.
 
 from __future__ import annotations
 
+import copy
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.linalg
@@ -57,6 +58,10 @@ from .rvm_design import Design
 
 __all__ = ["FastOptions", "FastOutcome", "fast_regression"]
 
+#: Share of the first pool taken by alignment with t; the rest is an even sample.
+POOL_BEST = 0.25
+POOL_SEED = 0
+
 
 
 Array = NDArray[np.float64]
@@ -73,9 +78,10 @@ class FastOptions:
     beta_max: float
     pool_size: int
     beta_tol: float  # re-estimate beta when (7.88) would move ln beta by more than this
+    sweep_tol: float = 0.0  # an outside function re-enters the pool when it gains more than this
+    restarts: int = 5  # escape attempts from a local maximum (0: plain Algorithm 7.2)
+    restart_factor: float = 2.0  # beta is multiplied by this at an escape attempt
     refresh_every: int = 25  # fresh factorisation after max(refresh_every, M) rank-one steps
-    batch_min: int = 2  # batch re-estimation when >= batch_min alphas would move (0: never) ...
-    batch_fraction: float = 0.5  # ... and at least this fraction of the included ones
     beta_start: int = 10  # no beta re-estimation in the first steps (Tipping and Faul's convention)
     prior: Hyperprior = FLAT
     update_beta: bool = True
@@ -133,8 +139,12 @@ class _State:
         return self.pool.PhiTt[self.active]
 
     def data_misfit(self) -> float:
-        """E_D = ||t - Phi_a m||^2 = t^T t - 2 m^T Phi_a^T t + m^T Phi_a^T Phi_a m."""
-        value = self.tt - 2.0 * float(self.m @ self.b_a) + float(self.m @ self.G_aa @ self.m)
+        """E_D = ||t - Phi_a m||^2 = t^T t - m^T Phi_a^T t - m^T A m / beta, in O(M).
+
+        From t^T t - 2 m^T Phi_a^T t + m^T Phi_a^T Phi_a m and (7.82)-(7.83):
+        beta Phi_a^T Phi_a m = beta Phi_a^T t - A m.
+        """
+        value = self.tt - float(self.m @ self.b_a) - float(np.sum(self.alpha * self.m**2)) / self.beta
         return max(value, 0.0)
 
 
@@ -223,68 +233,73 @@ class _Step:
     gain: float
 
 
-@dataclass(frozen=True)
-class _Proposals:
-    """For every pool member: the maximiser of lambda and the gain of moving there."""
-
-    alpha_new: Array  # (P,), inf: delete or stay out
-    gain: Array  # (P,)
-
-
-def proposals(state: _State, opts: FastOptions) -> _Proposals:
-    """(7.101) for every pool member with its gain (7.97); excluded members in closed form.
-
-    For included members s_i, q_i come from Sigma and m (``included_sparsity_quality``)
-    rather than from S_i, Q_i by (7.104)-(7.105), whose denominator alpha_i - S_i
-    cancels catastrophically for well-determined weights.
-    """
-    act = state.active
-    s, q = state.S.copy(), state.Q.copy()  # alpha = inf: s = S, q = Q
-    a = state.alpha
-    s[act], q[act] = included_sparsity_quality(a, state.Sigma, state.m)  # (7.104)-(7.105)
-    alpha_new = alpha_star(s, q, opts.prior)  # (7.101)
-    alpha_new[alpha_new > opts.alpha_max] = np.inf
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if opts.prior.flat:
-            x = q**2 / s
-            gain = np.where(np.isfinite(alpha_new), 0.5 * (x - 1.0 - np.log(x)), 0.0)  # Result 7.18(c)
-        else:
-            gain = alpha_gain(np.inf, alpha_new, s, q, opts.prior)
-        gain[act] = alpha_gain(a, alpha_new[act], s[act], q[act], opts.prior)  # (7.97)
-    in_span = (state.S <= opts.span_tol * state.beta * state.pool.norms) | state.blocked
-    in_span[act] = False
-    gain[in_span | ~np.isfinite(gain)] = -np.inf
-    return _Proposals(alpha_new=alpha_new, gain=gain)
-
-
-def batch_reestimate(state: _State, prop: _Proposals, value: float, single_gain: float, opts: FastOptions) -> float | None:
-    """Move every included alpha_i to its (7.101) value at once, if that beats the best single step.
-
-    Simultaneous coordinate maxima need not raise the evidence, so the move is
-    checked on a fresh factorisation (O(M^3)) and kept only when its gain is at
-    least ``single_gain``; then S and Q are recomputed (O(P M^2)). Returns the
-    new log evidence, or None when the move is rejected.
-    """
-    act = state.active
-    new = prop.alpha_new[act]
-    move = np.isfinite(new) & (prop.gain[act] > opts.tol)
-    if np.count_nonzero(move) < max(opts.batch_min, opts.batch_fraction * act.size):
-        return None
-    alpha = np.where(move, new, state.alpha)
-    Sigma, m, value_new = _posterior(state, state.beta, alpha)
-    gain = value_new + opts.prior.log_alpha(alpha) - value - opts.prior.log_alpha(state.alpha)
-    if not gain >= single_gain:
-        return None
-    state.alpha, state.Sigma, state.m = alpha, Sigma, m
-    _factors(state)
-    return value_new
+NO_STEP = _Step(position=-1, alpha_new=math.inf, gain=-math.inf)
 
 
 def best_step(state: _State, opts: FastOptions) -> _Step:
-    """The single-alpha step of largest gain over the pool (Result 7.18)."""
-    prop = proposals(state, opts)
-    j = int(np.argmax(prop.gain))
-    return _Step(position=j, alpha_new=float(prop.alpha_new[j]), gain=float(prop.gain[j]))
+    """The single-alpha step of largest gain over the pool (Result 7.18): add, re-estimate or delete."""
+    included = _best_included(state, opts)
+    excluded = _best_excluded(state, opts)
+    return included if included.gain >= excluded.gain else excluded
+
+
+def _best_included(state: _State, opts: FastOptions) -> _Step:
+    """Re-estimate (q^2 > s) or delete (q^2 <= s) an included function; gain lambda(new) - lambda(old).
+
+    s_i, q_i come from Sigma and m (``included_sparsity_quality``) rather than
+    from S_i, Q_i by (7.104)-(7.105), whose denominator alpha_i - S_i cancels
+    catastrophically for well-determined weights.
+    """
+    if state.active.size == 0:
+        return NO_STEP
+    a = state.alpha
+    s, q = included_sparsity_quality(a, state.Sigma, state.m)  # (7.104)-(7.105)
+    alpha_new = alpha_star(s, q, opts.prior)  # (7.101); inf: delete
+    alpha_new[alpha_new > opts.alpha_max] = np.inf
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gain = alpha_gain(a, alpha_new, s, q, opts.prior)  # (7.97)
+    gain[~np.isfinite(gain)] = -np.inf
+    k = int(np.argmax(gain))
+    return _Step(position=int(state.active[k]), alpha_new=float(alpha_new[k]), gain=float(gain[k]))
+
+
+def _best_excluded(state: _State, opts: FastOptions) -> _Step:
+    """Add the excluded function of largest gain: for alpha = inf, s = S and q = Q.
+
+    Flat prior: the gain (x - 1 - ln x)/2, x = q^2/s (Result 7.18(c)), grows
+    with x, so the best addition has the largest x > 1 with
+    alpha = s^2 / (q^2 - s) <= alpha_max. Functions numerically in the span of
+    the included ones (S_i <= span_tol beta ||phi_i||^2) and copies of one
+    (``blocked``) are left out.
+    """
+    S, Q = state.S, state.Q
+    out = np.ones(S.size, dtype=bool)
+    out[state.active] = False
+    out &= ~state.blocked & (S > opts.span_tol * state.beta * state.pool.norms)
+    if not opts.prior.flat:
+        return _best_excluded_general(state, out, opts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x = np.where(out, Q * Q / S, 0.0)
+    x[(x - 1.0) * opts.alpha_max <= S] = 0.0  # x <= 1, or alpha beyond alpha_max
+    j = int(np.argmax(x))
+    if x[j] <= 1.0:
+        return NO_STEP
+    gain = 0.5 * (x[j] - 1.0 - math.log(x[j]))  # Result 7.18(c)
+    return _Step(position=j, alpha_new=float(S[j] / (x[j] - 1.0)), gain=gain)  # (7.101)
+
+
+def _best_excluded_general(state: _State, out: NDArray[np.bool_], opts: FastOptions) -> _Step:
+    """As ``_best_excluded`` under a Gamma hyperprior on alpha (the cubic of ``alpha_star``)."""
+    idx = np.flatnonzero(out)
+    if idx.size == 0:
+        return NO_STEP
+    alpha_new = alpha_star(state.S[idx], state.Q[idx], opts.prior)
+    alpha_new[alpha_new > opts.alpha_max] = np.inf
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gain = alpha_gain(np.inf, alpha_new, state.S[idx], state.Q[idx], opts.prior)
+    gain[~np.isfinite(alpha_new) | ~np.isfinite(gain)] = -np.inf
+    k = int(np.argmax(gain))
+    return _Step(position=int(idx[k]), alpha_new=float(alpha_new[k]), gain=float(gain[k]))
 
 
 def _is_reestimate(state: _State, step: _Step) -> bool:
@@ -376,11 +391,20 @@ def _pool_gram(design: Design, index: Index, PhiTt: Array, norms: Array, old: _P
 
 
 def _initial_pool(usable: Index, PhiTt: Array, norms: Array, size: int) -> Index:
-    """The ``size`` usable functions of largest q^2 / s = beta (phi^T t)^2 / ||phi||^2."""
+    """``size`` usable functions: the best by q^2 / s = beta (phi^T t)^2 / ||phi||^2 and a spread.
+
+    A ``POOL_BEST`` share goes to the functions best aligned with t; the rest
+    is drawn evenly over the basis (a fixed-seed sample, so runs repeat), since
+    the best-aligned functions of a smooth kernel are near copies of each other.
+    """
     if usable.size <= size:
         return usable
     score = PhiTt[usable] ** 2 / norms[usable]
-    return np.sort(usable[np.argsort(-score, kind="stable")[:size]])
+    best = usable[np.argsort(-score, kind="stable")[: int(POOL_BEST * size)]]
+    rest = np.setdiff1d(usable, best)
+    rng = np.random.default_rng(POOL_SEED)
+    spread = rng.choice(rest, size=size - best.size, replace=False)
+    return np.sort(np.concatenate([best, spread]))
 
 
 class SweepCache:
@@ -470,21 +494,13 @@ def _aligned(state: _State, j: int, opts: FastOptions) -> bool:
 def pool_step(run: _Run, opts: FastOptions) -> bool:
     """One step of Algorithm 7.2 over the pool; False when no step gains more than ``tol``."""
     state = run.state
-    prop = proposals(state, opts)
-    j = int(np.argmax(prop.gain))
-    step = _Step(position=j, alpha_new=float(prop.alpha_new[j]), gain=float(prop.gain[j]))
+    step = best_step(state, opts)
     if step.gain <= opts.tol:
         return False
     if _aligned(state, step.position, opts):
         state.blocked[step.position] = True  # a copy of an included function: never add it
         return True
     run.iterations += 1
-    if opts.batch_min and _is_reestimate(state, step):
-        batched = batch_reestimate(state, prop, run.value, step.gain, opts)
-        if batched is not None:
-            run.since_refresh = 0
-            run.record(batched)
-            return True
     apply_step(state, step)  # steps 5-7 of Algorithm 7.2
     value = run.value + step.gain
     run.since_refresh += 1
@@ -518,14 +534,14 @@ def settle(run: _Run, opts: FastOptions) -> bool:
 
 def sweep_and_refill(run: _Run, design: Design, cache: SweepCache, usable: Index, PhiTt: Array,
                      norms: Array, opts: FastOptions, threads: int) -> bool:
-    """Sweep the functions outside the pool; refill it when one of them gains more than ``tol``."""
+    """Sweep the functions outside the pool; refill it when one of them gains more than ``sweep_tol``."""
     state = run.state
     outside = np.setdiff1d(usable, state.pool.index)
     S_out, Q_out = sweep(design, state, outside, PhiTt, norms, cache, threads)
     run.sweeps += 1
     x = Q_out**2 / S_out
     gain = np.where(x > 1.0, 0.5 * (x - 1.0 - np.log(np.maximum(x, 1.0))), 0.0)  # Result 7.18(c)
-    better = gain > opts.tol
+    better = gain > max(opts.sweep_tol, opts.tol)
     if not np.any(better):
         return False
     run.state = _refill(design, state, outside[better], gain[better], PhiTt, norms, opts.pool_size, threads)
@@ -537,10 +553,60 @@ def _blas_threads() -> int:
     return max((info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"), default=1)
 
 
+@dataclass(frozen=True)
+class _Basis:
+    """What a run needs to reach every function: the design, its moments and the sweep cache."""
+
+    design: Design
+    usable: Index
+    PhiTt: Array
+    norms: Array
+    cache: SweepCache
+    threads: int
+
+
+def converge(run: _Run, basis: _Basis, opts: FastOptions) -> bool:
+    """Steps and sweeps until no function gains more than the tolerances; False at max_iter."""
+    while run.iterations < opts.max_iter:
+        if pool_step(run, opts) or settle(run, opts):
+            continue
+        if run.state.pool.index.size >= basis.usable.size or not sweep_and_refill(
+            run, basis.design, basis.cache, basis.usable, basis.PhiTt, basis.norms, opts, basis.threads
+        ):
+            return True
+    return False
+
+
+def escape(run: _Run, basis: _Basis, opts: FastOptions) -> bool:
+    """Try to leave a local maximum by lowering the noise; keep the result only if it is better.
+
+    Single-alpha steps cannot make the joint move that a too-high noise
+    estimate blocks (raise beta and add several functions at once). So beta
+    is multiplied by ``restart_factor`` and held while the alpha steps
+    converge, then re-estimated as before. The new maximum replaces the old
+    one only when its log evidence is higher by more than ``tol``; returns
+    whether it did.
+    """
+    saved, value, iterations = copy.deepcopy(run.state), run.value, run.iterations
+    trial = _Run(state=run.state, value=run.value, history=[], iterations=run.iterations, sweeps=run.sweeps)
+    trial.state.beta = min(trial.state.beta * opts.restart_factor, opts.beta_max)
+    trial.value = refresh(trial.state)
+    converge(trial, basis, replace(opts, update_beta=False))
+    ok = converge(trial, basis, opts)
+    run.iterations, run.sweeps = trial.iterations, trial.sweeps
+    if ok and trial.value > value + opts.tol:
+        run.state = trial.state
+        run.record(trial.value)
+        return True
+    run.state, run.value = saved, value
+    run.iterations = max(run.iterations, iterations)
+    return False
+
+
 def fast_regression(
     design: Design, t: Array, PhiTt: Array, norms: Array, usable: Index, beta: float, opts: FastOptions
 ) -> FastOutcome:
-    """Run Algorithm 7.2 over the usable columns of ``design`` (solver units).
+    """Run Algorithm 7.2 over the usable columns of ``design`` (solver units), with ``escape`` restarts.
 
     The steps work on matrices of size M and P and run with one BLAS thread
     (several threads only contend on such sizes); sweeps and refills, which
@@ -552,15 +618,11 @@ def fast_regression(
     state = _State(pool, float(t @ t), t.shape[0], beta)
     value = refresh(state)
     run = _Run(state=state, value=value, history=[value])
-    cache, converged = SweepCache(usable), False
+    basis = _Basis(design, usable, PhiTt, norms, SweepCache(usable), threads)
     with threadpool_limits(limits=1, user_api="blas"):
-        while run.iterations < opts.max_iter:
-            if pool_step(run, opts) or settle(run, opts):
-                continue
-            if size >= usable.size or not sweep_and_refill(
-                run, design, cache, usable, PhiTt, norms, opts, threads
-            ):
-                converged = True
+        converged = converge(run, basis, opts)
+        for _ in range(opts.restarts if opts.update_beta else 0):
+            if not (converged and escape(run, basis, opts)):
                 break
     state = run.state
     return FastOutcome(
