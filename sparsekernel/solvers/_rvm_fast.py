@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.linalg
 from numpy.typing import NDArray
+from scipy.linalg import blas
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from ._rvm_math import (
@@ -61,6 +62,7 @@ __all__ = ["FastOptions", "FastOutcome", "fast_regression"]
 #: Share of the first pool taken by alignment with t; the rest is an even sample.
 POOL_BEST = 0.25
 POOL_SEED = 0
+HOLD_TOL = 10.0
 
 
 
@@ -248,13 +250,31 @@ def _best_included(state: _State, opts: FastOptions) -> _Step:
 
     s_i, q_i come from Sigma and m (``included_sparsity_quality``) rather than
     from S_i, Q_i by (7.104)-(7.105), whose denominator alpha_i - S_i cancels
-    catastrophically for well-determined weights.
+    catastrophically for well-determined weights. With a flat prior
+    lambda(alpha*) = (x - 1 - ln x)/2, x = q^2/s (Result 7.18(c)).
     """
     if state.active.size == 0:
         return NO_STEP
     a = state.alpha
     s, q = included_sparsity_quality(a, state.Sigma, state.m)  # (7.104)-(7.105)
-    alpha_new = alpha_star(s, q, opts.prior)  # (7.101); inf: delete
+    if not opts.prior.flat:
+        return _best_included_general(state, s, q, opts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lam_old = 0.5 * (np.log(a / (a + s)) + q * q / (a + s))  # (7.97)
+        x = q * q / s
+        alpha_new = s / (x - 1.0)  # (7.101) = s^2 / (q^2 - s)
+        keep = (x > 1.0) & (alpha_new <= opts.alpha_max)
+        gain = np.where(keep, 0.5 * (x - 1.0 - np.log(x)), 0.0) - lam_old
+    gain[~np.isfinite(gain)] = -np.inf
+    k = int(np.argmax(gain))
+    alpha_k = float(alpha_new[k]) if keep[k] else math.inf
+    return _Step(position=int(state.active[k]), alpha_new=alpha_k, gain=float(gain[k]))
+
+
+def _best_included_general(state: _State, s: Array, q: Array, opts: FastOptions) -> _Step:
+    """As ``_best_included`` under a Gamma hyperprior on alpha."""
+    a = state.alpha
+    alpha_new = alpha_star(s, q, opts.prior)  # (7.101) with the hyperprior; inf: delete
     alpha_new[alpha_new > opts.alpha_max] = np.inf
     with np.errstate(invalid="ignore", divide="ignore"):
         gain = alpha_gain(a, alpha_new, s, q, opts.prior)  # (7.97)
@@ -318,14 +338,16 @@ def apply_step(state: _State, step: _Step) -> None:
 
 
 def _shift(state: _State, k: int, kappa: float) -> None:
-    """Sigma^-1 += (1/kappa - Sigma_kk)^-1 e_k e_k^T (Sherman-Morrison, gap 7.7)."""
+    """Sigma^-1 += (1/kappa - Sigma_kk)^-1 e_k e_k^T (Sherman-Morrison, gap 7.7), in place."""
     sigma_k = state.Sigma[:, k].copy()
     m_k = state.m[k]
-    v = state.beta * (state.G @ sigma_k)  # beta Phi_P^T Phi_a Sigma e_k
-    state.Sigma -= kappa * np.outer(sigma_k, sigma_k)  # gap 7.7
-    state.m -= kappa * m_k * sigma_k  # gap 7.7
-    state.S += kappa * v**2  # (7.107) after the update
-    state.Q += kappa * m_k * v  # (7.106) after the update
+    v = state.G @ sigma_k
+    v *= state.beta  # beta Phi_P^T Phi_a Sigma e_k
+    blas.dger(-kappa, sigma_k, sigma_k, a=state.Sigma.T, overwrite_a=True)  # gap 7.7: Sigma -= kappa s s^T
+    state.m -= (kappa * m_k) * sigma_k  # gap 7.7
+    state.Q += (kappa * m_k) * v  # (7.106) after the update
+    v *= v
+    state.S += kappa * v  # (7.107) after the update
 
 
 def _reestimate(state: _State, k: int, alpha_new: float) -> None:
@@ -435,13 +457,22 @@ class SweepCache:
 
 
 def sweep(design: Design, state: _State, outside: Index, PhiTt: Array, norms: Array,
-          cache: SweepCache, threads: int) -> tuple[Array, Array]:
-    """Exact S, Q (7.106)-(7.107) for the functions ``outside`` the pool."""
+          cache: SweepCache, threads: int, opts: FastOptions) -> tuple[Array, Array, NDArray[np.bool_]]:
+    """S, Q (7.106)-(7.107) for the functions ``outside`` the pool, and which may be added.
+
+    A function may be added unless it is numerically in the span of the
+    included ones or (nearly) a copy of one, the same tests as inside the pool.
+    """
+    beta = state.beta
     if state.active.size == 0:
-        return state.beta * norms[outside], state.beta * PhiTt[outside]
+        S, Q = beta * norms[outside], beta * PhiTt[outside]
+        return S, Q, S > opts.span_tol * beta * norms[outside]
     with threadpool_limits(limits=threads, user_api="blas"):
         G_out = cache.products(design, outside, state.pool.index[state.active])  # Phi_out^T Phi_a
-    return factors_from_posterior(G_out, PhiTt[outside], norms[outside], state.Sigma, state.m, state.beta)
+    S, Q = factors_from_posterior(G_out, PhiTt[outside], norms[outside], state.Sigma, state.m, beta)
+    cosine = G_out / np.sqrt(np.outer(norms[outside], state.pool.norms[state.active]))
+    eligible = (S > opts.span_tol * beta * norms[outside]) & (cosine.max(axis=1) <= opts.align_max)
+    return S, Q, eligible
 
 
 def _refill(design, state, entrants, entrant_score, PhiTt, norms, size, threads) -> _State:
@@ -537,9 +568,9 @@ def sweep_and_refill(run: _Run, design: Design, cache: SweepCache, usable: Index
     """Sweep the functions outside the pool; refill it when one of them gains more than ``sweep_tol``."""
     state = run.state
     outside = np.setdiff1d(usable, state.pool.index)
-    S_out, Q_out = sweep(design, state, outside, PhiTt, norms, cache, threads)
+    S_out, Q_out, eligible = sweep(design, state, outside, PhiTt, norms, cache, threads, opts)
     run.sweeps += 1
-    x = Q_out**2 / S_out
+    x = np.where(eligible, Q_out**2 / S_out, 0.0)
     gain = np.where(x > 1.0, 0.5 * (x - 1.0 - np.log(np.maximum(x, 1.0))), 0.0)  # Result 7.18(c)
     better = gain > max(opts.sweep_tol, opts.tol)
     if not np.any(better):
@@ -565,12 +596,20 @@ class _Basis:
     threads: int
 
 
-def converge(run: _Run, basis: _Basis, opts: FastOptions) -> bool:
-    """Steps and sweeps until no function gains more than the tolerances; False at max_iter."""
+def converge(run: _Run, basis: _Basis, opts: FastOptions, sweeps: bool = True) -> bool:
+    """Steps (and sweeps) until no function gains more than the tolerances; False at max_iter.
+
+    A refill that leads to no step ends the run too: the functions it brought
+    in were not worth adding after all, and another sweep would find them again.
+    """
+    refilled_at = -1
     while run.iterations < opts.max_iter:
         if pool_step(run, opts) or settle(run, opts):
             continue
-        if run.state.pool.index.size >= basis.usable.size or not sweep_and_refill(
+        if not sweeps or run.state.pool.index.size >= basis.usable.size or run.iterations == refilled_at:
+            return True
+        refilled_at = run.iterations
+        if not sweep_and_refill(
             run, basis.design, basis.cache, basis.usable, basis.PhiTt, basis.norms, opts, basis.threads
         ):
             return True
@@ -585,14 +624,15 @@ def escape(run: _Run, basis: _Basis, opts: FastOptions) -> bool:
     is multiplied by ``restart_factor`` and held while the alpha steps
     converge, then re-estimated as before. The new maximum replaces the old
     one only when its log evidence is higher by more than ``tol``; returns
-    whether it did.
+    whether it did. Escapes work inside the pool (no sweeps), before the
+    sweeps over the whole basis.
     """
     saved, value, iterations = copy.deepcopy(run.state), run.value, run.iterations
     trial = _Run(state=run.state, value=run.value, history=[], iterations=run.iterations, sweeps=run.sweeps)
     trial.state.beta = min(trial.state.beta * opts.restart_factor, opts.beta_max)
     trial.value = refresh(trial.state)
-    converge(trial, basis, replace(opts, update_beta=False))
-    ok = converge(trial, basis, opts)
+    converge(trial, basis, replace(opts, update_beta=False, tol=HOLD_TOL * opts.tol), sweeps=False)
+    ok = converge(trial, basis, opts, sweeps=False)
     run.iterations, run.sweeps = trial.iterations, trial.sweeps
     if ok and trial.value > value + opts.tol:
         run.state = trial.state
@@ -620,10 +660,12 @@ def fast_regression(
     run = _Run(state=state, value=value, history=[value])
     basis = _Basis(design, usable, PhiTt, norms, SweepCache(usable), threads)
     with threadpool_limits(limits=1, user_api="blas"):
-        converged = converge(run, basis, opts)
-        for _ in range(opts.restarts if opts.update_beta else 0):
-            if not (converged and escape(run, basis, opts)):
+        converged = converge(run, basis, opts, sweeps=False)  # the pool first ...
+        for _ in range(opts.restarts if (opts.update_beta and converged) else 0):
+            if not escape(run, basis, opts):
                 break
+        if converged:
+            converged = converge(run, basis, opts)  # ... then the whole basis, by sweeps
     state = run.state
     return FastOutcome(
         active=state.pool.index[state.active],

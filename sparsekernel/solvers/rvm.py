@@ -74,7 +74,7 @@ INITIAL_NOISE_FRACTION = 0.1
 #: Initial alpha (solver units) of every function for MacKay and EM.
 ALPHA_INIT = 1.0
 #: Default ``sweep_tol`` per training point (nats).
-SWEEP_TOL_PER_SAMPLE = 1e-4
+SWEEP_TOL_PER_SAMPLE = 1e-3
 #: Up to this many basis functions, MacKay and EM run with one BLAS thread.
 SMALL_BASIS = 512
 
@@ -426,7 +426,7 @@ def rvm_regression(
         Fast method with a pool smaller than the basis: after the pool
         converges, one pass over the whole basis computes the exact S_i, Q_i
         of every function outside it, and those that would raise the evidence
-        by more than ``sweep_tol`` nats (None: 1e-4 N, at least ``tol``) are
+        by more than ``sweep_tol`` nats (None: 1e-3 N, at least ``tol``) are
         brought into the pool. Each pass costs an N x N kernel evaluation, so
         this threshold trades the last fractions of a nat for minutes.
 
