@@ -82,7 +82,7 @@ class RVR(RegressorMixin, _RVMBase):
         Evidence maximisation: Algorithm 7.2, (7.87)-(7.88), or EM.
     bias : bool
         Add the constant basis function.
-    alpha_max, tol, max_iter, beta_init, noise_floor, hyperprior :
+    alpha_max, tol, max_iter, beta_init, noise_floor, hyperprior, restarts :
         as in ``solvers.rvm.rvm_regression``.
     cache_mb : float
         Memory for kernel values: the N x N Gram matrix is stored when it
@@ -124,6 +124,7 @@ class RVR(RegressorMixin, _RVMBase):
         beta_init=None,
         noise_floor=1e-6,
         hyperprior=None,
+        restarts=5,
         cache_mb=256,
     ):
         self.kernel = kernel
@@ -138,6 +139,7 @@ class RVR(RegressorMixin, _RVMBase):
         self.beta_init = beta_init
         self.noise_floor = noise_floor
         self.hyperprior = hyperprior
+        self.restarts = restarts
         self.cache_mb = cache_mb
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RVR":
@@ -155,6 +157,7 @@ class RVR(RegressorMixin, _RVMBase):
             beta_init=self.beta_init,
             noise_floor=self.noise_floor,
             hyperprior=self.hyperprior,
+            restarts=self.restarts,
             pool_size=pool,
         )
         self._store(X, kernel, result)

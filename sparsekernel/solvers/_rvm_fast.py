@@ -1,31 +1,50 @@
 """Algorithm 7.2, sequential sparse Bayesian learning, for regression.
 
-The state is the posterior over the included ("active") basis functions and
+The state is the posterior N(m, Sigma) over the included basis functions and
 the factors S_i, Q_i (7.102)-(7.103) of a pool of candidates. Each step
 
-  1. turns S, Q into s, q by (7.104)-(7.105),
-  2. proposes for every pool member the exact maximiser of lambda(alpha_i)
-     (7.101): re-estimate (q^2 > s, included), add (q^2 > s, excluded) or
-     delete (q^2 <= s, included), with its gain lambda(new) - lambda(old) (7.97),
-  3. takes the step with the largest gain,
-  4. updates Sigma, m, S and Q by rank-one formulas (gap 7.7; Tipping and Faul,
-     2003, appendix), O(P M) per step,
+  1. gets s_i, q_i: for excluded functions s = S, q = Q; for included ones
+     (7.104)-(7.105) in the cancellation-free form s_i = gamma_i / Sigma_ii,
+     q_i = m_i / Sigma_ii (``included_sparsity_quality``),
+  2. finds the single alpha_i move of largest gain (Result 7.18): add
+     (q^2 > s, excluded; gain (x - 1 - ln x)/2, x = q^2/s), re-estimate
+     (q^2 > s, included, alpha = s^2/(q^2 - s) (7.101)) or delete
+     (q^2 <= s, included), each gain lambda(new) - lambda(old) (7.97),
+  3. takes it and updates Sigma, m, S and Q by rank-one formulas (gap 7.7;
+     Tipping and Faul, 2003, appendix): O(P M) per step,
+  4. re-estimates beta (step 8) when the (7.88) value, cheap to get from the
+     updated m and Sigma, would move ln beta by more than ``beta_tol``: the
+     (7.88) value is kept if it does not lower the evidence, else the EM value
+     of gap 7.6 (which cannot); then Sigma, m, S, Q are recomputed from a
+     fresh Cholesky factor, as they are every max(refresh_every, M) steps to
+     clear the rounding that rank-one updates accumulate.
 
-and every ``beta_every`` steps beta is re-estimated and Sigma, m, S, Q are
-recomputed from a fresh Cholesky factorisation, which also wipes out any
-rounding the rank-one updates accumulated. Since every alpha step is an exact
-one-dimensional maximisation and a beta step is only accepted when it does not
-lower the objective, the log evidence never decreases.
+As each alpha step maximises the evidence exactly in one coordinate and each
+beta step is checked, the log evidence never decreases. The run stops when no
+step gains more than ``tol`` nats and beta has settled.
 
-The pool. S_i and Q_i need Phi^T phi_j for every candidate i and every active
-j; for all N candidates that is an N x N product per added function. So the
-algorithm works on a pool of P candidates whose columns it holds (N x P),
-chosen by q_i^2 / s_i, and when nothing in the pool can raise the evidence
-any more it sweeps the whole basis once (one pass over the kernel, blockwise)
-to compute the exact S_i, Q_i of everything outside the pool. If a function
-outside could be added with a gain above ``tol`` the pool is refilled and the
-steps continue; otherwise the run has converged over the whole basis. With
-P >= M the pool is the whole basis and no sweep is needed.
+Safeguards. A candidate whose S_i is below ``span_tol`` beta ||phi_i||^2 lies
+numerically in the span of the included columns (its S_i, Q_i are then
+rounding noise), and one whose cosine with an included column exceeds
+``align_max`` copies it (duplicated training points: the evidence depends on
+1/alpha_j + 1/alpha_k only); neither is added (Tipping and Faul's alignment
+test). beta is bounded by ``beta_max``.
+
+Escapes. Single-alpha steps can stop where the noise estimate is too high:
+every further function is, alone, below the noise, while several together
+and a larger beta would raise the evidence. ``escape`` multiplies beta by
+``restart_factor``, holds it while the alpha steps converge, releases it, and
+keeps the result only if its evidence is higher (up to ``restarts`` times).
+
+The pool. S_i and Q_i need phi_i^T phi_j for every candidate i and included
+j; over all N functions that is a pass over the N x N kernel per added
+function. So the steps work on a pool of P candidates whose Gram matrix
+Phi_P^T Phi_P they hold (P x P), first chosen by q_i^2 / s_i and spread
+evenly over the basis. When nothing in the pool can raise the evidence, a
+sweep computes the exact S_i, Q_i of every function outside it (one blockwise
+pass over the kernel, reusing the products already computed in earlier
+sweeps) and brings in those that would gain more than ``sweep_tol``. With
+P >= M the pool is the whole basis and there is no sweep.
 
 All quantities here are in the solver's units: targets of unit variance and
 columns of unit mean square (see ``rvm.py``), so ``alpha_max`` and the beta
@@ -62,9 +81,8 @@ __all__ = ["FastOptions", "FastOutcome", "fast_regression"]
 #: Share of the first pool taken by alignment with t; the rest is an even sample.
 POOL_BEST = 0.25
 POOL_SEED = 0
+#: An escape converges with beta held to HOLD_TOL times the tolerance (it only explores).
 HOLD_TOL = 10.0
-
-
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
@@ -320,10 +338,6 @@ def _best_excluded_general(state: _State, out: NDArray[np.bool_], opts: FastOpti
     gain[~np.isfinite(alpha_new) | ~np.isfinite(gain)] = -np.inf
     k = int(np.argmax(gain))
     return _Step(position=int(idx[k]), alpha_new=float(alpha_new[k]), gain=float(gain[k]))
-
-
-def _is_reestimate(state: _State, step: _Step) -> bool:
-    return math.isfinite(step.alpha_new) and bool(np.any(state.active == step.position))
 
 
 def apply_step(state: _State, step: _Step) -> None:

@@ -35,6 +35,7 @@ mapped back to the caller's units before they are returned.
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from dataclasses import dataclass
 from typing import Literal
@@ -379,6 +380,7 @@ def rvm_regression(
     pool_size: int = 2000,
     beta_tol: float = 1e-2,
     sweep_tol: float | None = None,
+    restarts: int = 5,
 ) -> RVMRegression:
     """Fit the regression RVM by maximising the evidence (7.85).
 
@@ -398,9 +400,9 @@ def rvm_regression(
         every column unit mean square.
     tol : float
         Convergence tolerance in nats: the fast method stops when no single
-        step can raise the log evidence by more than ``tol`` (and beta moves by
-        less than ``tol`` in log); MacKay and EM stop when the evidence changes
-        by less than ``tol`` between iterations.
+        step can raise the log evidence by more than ``tol`` (and ln beta
+        moves by less than ``beta_tol``); MacKay and EM stop when the
+        objective changes by less than ``tol`` between iterations.
     max_iter : int or None
         Iteration cap (None: max(10,000, 10 M) fast, 2,000 MacKay, 20,000 EM).
     beta_init : float or None
@@ -414,8 +416,8 @@ def rvm_regression(
         solver work in the caller's units (no rescaling; ``alpha_max`` and
         ``noise_floor`` then refer to the caller's units too).
     pool_size : int
-        Fast method: candidates whose columns are held in memory (N x
-        pool_size values); the whole basis when it has fewer functions.
+        Fast method: candidates whose Gram matrix is held in memory
+        (pool_size^2 values); the whole basis when it has fewer functions.
     beta_tol : float
         Fast method: after each step the (7.88) estimate of beta is computed
         from the updated Sigma and m; when it would move ln beta by more than
@@ -429,6 +431,11 @@ def rvm_regression(
         by more than ``sweep_tol`` nats (None: 1e-3 N, at least ``tol``) are
         brought into the pool. Each pass costs an N x N kernel evaluation, so
         this threshold trades the last fractions of a nat for minutes.
+    restarts : int
+        Fast method: attempts to leave a local maximum where the noise
+        estimate is too high (beta doubled and held while the alpha steps
+        converge, then released; kept only if the evidence rises). 0 gives
+        the plain Algorithm 7.2.
 
     Returns
     -------
@@ -447,38 +454,25 @@ def rvm_regression(
     N = design.shape[0]
     check_same_length(np.empty((N, 0)), t, "Phi", "t")
     alpha_max, tol, max_iter = _check_common(alpha_max, tol, max_iter, method, design.shape[1])
-    noise_floor = float(check_param("noise_floor", noise_floor, "C"))
-    pool_size = int(check_param("pool_size", pool_size, "max_iter"))
-    beta_tol = float(check_param("beta_tol", beta_tol, "tol"))
-    sweep_tol = SWEEP_TOL_PER_SAMPLE * N if sweep_tol is None else float(check_param("sweep_tol", sweep_tol, "psd_tol"))
     prior = _check_hyperprior(hyperprior)
-    full = WithBias(design) if bias else design
-    t_scale = _target_scale(t) if prior.flat else 1.0  # Gamma densities are not scale-invariant
-    t_s = t / t_scale
-    PhiTt, norms = full.moments(t_s)
-    scale = _column_scale(norms, N) if prior.flat else (norms > 0).astype(np.float64)
-    units = _Units(scale, t_scale)
-    scaled = Scaled(full, units.scale)
-    PhiTt, norms = PhiTt * units.scale, norms * units.scale**2
-    beta0 = _initial_beta(beta_init, t_scale)
-    beta_max = 1.0 / noise_floor
+    problem = _scaled_problem(design, t, bias, prior, noise_floor, beta_init)
     if method == "fast":
-        opts = FastOptions(tol, max_iter, alpha_max, beta_max, pool_size, beta_tol, sweep_tol=sweep_tol, prior=prior)
-        out = fast_regression(scaled, t_s, PhiTt, norms, units.usable, min(beta0, beta_max), opts)
-        active, alpha, beta, history = out.active, out.alpha, out.beta, out.log_evidence
-        iterations, converged, sweeps = out.iterations, out.converged, out.sweeps
+        opts = FastOptions(
+            tol,
+            max_iter,
+            alpha_max,
+            problem.beta_max,
+            int(check_param("pool_size", pool_size, "max_iter")),
+            float(check_param("beta_tol", beta_tol, "tol")),
+            sweep_tol=_check_sweep_tol(sweep_tol, N),
+            restarts=_check_restarts(restarts),
+            prior=prior,
+        )
+        run = _run_fast(problem, opts)
     else:
-        usable = units.usable
-        Phi_u = scaled.columns(usable)
-        opts_i = IterativeOptions(method, tol, max_iter, alpha_max, beta_max, ALPHA_INIT, prior)
-        threads = 1 if usable.size <= SMALL_BASIS else None  # small matrices: one BLAS thread
-        with threadpool_limits(limits=threads, user_api="blas"):
-            out_i = iterative_regression(
-                Phi_u.T @ Phi_u, PhiTt[usable], float(t_s @ t_s), N, min(beta0, beta_max), opts_i
-            )
-        active, alpha, beta, history = usable[out_i.active], out_i.alpha, out_i.beta, out_i.log_evidence
-        iterations, converged, sweeps = out_i.iterations, out_i.converged, 0
-    if not converged:
+        run = _run_iterative(problem, IterativeOptions(
+            method, tol, max_iter, alpha_max, problem.beta_max, ALPHA_INIT, prior))
+    if not run.converged:
         warnings.warn(
             f"rvm_regression (method={method!r}) stopped at max_iter={max_iter} iterations "
             f"before reaching tol={tol:g}",
@@ -486,8 +480,76 @@ def rvm_regression(
             stacklevel=2,
         )
     with threadpool_limits(limits=1, user_api="blas"):  # (R x R) matrices: one thread is fastest
-        return _regression_result(scaled, t_s, units, active, alpha, beta, history, iterations,
-                                  converged, method, sweeps, bias, alpha_max)
+        return _regression_result(problem, run, method, alpha_max)
+
+
+def _check_sweep_tol(sweep_tol: float | None, N: int) -> float:
+    if sweep_tol is None:
+        return SWEEP_TOL_PER_SAMPLE * N
+    return float(check_param("sweep_tol", sweep_tol, "psd_tol"))
+
+
+def _check_restarts(restarts: object) -> int:
+    if isinstance(restarts, bool) or not isinstance(restarts, numbers.Integral) or restarts < 0:
+        raise fail("restarts", "a non-negative integer", restarts)
+    return int(restarts)
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """The regression problem in the solver's units."""
+
+    design: Design  # scaled, with the bias column first when ``bias``
+    t: Array  # t / t_scale
+    PhiTt: Array  # Phi^T t, every column
+    norms: Array  # ||phi_i||^2, every column
+    units: _Units
+    bias: bool
+    beta0: float
+    beta_max: float
+
+
+def _scaled_problem(design, t, bias, prior, noise_floor, beta_init) -> _Problem:
+    """Targets of unit variance, columns of unit mean square (flat prior), one pass over Phi."""
+    N = t.shape[0]
+    full = WithBias(design) if bias else design
+    t_scale = _target_scale(t) if prior.flat else 1.0  # Gamma densities are not scale-invariant
+    t_s = t / t_scale
+    PhiTt, norms = full.moments(t_s)
+    scale = _column_scale(norms, N) if prior.flat else (norms > 0).astype(np.float64)
+    beta_max = 1.0 / float(check_param("noise_floor", noise_floor, "C"))
+    beta0 = min(_initial_beta(beta_init, t_scale), beta_max)
+    return _Problem(Scaled(full, scale), t_s, PhiTt * scale, norms * scale**2, _Units(scale, t_scale),
+                    bool(bias), beta0, beta_max)
+
+
+@dataclass(frozen=True)
+class _RunResult:
+    active: IntArray  # columns of the scaled design
+    alpha: Array
+    beta: float
+    history: Array
+    iterations: int
+    converged: bool
+    sweeps: int
+
+
+def _run_fast(problem: _Problem, opts: FastOptions) -> _RunResult:
+    out = fast_regression(problem.design, problem.t, problem.PhiTt, problem.norms,
+                          problem.units.usable, problem.beta0, opts)
+    return _RunResult(out.active, out.alpha, out.beta, out.log_evidence, out.iterations,
+                      out.converged, out.sweeps)
+
+
+def _run_iterative(problem: _Problem, opts: IterativeOptions) -> _RunResult:
+    usable = problem.units.usable
+    Phi_u = problem.design.columns(usable)
+    threads = 1 if usable.size <= SMALL_BASIS else None  # small matrices: one BLAS thread
+    with threadpool_limits(limits=threads, user_api="blas"):
+        out = iterative_regression(Phi_u.T @ Phi_u, problem.PhiTt[usable], float(problem.t @ problem.t),
+                                   problem.t.shape[0], problem.beta0, opts)
+    return _RunResult(usable[out.active], out.alpha, out.beta, out.log_evidence, out.iterations,
+                      out.converged, 0)
 
 
 def _initial_beta(beta_init: float | None, t_scale: float) -> float:
@@ -496,45 +558,54 @@ def _initial_beta(beta_init: float | None, t_scale: float) -> float:
     return float(check_param("beta_init", beta_init, "C")) * t_scale**2
 
 
-def _regression_result(scaled, t_s, units, active, alpha, beta, history, iterations, converged,
-                       method, sweeps, bias, alpha_max) -> RVMRegression:
+def _regression_result(problem: _Problem, run: _RunResult, method: str, alpha_max: float) -> RVMRegression:
     """Final posterior from a fresh factorisation, mapped back to the caller's units."""
-    N = t_s.shape[0]
-    order = np.argsort(active, kind="stable")
-    active, alpha = np.asarray(active)[order], np.asarray(alpha)[order]
+    order = np.argsort(run.active, kind="stable")
+    active, alpha = np.asarray(run.active)[order], np.asarray(run.alpha)[order]
     all_pruned = active.size == 0
     if all_pruned:
-        warnings.warn(
-            "every basis function was pruned"
-            + ("; the model keeps the bias alone (alpha = alpha_max)" if bias else "; the model is empty"),
-            AllPrunedWarning,
-            stacklevel=3,
-        )
-        if bias:
+        _warn_all_pruned(problem.bias)
+        if problem.bias:
             active, alpha = np.array([0]), np.array([alpha_max])
-    Phi_a = scaled.columns(active)
-    post = posterior(Phi_a.T @ Phi_a, Phi_a.T @ t_s, alpha, beta)
-    E_D = float(np.sum((t_s - Phi_a @ post.m) ** 2))
-    final = log_evidence_star(N, beta, alpha, post, E_D) if active.size else _empty_evidence(t_s, beta)
-    history = np.append(np.asarray(history, dtype=np.float64)[:-1], final)
-    shift = N * math.log(units.t_scale)  # ln p(t) = ln p(t / s) - N ln s
+    post, final = _final_posterior(problem, active, alpha, run.beta)
+    history = np.append(np.asarray(run.history, dtype=np.float64)[:-1], final)
+    units = problem.units
+    shift = problem.t.shape[0] * math.log(units.t_scale)  # ln p(t) = ln p(t / s) - N ln s
     D = units.t_scale * units.scale[active]  # w_i (caller) = t_scale c_i w_i (solver)
-    bias_used = bool(bias and active.size and active[0] == 0)
-    relevance = active[active > 0] - 1 if bias else active
     return RVMRegression(
-        relevance=_frozen(relevance.astype(np.intp)),
-        bias_used=bias_used,
+        relevance=_frozen((active[active > 0] - 1 if problem.bias else active).astype(np.intp)),
+        bias_used=bool(problem.bias and active.size and active[0] == 0),
         alpha=_frozen(alpha / D**2),
-        beta=float(beta / units.t_scale**2),
+        beta=float(run.beta / units.t_scale**2),
         mean=_frozen(post.m * D),
         covariance=_frozen(post.Sigma * np.outer(D, D)),
         gamma=_frozen(gamma_of(alpha, np.diag(post.Sigma))),
         log_evidence=_frozen(history - shift),
-        iterations=int(iterations),
-        converged=bool(converged),
+        iterations=int(run.iterations),
+        converged=bool(run.converged),
         method=method,
         all_pruned=all_pruned,
-        sweeps=int(sweeps),
+        sweeps=int(run.sweeps),
+    )
+
+
+def _final_posterior(problem: _Problem, active: IntArray, alpha: Array, beta: float):
+    """Result 7.12 over the kept columns and the evidence (*) there (solver units)."""
+    Phi_a = problem.design.columns(active)
+    t = problem.t
+    post = posterior(Phi_a.T @ Phi_a, Phi_a.T @ t, alpha, beta)
+    if not active.size:
+        return post, _empty_evidence(t, beta)
+    E_D = float(np.sum((t - Phi_a @ post.m) ** 2))
+    return post, log_evidence_star(t.shape[0], beta, alpha, post, E_D)
+
+
+def _warn_all_pruned(bias: bool) -> None:
+    warnings.warn(
+        "every basis function was pruned"
+        + ("; the model keeps the bias alone (alpha = alpha_max)" if bias else "; the model is empty"),
+        AllPrunedWarning,
+        stacklevel=4,
     )
 
 
@@ -628,12 +699,7 @@ def rvm_classification(
             stacklevel=2,
         )
     if out.all_pruned:
-        warnings.warn(
-            "every basis function was pruned"
-            + ("; the model keeps the bias alone (alpha = alpha_max)" if bias else "; the model is empty"),
-            AllPrunedWarning,
-            stacklevel=2,
-        )
+        _warn_all_pruned(bias)
     return _classification_result(out, usable, scale, bias, K, method)
 
 
