@@ -4,16 +4,17 @@
 centred on the training points (7.78) plus an optional bias, fitted by
 evidence maximisation. ``__init__`` only stores hyperparameters; ``fit``
 validates, works and returns ``self``; fitted state ends in ``_``.
-RVM-specific helpers live in ``solvers/rvm_design.py`` and ``solvers/rvm.py``.
+RVM-specific helpers live in ``solvers/rvm_estimator_base.py``,
+``solvers/rvm_design.py`` and ``solvers/rvm.py``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from .solvers.rvm import (
     moderated_logits,
@@ -22,53 +23,14 @@ from .solvers.rvm import (
     rvm_classification,
     rvm_regression,
 )
-from .solvers.rvm_design import estimator_design, estimator_kernel
+from .solvers.rvm_estimator_base import RVMEstimatorBase
 
 __all__ = ["RVR", "RVC"]
 
 Array = NDArray[np.float64]
 
 
-class _RVMBase(BaseEstimator):
-    """Shared hyperparameters and helpers of ``RVR`` and ``RVC``."""
-
-    def _kernel_and_design(self, X: Array):
-        kernel = estimator_kernel(self.kernel, self.gamma, self.degree, self.coef0, X)
-        design, pool = estimator_design(kernel, X, self.cache_mb)
-        return kernel, design, pool
-
-    def _store(self, X: Array, kernel, result) -> None:
-        self.kernel_ = kernel
-        self.relevance_vectors_ = np.asarray(result.relevance)
-        self.bias_used_ = bool(result.bias_used)
-        self.alpha_ = np.asarray(result.alpha)
-        self.mean_ = np.asarray(result.mean)
-        self.covariance_ = np.asarray(result.covariance)
-        self.log_evidence_ = np.asarray(result.log_evidence)
-        self.n_iter_ = int(result.iterations)
-        self.all_pruned_ = bool(result.all_pruned)
-        self.beta_ = float(result.beta)
-        self.result_ = result
-        precomputed = self.kernel == "precomputed"
-        self.X_relevance_ = None if precomputed else X[self.relevance_vectors_].copy()
-
-    def _relevant_columns(self, X: ArrayLike) -> Array:
-        """Kernel values k(x, x_i) of test points against the relevance vectors, (n_test, R)."""
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
-        if self.kernel == "precomputed":
-            return X[:, self.relevance_vectors_]
-        if self.X_relevance_.shape[0] == 0:
-            return np.zeros((X.shape[0], 0))
-        return np.asarray(self.kernel_(X, self.X_relevance_))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags
-
-
-class RVR(RegressorMixin, _RVMBase):
+class RVR(RegressorMixin, RVMEstimatorBase):
     """Relevance vector regression (section 7.2.1).
 
     Parameters
@@ -170,7 +132,7 @@ class RVR(RegressorMixin, _RVMBase):
         return (mean, np.sqrt(var)) if return_std else mean
 
 
-class RVC(ClassifierMixin, _RVMBase):
+class RVC(ClassifierMixin, RVMEstimatorBase):
     """Relevance vector classification (section 7.2.3), any labels, softmax for K > 2.
 
     Probabilities use the probit approximation to the moderated output,

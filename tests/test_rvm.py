@@ -7,7 +7,6 @@ numerical optimisation, finite differences), never copied from the solver.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -37,7 +36,7 @@ from sparsekernel.solvers.rvm import (
     rvm_classification,
     rvm_regression,
 )
-from sparsekernel.solvers.rvm_design import DenseDesign, KernelDesign
+from sparsekernel.solvers.rvm_design import KernelDesign
 
 SINUSOID_GAMMA = 10.0
 RIPLEY_GAMMA = 0.45

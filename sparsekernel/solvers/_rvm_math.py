@@ -28,11 +28,16 @@ import scipy.linalg
 import scipy.linalg.lapack
 from numpy.typing import NDArray
 
+from ..errors import SolverError
+
 __all__ = [
     "Hyperprior",
     "FLAT",
     "Posterior",
+    "precision_factor",
+    "covariance_from_factor",
     "posterior",
+    "gamma_of",
     "log_evidence_direct",
     "log_evidence_star",
     "factors_from_posterior",
@@ -102,8 +107,21 @@ class Posterior:
 
 
 def precision_factor(H: Array) -> Array:
-    """Upper Cholesky factor R of a symmetric positive definite H = R^T R."""
-    return scipy.linalg.cholesky(H, lower=False, check_finite=False)
+    """Upper Cholesky factor R of a symmetric positive definite H = R^T R.
+
+    Raises SolverError when H is not numerically positive definite (a
+    posterior precision A + beta Phi^T Phi whose conditioning is beyond
+    double precision).
+    """
+    try:
+        return scipy.linalg.cholesky(H, lower=False, check_finite=False)
+    except np.linalg.LinAlgError as exc:
+        raise SolverError(
+            f"the posterior precision ({H.shape[0]} x {H.shape[0]}) is not numerically positive "
+            "definite; lower alpha_max or raise noise_floor",
+            status="cholesky",
+            solver="rvm",
+        ) from exc
 
 
 def covariance_from_factor(R: Array) -> Array:
@@ -112,7 +130,7 @@ def covariance_from_factor(R: Array) -> Array:
         return np.zeros((0, 0))
     Sigma, info = scipy.linalg.lapack.dpotri(R, lower=False)
     if info != 0:
-        raise np.linalg.LinAlgError(f"potri failed with info={info}")
+        raise SolverError(f"LAPACK potri failed with info={info}", status=f"potri info={info}", solver="rvm")
     Sigma = np.triu(Sigma)
     return Sigma + np.triu(Sigma, 1).T
 
