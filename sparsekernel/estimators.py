@@ -1,5 +1,224 @@
-"""scikit-learn compatible estimators: SVC, NuSVC, SVR, NuSVR, OneClassSVM (and the RVM's RVR, RVC)."""
+"""scikit-learn compatible estimators over sparsekernel's machines.
+
+``SVC``, ``NuSVC``, ``SVR``, ``NuSVR`` and ``OneClassSVM`` are defined in
+``_svm_estimators`` (the SMO by default, any solver by ``solver=``).
+``RVR`` and ``RVC`` wrap ``solvers.rvm``: the basis functions are kernels
+centred on the training points (7.78) plus an optional bias, fitted by
+evidence maximisation. ``__init__`` only stores hyperparameters; ``fit``
+validates, works and returns ``self``; fitted state ends in ``_``.
+RVM-specific helpers live in ``solvers/rvm_estimator_base.py``,
+``solvers/rvm_design.py`` and ``solvers/rvm.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
 
 from ._svm_estimators import SVC, SVR, NuSVC, NuSVR, OneClassSVM
+from .solvers.rvm import (
+    moderated_logits,
+    moderated_probabilities,
+    predictive_distribution,
+    rvm_classification,
+    rvm_regression,
+)
+from .solvers.rvm_estimator_base import RVMEstimatorBase
 
-__all__ = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM"]
+__all__ = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM", "RVR", "RVC"]
+
+Array = NDArray[np.float64]
+
+
+class RVR(RegressorMixin, RVMEstimatorBase):
+    """Relevance vector regression (section 7.2.1).
+
+    Parameters
+    ----------
+    kernel : {"rbf", "linear", "poly", "sigmoid", "precomputed"} or Kernel
+        Basis functions k(x, x_n); no positive definiteness is needed.
+    gamma : "scale", "auto" or float
+        Kernel coefficient, as in scikit-learn ("scale": 1 / (n_features X.var())).
+    degree, coef0 : polynomial and sigmoid kernel parameters.
+    method : {"fast", "mackay", "em"}
+        Evidence maximisation: Algorithm 7.2, (7.87)-(7.88), or EM.
+    bias : bool
+        Add the constant basis function.
+    alpha_max, tol, max_iter, beta_init, noise_floor, hyperprior, restarts :
+        as in ``solvers.rvm.rvm_regression``.
+    cache_mb : float
+        Memory for kernel values: the N x N Gram matrix is stored when it
+        fits, otherwise kernel columns are computed on demand and the fast
+        method keeps as many candidate columns as fit.
+
+    Attributes
+    ----------
+    relevance_vectors_ : int array (R,)
+        Indices of the training points kept.
+    bias_used_ : bool
+    alpha_ : array (R + bias_used_,)
+        Precisions of the kept weights (bias first).
+    beta_ : float
+        Noise precision.
+    mean_, covariance_ : posterior of the kept weights (7.82)-(7.83).
+    log_evidence_ : array
+        (7.85) after each iteration.
+    n_iter_ : int
+    all_pruned_ : bool
+        Every kernel function (and the bias) was pruned; the bias was kept alone.
+    X_relevance_ : array (R, n_features) or None (precomputed kernel)
+    kernel_ : Kernel
+    result_ : solvers.rvm.RVMRegression
+    """
+
+    def __init__(
+        self,
+        *,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        method="fast",
+        bias=True,
+        alpha_max=1e9,
+        tol=1e-3,
+        max_iter=None,
+        beta_init=None,
+        noise_floor=1e-6,
+        hyperprior=None,
+        restarts=5,
+        cache_mb=256,
+    ):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.method = method
+        self.bias = bias
+        self.alpha_max = alpha_max
+        self.tol = tol
+        self.max_iter = max_iter
+        self.beta_init = beta_init
+        self.noise_floor = noise_floor
+        self.hyperprior = hyperprior
+        self.restarts = restarts
+        self.cache_mb = cache_mb
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "RVR":
+        """Fit the RVM to (X, y); returns self."""
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        kernel, design, pool = self._kernel_and_design(X)
+        result = rvm_regression(
+            design,
+            y,
+            self.method,
+            bias=self.bias,
+            alpha_max=self.alpha_max,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            beta_init=self.beta_init,
+            noise_floor=self.noise_floor,
+            hyperprior=self.hyperprior,
+            restarts=self.restarts,
+            pool_size=pool,
+        )
+        self._store(X, kernel, result)
+        return self
+
+    def predict(self, X: ArrayLike, return_std: bool = False):
+        """Predictive mean (7.90), and with ``return_std`` the standard deviation from (7.91)."""
+        columns = self._relevant_columns(X)
+        mean, var = predictive_distribution(self.result_, columns)
+        return (mean, np.sqrt(var)) if return_std else mean
+
+
+class RVC(ClassifierMixin, RVMEstimatorBase):
+    """Relevance vector classification (section 7.2.3), any labels, softmax for K > 2.
+
+    Probabilities use the probit approximation to the moderated output,
+    sigma(kappa(s^2) mu) with kappa(s^2) = (1 + pi s^2 / 8)^(-1/2) (Bishop
+    4.153-4.155); for K > 2 classes, softmax of kappa(s_k^2) mu_k (an
+    approximation, see ``solvers.rvm.moderated_probabilities``).
+    ``decision_function`` returns these moderated logits, so that it ranks
+    points as ``predict_proba`` does.
+
+    Parameters
+    ----------
+    kernel, gamma, degree, coef0, method, bias, alpha_max, tol, max_iter, cache_mb :
+        as for ``RVR`` (``tol`` on the Laplace evidence (7.114)).
+
+    Attributes
+    ----------
+    classes_ : array (K,)
+    relevance_vectors_, bias_used_, log_evidence_, n_iter_, all_pruned_,
+    X_relevance_, kernel_ : as for ``RVR``.
+    alpha_, mean_ : arrays (R + bias_used_, O), O = 1 for two classes, K otherwise.
+    covariance_ : array (O (R + bias_used_), same)
+    beta_ : float
+        nan (no noise precision in classification).
+    result_ : solvers.rvm.RVMClassification
+    """
+
+    def __init__(
+        self,
+        *,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        method="fast",
+        bias=True,
+        alpha_max=1e9,
+        tol=1e-3,
+        max_iter=None,
+        cache_mb=256,
+    ):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.method = method
+        self.bias = bias
+        self.alpha_max = alpha_max
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cache_mb = cache_mb
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "RVC":
+        """Fit the RVM classifier to (X, y); returns self."""
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, labels = np.unique(y, return_inverse=True)
+        kernel, design, _ = self._kernel_and_design(X)
+        result = rvm_classification(
+            design,
+            labels,
+            self.method,
+            bias=self.bias,
+            alpha_max=self.alpha_max,
+            tol=self.tol,
+            max_iter=self.max_iter,
+        )
+        self._store(X, kernel, result)
+        return self
+
+    def decision_function(self, X: ArrayLike) -> Array:
+        """Moderated logits kappa(s^2) mu: (n,) for two classes, (n, K) otherwise."""
+        columns = self._relevant_columns(X)
+        mu, var = self.result_.latent(columns)
+        z = moderated_logits(mu, var)
+        return z[:, 0] if z.shape[1] == 1 else z
+
+    def predict_proba(self, X: ArrayLike) -> Array:
+        """Predictive class probabilities, (n, K), columns in the order of ``classes_``."""
+        columns = self._relevant_columns(X)
+        mu, var = self.result_.latent(columns)
+        return moderated_probabilities(mu, var)
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        """The class of largest predictive probability."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]

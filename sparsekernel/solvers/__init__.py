@@ -1,5 +1,6 @@
 """Solvers: the standard-form QP, the direct OSQP/Clarabel path, the SMO and the RVM."""
 
+from .rvm import rvm_classification, rvm_regression
 from .standard_qp import StandardQP
 
-__all__ = ["StandardQP"]
+__all__ = ["StandardQP", "rvm_regression", "rvm_classification"]

@@ -1,0 +1,692 @@
+"""Algorithm 7.2, sequential sparse Bayesian learning, for regression.
+
+The state is the posterior N(m, Sigma) over the included basis functions and
+the factors S_i, Q_i (7.102)-(7.103) of a pool of candidates. Each step
+
+  1. gets s_i, q_i: for excluded functions s = S, q = Q; for included ones
+     (7.104)-(7.105) in the cancellation-free form s_i = gamma_i / Sigma_ii,
+     q_i = m_i / Sigma_ii (``included_sparsity_quality``),
+  2. finds the single alpha_i move of largest gain (Result 7.18): add
+     (q^2 > s, excluded; gain (x - 1 - ln x)/2, x = q^2/s), re-estimate
+     (q^2 > s, included, alpha = s^2/(q^2 - s) (7.101)) or delete
+     (q^2 <= s, included), each gain lambda(new) - lambda(old) (7.97),
+  3. takes it and updates Sigma, m, S and Q by rank-one formulas (gap 7.7;
+     Tipping and Faul, 2003, appendix): O(P M) per step,
+  4. re-estimates beta (step 8) when the (7.88) value, cheap to get from the
+     updated m and Sigma, would move ln beta by more than ``beta_tol``: the
+     (7.88) value is kept if it does not lower the evidence, else the EM value
+     of gap 7.6 (which cannot); then Sigma, m, S, Q are recomputed from a
+     fresh Cholesky factor, as they are every max(refresh_every, M) steps to
+     clear the rounding that rank-one updates accumulate.
+
+As each alpha step maximises the evidence exactly in one coordinate and each
+beta step is checked, the log evidence never decreases. The run stops when no
+step gains more than ``tol`` nats and beta has settled.
+
+Safeguards. A candidate whose S_i is below ``span_tol`` beta ||phi_i||^2 lies
+numerically in the span of the included columns (its S_i, Q_i are then
+rounding noise), and one whose cosine with an included column exceeds
+``align_max`` copies it (duplicated training points: the evidence depends on
+1/alpha_j + 1/alpha_k only); neither is added (Tipping and Faul's alignment
+test). beta is bounded by ``beta_max``.
+
+Escapes. Single-alpha steps can stop where the noise estimate is too high:
+every further function is, alone, below the noise, while several together
+and a larger beta would raise the evidence. ``escape`` multiplies beta by
+``restart_factor``, holds it while the alpha steps converge, releases it, and
+keeps the result only if its evidence is higher (up to ``restarts`` times).
+
+The pool. S_i and Q_i need phi_i^T phi_j for every candidate i and included
+j; over all N functions that is a pass over the N x N kernel per added
+function. So the steps work on a pool of P candidates whose Gram matrix
+Phi_P^T Phi_P they hold (P x P), first chosen by q_i^2 / s_i and spread
+evenly over the basis. When nothing in the pool can raise the evidence, a
+sweep computes the exact S_i, Q_i of every function outside it (one blockwise
+pass over the kernel, reusing the products already computed in earlier
+sweeps) and brings in those that would gain more than ``sweep_tol``. With
+P >= M the pool is the whole basis and there is no sweep.
+
+All quantities here are in the solver's units: targets of unit variance and
+columns of unit mean square (see ``rvm.py``), so ``alpha_max`` and the beta
+bound are dimensionless.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.linalg
+from numpy.typing import NDArray
+from scipy.linalg import blas
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from ._rvm_math import (
+    FLAT,
+    LOG_2PI,
+    Hyperprior,
+    alpha_gain,
+    alpha_star,
+    precision_factor,
+    covariance_from_factor,
+    factors_from_posterior,
+    included_sparsity_quality,
+)
+from .rvm_design import Design
+
+__all__ = ["FastOptions", "FastOutcome", "fast_regression"]
+
+#: Share of the first pool taken by alignment with t; the rest is an even sample.
+POOL_BEST = 0.25
+POOL_SEED = 0
+#: An escape converges with beta held to HOLD_TOL times the tolerance (it only explores).
+HOLD_TOL = 10.0
+
+Array = NDArray[np.float64]
+Index = NDArray[np.intp]
+
+
+@dataclass(frozen=True)
+class FastOptions:
+    """Named thresholds of the fast algorithm (solver units)."""
+
+    tol: float
+    max_iter: int
+    alpha_max: float
+    beta_max: float
+    pool_size: int
+    beta_tol: float  # re-estimate beta when (7.88) would move ln beta by more than this
+    sweep_tol: float = 0.0  # an outside function re-enters the pool when it gains more than this
+    restarts: int = 5  # escape attempts from a local maximum (0: plain Algorithm 7.2)
+    restart_factor: float = 2.0  # beta is multiplied by this at an escape attempt
+    refresh_every: int = 25  # fresh factorisation after max(refresh_every, M) rank-one steps
+    beta_start: int = 10  # no beta re-estimation in the first steps (Tipping and Faul's convention)
+    prior: Hyperprior = FLAT
+    update_beta: bool = True
+    span_tol: float = 1e-6  # S_i <= span_tol beta ||phi_i||^2: phi_i numerically in the active span
+    align_max: float = 1.0 - 1e-6  # cosine above which a candidate copies an included function
+
+
+@dataclass(frozen=True)
+class FastOutcome:
+    """What the fast run hands back to ``rvm.py`` (solver units)."""
+
+    active: Index  # basis indices of the included functions
+    alpha: Array
+    beta: float
+    log_evidence: Array  # history, one entry per step, first = the empty model
+    iterations: int
+    converged: bool
+    sweeps: int
+
+
+@dataclass
+class _Pool:
+    index: Index  # basis indices of the pool members, (P,)
+    gram: Array  # Phi_P^T Phi_P, (P, P)
+    PhiTt: Array  # (P,)
+    norms: Array  # ||phi_i||^2, (P,)
+
+
+class _State:
+    """Posterior over the active functions and S, Q over the pool (mutable, private)."""
+
+    def __init__(self, pool: _Pool, tt: float, N: int, beta: float) -> None:
+        self.pool = pool
+        self.tt = tt  # t^T t
+        self.N = N
+        self.beta = beta
+        self.active = np.zeros(0, dtype=np.intp)  # positions in the pool
+        self.alpha = np.zeros(0)
+        self.G = np.zeros((pool.index.size, 0))  # Phi_P^T Phi_a
+        self.Sigma = np.zeros((0, 0))
+        self.m = np.zeros(0)
+        self.S = np.zeros(pool.index.size)
+        self.Q = np.zeros(pool.index.size)
+        self.blocked = np.zeros(pool.index.size, dtype=bool)  # aligned with an included function
+
+    # ------------------------------------------------------------------ views
+    @property
+    def G_aa(self) -> Array:
+        """Phi_a^T Phi_a, (M, M)."""
+        return self.G[self.active]
+
+    @property
+    def b_a(self) -> Array:
+        """Phi_a^T t, (M,)."""
+        return self.pool.PhiTt[self.active]
+
+    def data_misfit(self) -> float:
+        """E_D = ||t - Phi_a m||^2 = t^T t - m^T Phi_a^T t - m^T A m / beta, in O(M).
+
+        From t^T t - 2 m^T Phi_a^T t + m^T Phi_a^T Phi_a m and (7.82)-(7.83):
+        beta Phi_a^T Phi_a m = beta Phi_a^T t - A m.
+        """
+        value = self.tt - float(self.m @ self.b_a) - float(np.sum(self.alpha * self.m**2)) / self.beta
+        return max(value, 0.0)
+
+
+def _posterior(state: _State, beta: float, alpha: Array | None = None) -> tuple[Array, Array, float]:
+    """Sigma, m and the log evidence (*) at ``beta`` (and ``alpha``), by a Cholesky factor: O(M^3)."""
+    N = state.N
+    alpha = state.alpha if alpha is None else alpha
+    if state.active.size == 0:
+        return np.zeros((0, 0)), np.zeros(0), 0.5 * (N * math.log(beta) - N * LOG_2PI - beta * state.tt)
+    R = precision_factor(np.diag(alpha) + beta * state.G_aa)  # (7.83)
+    m = beta * scipy.linalg.cho_solve((R, False), state.b_a)  # (7.82)
+    two_E = beta * (state.tt - float(m @ state.b_a))  # beta E_D + m^T A m
+    log_det_Sigma = -2.0 * float(np.sum(np.log(np.diag(R))))
+    value = 0.5 * (
+        N * math.log(beta) - N * LOG_2PI + float(np.sum(np.log(alpha))) + log_det_Sigma - two_E
+    )  # (*) of Result 7.13
+    return covariance_from_factor(R), m, value
+
+
+def _factors(state: _State) -> None:
+    """S, Q of the pool from the current Sigma and m (7.106)-(7.107): O(P M^2)."""
+    state.S, state.Q = factors_from_posterior(
+        state.G, state.pool.PhiTt, state.pool.norms, state.Sigma, state.m, state.beta
+    )
+
+
+def refresh(state: _State) -> float:
+    """Recompute Sigma, m, S, Q from a fresh factorisation; return the log evidence (*)."""
+    state.Sigma, state.m, value = _posterior(state, state.beta)
+    _factors(state)
+    return value
+
+
+def beta_proposals(state: _State, prior: Hyperprior) -> tuple[float, float]:
+    """(7.88) (with Exercise 7.13's hyperprior) and the EM update of gap 7.6, from Sigma and m."""
+    N, beta = state.N, state.beta
+    E_D = state.data_misfit()
+    sum_gamma = float(np.sum(1.0 - state.alpha * np.diag(state.Sigma)))  # (7.89)
+    mackay = _ratio(N + 2.0 * (prior.a - 1.0) - sum_gamma, E_D + 2.0 * prior.b)  # (7.88), Ex. 7.13
+    em = _ratio(N + 2.0 * (prior.a - 1.0), E_D + sum_gamma / beta + 2.0 * prior.b)  # gap 7.6
+    return mackay, em
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    """numerator / denominator, inf for a perfect fit (denominator 0): beta_max then caps it."""
+    return numerator / denominator if denominator > 0.0 else math.inf
+
+
+def update_beta(state: _State, opts: FastOptions) -> float:
+    """Re-estimate beta; never lowers the objective. Returns the log evidence after a refresh.
+
+    The MacKay proposal (7.88) is tried first and kept if the objective
+    (7.85) + ln Gam(beta | a, b) does not decrease; otherwise the EM step
+    (which cannot decrease it); otherwise beta stays. Each trial costs one
+    O(M^3) factorisation; S and Q are recomputed once, at the end.
+    """
+    prior, beta_old = opts.prior, state.beta
+    state.Sigma, state.m, value_old = _posterior(state, beta_old)
+    objective_old = value_old + prior.log_beta(beta_old)
+    best = (beta_old, state.Sigma, state.m, value_old)
+    for beta in beta_proposals(state, prior):
+        if not (math.isfinite(beta) and beta > 0.0):
+            continue
+        beta = min(beta, opts.beta_max)
+        Sigma, m, value = _posterior(state, beta)
+        if value + prior.log_beta(beta) >= objective_old - 1e-12 * abs(objective_old):
+            best = (beta, Sigma, m, value)
+            break
+    state.beta, state.Sigma, state.m, value = best
+    _factors(state)
+    return value
+
+
+def beta_moved(state: _State, opts: FastOptions) -> bool:
+    """Whether the cheap (7.88) proposal (O(M^2), from the updated Sigma, m) moves ln beta by > beta_tol."""
+    mackay, _ = beta_proposals(state, opts.prior)
+    if not (math.isfinite(mackay) and mackay > 0.0):
+        return True
+    return abs(math.log(min(mackay, opts.beta_max) / state.beta)) > opts.beta_tol
+
+
+@dataclass(frozen=True)
+class _Step:
+    position: int  # pool position
+    alpha_new: float  # inf for a deletion
+    gain: float
+
+
+NO_STEP = _Step(position=-1, alpha_new=math.inf, gain=-math.inf)
+
+
+def best_step(state: _State, opts: FastOptions) -> _Step:
+    """The single-alpha step of largest gain over the pool (Result 7.18): add, re-estimate or delete."""
+    included = _best_included(state, opts)
+    excluded = _best_excluded(state, opts)
+    return included if included.gain >= excluded.gain else excluded
+
+
+def _best_included(state: _State, opts: FastOptions) -> _Step:
+    """Re-estimate (q^2 > s) or delete (q^2 <= s) an included function; gain lambda(new) - lambda(old).
+
+    s_i, q_i come from Sigma and m (``included_sparsity_quality``) rather than
+    from S_i, Q_i by (7.104)-(7.105), whose denominator alpha_i - S_i cancels
+    catastrophically for well-determined weights. With a flat prior
+    lambda(alpha*) = (x - 1 - ln x)/2, x = q^2/s (Result 7.18(c)).
+    """
+    if state.active.size == 0:
+        return NO_STEP
+    a = state.alpha
+    s, q = included_sparsity_quality(a, state.Sigma, state.m)  # (7.104)-(7.105)
+    if not opts.prior.flat:
+        return _best_included_general(state, s, q, opts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lam_old = 0.5 * (np.log(a / (a + s)) + q * q / (a + s))  # (7.97)
+        x = q * q / s
+        alpha_new = s / (x - 1.0)  # (7.101) = s^2 / (q^2 - s)
+        keep = (x > 1.0) & (alpha_new <= opts.alpha_max)
+        gain = np.where(keep, 0.5 * (x - 1.0 - np.log(x)), 0.0) - lam_old
+    gain[~np.isfinite(gain)] = -np.inf
+    k = int(np.argmax(gain))
+    alpha_k = float(alpha_new[k]) if keep[k] else math.inf
+    return _Step(position=int(state.active[k]), alpha_new=alpha_k, gain=float(gain[k]))
+
+
+def _best_included_general(state: _State, s: Array, q: Array, opts: FastOptions) -> _Step:
+    """As ``_best_included`` under a Gamma hyperprior on alpha."""
+    a = state.alpha
+    alpha_new = alpha_star(s, q, opts.prior)  # (7.101) with the hyperprior; inf: delete
+    alpha_new[alpha_new > opts.alpha_max] = np.inf
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gain = alpha_gain(a, alpha_new, s, q, opts.prior)  # (7.97)
+    gain[~np.isfinite(gain)] = -np.inf
+    k = int(np.argmax(gain))
+    return _Step(position=int(state.active[k]), alpha_new=float(alpha_new[k]), gain=float(gain[k]))
+
+
+def _best_excluded(state: _State, opts: FastOptions) -> _Step:
+    """Add the excluded function of largest gain: for alpha = inf, s = S and q = Q.
+
+    Flat prior: the gain (x - 1 - ln x)/2, x = q^2/s (Result 7.18(c)), grows
+    with x, so the best addition has the largest x > 1 with
+    alpha = s^2 / (q^2 - s) <= alpha_max. Functions numerically in the span of
+    the included ones (S_i <= span_tol beta ||phi_i||^2) and copies of one
+    (``blocked``) are left out.
+    """
+    S, Q = state.S, state.Q
+    out = np.ones(S.size, dtype=bool)
+    out[state.active] = False
+    out &= ~state.blocked & (S > opts.span_tol * state.beta * state.pool.norms)
+    if not opts.prior.flat:
+        return _best_excluded_general(state, out, opts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x = np.where(out, Q * Q / S, 0.0)
+    x[(x - 1.0) * opts.alpha_max <= S] = 0.0  # x <= 1, or alpha beyond alpha_max
+    j = int(np.argmax(x))
+    if x[j] <= 1.0:
+        return NO_STEP
+    gain = 0.5 * (x[j] - 1.0 - math.log(x[j]))  # Result 7.18(c)
+    return _Step(position=j, alpha_new=float(S[j] / (x[j] - 1.0)), gain=gain)  # (7.101)
+
+
+def _best_excluded_general(state: _State, out: NDArray[np.bool_], opts: FastOptions) -> _Step:
+    """As ``_best_excluded`` under a Gamma hyperprior on alpha (the cubic of ``alpha_star``)."""
+    idx = np.flatnonzero(out)
+    if idx.size == 0:
+        return NO_STEP
+    alpha_new = alpha_star(state.S[idx], state.Q[idx], opts.prior)
+    alpha_new[alpha_new > opts.alpha_max] = np.inf
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gain = alpha_gain(np.inf, alpha_new, state.S[idx], state.Q[idx], opts.prior)
+    gain[~np.isfinite(alpha_new) | ~np.isfinite(gain)] = -np.inf
+    k = int(np.argmax(gain))
+    return _Step(position=int(idx[k]), alpha_new=float(alpha_new[k]), gain=float(gain[k]))
+
+
+def apply_step(state: _State, step: _Step) -> None:
+    """Re-estimate, add or delete pool member ``step.position``."""
+    where = np.flatnonzero(state.active == step.position)
+    if where.size == 0:
+        _add(state, step.position, step.alpha_new)
+    elif math.isinf(step.alpha_new):
+        _delete(state, int(where[0]))
+    else:
+        _reestimate(state, int(where[0]), step.alpha_new)
+
+
+def _shift(state: _State, k: int, kappa: float) -> None:
+    """Sigma^-1 += (1/kappa - Sigma_kk)^-1 e_k e_k^T (Sherman-Morrison, gap 7.7), in place."""
+    sigma_k = state.Sigma[:, k].copy()
+    m_k = state.m[k]
+    v = state.G @ sigma_k
+    v *= state.beta  # beta Phi_P^T Phi_a Sigma e_k
+    blas.dger(-kappa, sigma_k, sigma_k, a=state.Sigma.T, overwrite_a=True)  # gap 7.7: Sigma -= kappa s s^T
+    state.m -= (kappa * m_k) * sigma_k  # gap 7.7
+    state.Q += (kappa * m_k) * v  # (7.106) after the update
+    v *= v
+    state.S += kappa * v  # (7.107) after the update
+
+
+def _reestimate(state: _State, k: int, alpha_new: float) -> None:
+    delta = alpha_new - state.alpha[k]
+    if delta != 0.0:
+        _shift(state, k, 1.0 / (state.Sigma[k, k] + 1.0 / delta))  # kappa = 1/(Delta^-1 + Sigma_kk)
+    state.alpha[k] = alpha_new
+
+
+def _delete(state: _State, k: int) -> None:
+    _shift(state, k, 1.0 / state.Sigma[k, k])  # the limit Delta^-1 -> 0
+    state.blocked[:] = False  # a blocked copy may be the better function now
+    keep = np.arange(state.active.size) != k
+    state.Sigma = state.Sigma[np.ix_(keep, keep)]
+    state.m, state.alpha = state.m[keep], state.alpha[keep]
+    state.active, state.G = state.active[keep], state.G[:, keep]
+
+
+def _add(state: _State, j: int, alpha: float) -> None:
+    beta = state.beta
+    g = state.G[j]  # Phi_a^T phi_j
+    Sigma_jj = 1.0 / (alpha + state.S[j])
+    z = beta * (state.Sigma @ g)
+    m_j = Sigma_jj * state.Q[j]
+    h = state.pool.gram[:, j]  # Phi_P^T phi_j
+    u = beta * (h - state.G @ z)  # beta Phi_P^T (phi_j - beta Phi_a Sigma Phi_a^T phi_j)
+    M = state.active.size
+    Sigma = np.empty((M + 1, M + 1))
+    Sigma[:M, :M] = state.Sigma + Sigma_jj * np.outer(z, z)
+    Sigma[:M, M] = Sigma[M, :M] = -Sigma_jj * z
+    Sigma[M, M] = Sigma_jj
+    state.Sigma = Sigma
+    state.m = np.append(state.m - m_j * z, m_j)
+    state.S -= Sigma_jj * u**2
+    state.Q -= m_j * u
+    state.G = np.column_stack([state.G, h])
+    state.active = np.append(state.active, j)
+    state.alpha = np.append(state.alpha, alpha)
+
+
+def _pool_from(
+    design: Design, index: Index, PhiTt: Array, norms: Array, threads: int, old: _Pool | None = None
+) -> _Pool:
+    """The pool over ``index``; its Gram matrix reuses the entries ``old`` already holds."""
+    with threadpool_limits(limits=threads, user_api="blas"):
+        return _pool_gram(design, index, PhiTt, norms, old)
+
+
+def _pool_gram(design: Design, index: Index, PhiTt: Array, norms: Array, old: _Pool | None) -> _Pool:
+    columns = design.columns(index)
+    if old is None:
+        gram = columns.T @ columns
+    else:
+        kept = np.isin(index, old.index)
+        where = np.searchsorted(old.index, index[kept])
+        gram = np.empty((index.size, index.size))
+        gram[np.ix_(kept, kept)] = old.gram[np.ix_(where, where)]
+        fresh = ~kept
+        block = columns[:, fresh].T @ columns  # new rows, one GEMM
+        gram[fresh] = block
+        gram[:, fresh] = block.T
+    return _Pool(index=index, gram=gram, PhiTt=PhiTt[index], norms=norms[index])
+
+
+def _initial_pool(usable: Index, PhiTt: Array, norms: Array, size: int) -> Index:
+    """``size`` usable functions: the best by q^2 / s = beta (phi^T t)^2 / ||phi||^2 and a spread.
+
+    A ``POOL_BEST`` share goes to the functions best aligned with t; the rest
+    is drawn evenly over the basis (a fixed-seed sample, so runs repeat), since
+    the best-aligned functions of a smooth kernel are near copies of each other.
+    """
+    if usable.size <= size:
+        return usable
+    score = PhiTt[usable] ** 2 / norms[usable]
+    best = usable[np.argsort(-score, kind="stable")[: int(POOL_BEST * size)]]
+    rest = np.setdiff1d(usable, best)
+    rng = np.random.default_rng(POOL_SEED)
+    spread = rng.choice(rest, size=size - best.size, replace=False)
+    return np.sort(np.concatenate([best, spread]))
+
+
+class SweepCache:
+    """phi_i^T phi_j for every usable function i and the included functions j seen by sweeps.
+
+    A sweep needs Phi_out^T Phi_a; the columns for functions already included
+    at an earlier sweep are kept, so each sweep computes only the columns of
+    the functions included since (one blockwise pass over the kernel).
+    """
+
+    def __init__(self, usable: Index) -> None:
+        self.rows = usable
+        self.cols = np.zeros(0, dtype=np.intp)
+        self.G = np.zeros((usable.size, 0))
+
+    def products(self, design: Design, outside: Index, active: Index) -> Array:
+        """Phi_out^T Phi_a, (len(outside), len(active)), columns in the order of ``active``."""
+        missing = np.setdiff1d(active, self.cols)
+        keep = np.isin(self.cols, active)
+        self.cols, self.G = self.cols[keep], self.G[:, keep]
+        if missing.size:
+            fresh = design.project(design.columns(missing), self.rows)  # Phi^T Phi_missing
+            self.cols = np.concatenate([self.cols, missing])
+            self.G = np.column_stack([self.G, fresh])
+        order = np.argsort(self.cols)
+        column = order[np.searchsorted(self.cols, active, sorter=order)]
+        return self.G[np.searchsorted(self.rows, outside)][:, column]
+
+
+def sweep(design: Design, state: _State, outside: Index, PhiTt: Array, norms: Array,
+          cache: SweepCache, threads: int, opts: FastOptions) -> tuple[Array, Array, NDArray[np.bool_]]:
+    """S, Q (7.106)-(7.107) for the functions ``outside`` the pool, and which may be added.
+
+    A function may be added unless it is numerically in the span of the
+    included ones or (nearly) a copy of one, the same tests as inside the pool.
+    """
+    beta = state.beta
+    if state.active.size == 0:
+        S, Q = beta * norms[outside], beta * PhiTt[outside]
+        return S, Q, S > opts.span_tol * beta * norms[outside]
+    with threadpool_limits(limits=threads, user_api="blas"):
+        G_out = cache.products(design, outside, state.pool.index[state.active])  # Phi_out^T Phi_a
+    S, Q = factors_from_posterior(G_out, PhiTt[outside], norms[outside], state.Sigma, state.m, beta)
+    cosine = G_out / np.sqrt(np.outer(norms[outside], state.pool.norms[state.active]))
+    eligible = (S > opts.span_tol * beta * norms[outside]) & (cosine.max(axis=1) <= opts.align_max)
+    return S, Q, eligible
+
+
+def _refill(design, state, entrants, entrant_score, PhiTt, norms, size, threads) -> _State:
+    """The pool with ``entrants`` brought in, evicting the idle members of lowest q^2 / s."""
+    pool = state.pool
+    idle = np.setdiff1d(np.arange(pool.index.size), state.active)
+    room = max(size - state.active.size, 0)
+    entrants = entrants[np.argsort(-entrant_score, kind="stable")[:room]]
+    stay = room - entrants.size
+    idle_score = state.Q[idle] ** 2 / state.S[idle]
+    kept_idle = pool.index[idle[np.argsort(-idle_score, kind="stable")[:stay]]]
+    index = np.sort(np.concatenate([pool.index[state.active], kept_idle, entrants]))
+    new = _State(_pool_from(design, index, PhiTt, norms, threads, old=pool), state.tt, state.N, state.beta)
+    new.active = np.searchsorted(index, pool.index[state.active])
+    new.alpha = state.alpha.copy()
+    new.G = new.pool.gram[:, new.active]
+    return new
+
+
+@dataclass
+class _Run:
+    """The mutable record of one run: state, tracked evidence and counters."""
+
+    state: _State
+    value: float
+    history: list
+    iterations: int = 0
+    sweeps: int = 0
+    since_refresh: int = 0
+
+    def record(self, value: float) -> None:
+        self.value = value
+        self.history.append(value)
+
+
+def _aligned(state: _State, j: int, opts: FastOptions) -> bool:
+    """Whether excluded pool member j is (nearly) parallel to an included column (cosine > align_max).
+
+    Two identical columns (duplicated training points) leave the evidence a
+    function of 1/alpha_j + 1/alpha_k only; Tipping and Faul's alignment test
+    keeps the second copy out.
+    """
+    if state.active.size == 0 or np.any(state.active == j):
+        return False
+    norms = state.pool.norms
+    cosine = state.G[j] / np.sqrt(norms[j] * norms[state.active])
+    return bool(np.max(cosine) > opts.align_max)
+
+
+def pool_step(run: _Run, opts: FastOptions) -> bool:
+    """One step of Algorithm 7.2 over the pool; False when no step gains more than ``tol``."""
+    state = run.state
+    step = best_step(state, opts)
+    if step.gain <= opts.tol:
+        return False
+    if _aligned(state, step.position, opts):
+        state.blocked[step.position] = True  # a copy of an included function: never add it
+        return True
+    run.iterations += 1
+    apply_step(state, step)  # steps 5-7 of Algorithm 7.2
+    value = run.value + step.gain
+    run.since_refresh += 1
+    if opts.update_beta and run.iterations >= opts.beta_start and beta_moved(state, opts):  # step 8
+        value, run.since_refresh = update_beta(state, opts), 0
+    elif run.since_refresh >= max(opts.refresh_every, state.active.size):
+        value, run.since_refresh = refresh(state), 0
+    run.record(value)
+    return True
+
+
+def settle(run: _Run, opts: FastOptions) -> bool:
+    """At a pool optimum: refresh the factors and re-estimate beta. True when steps remain."""
+    state = run.state
+    if run.since_refresh:  # confirm on exact factors
+        run.value, run.since_refresh = refresh(state), 0
+        run.history[-1] = run.value
+        if best_step(state, opts).gain > opts.tol:
+            return True
+    if not opts.update_beta:
+        return False
+    beta_before = state.beta
+    value = update_beta(state, opts)
+    if abs(math.log(state.beta / beta_before)) <= opts.beta_tol:
+        run.value = value
+        return False
+    run.iterations += 1
+    run.record(value)
+    return True
+
+
+def sweep_and_refill(run: _Run, design: Design, cache: SweepCache, usable: Index, PhiTt: Array,
+                     norms: Array, opts: FastOptions, threads: int) -> bool:
+    """Sweep the functions outside the pool; refill it when one of them gains more than ``sweep_tol``."""
+    state = run.state
+    outside = np.setdiff1d(usable, state.pool.index)
+    S_out, Q_out, eligible = sweep(design, state, outside, PhiTt, norms, cache, threads, opts)
+    run.sweeps += 1
+    x = np.where(eligible, Q_out**2 / S_out, 0.0)
+    gain = np.where(x > 1.0, 0.5 * (x - 1.0 - np.log(np.maximum(x, 1.0))), 0.0)  # Result 7.18(c)
+    better = gain > max(opts.sweep_tol, opts.tol)
+    if not np.any(better):
+        return False
+    run.state = _refill(design, state, outside[better], gain[better], PhiTt, norms, opts.pool_size, threads)
+    run.value = refresh(run.state)
+    return True
+
+
+def _blas_threads() -> int:
+    return max((info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"), default=1)
+
+
+@dataclass(frozen=True)
+class _Basis:
+    """What a run needs to reach every function: the design, its moments and the sweep cache."""
+
+    design: Design
+    usable: Index
+    PhiTt: Array
+    norms: Array
+    cache: SweepCache
+    threads: int
+
+
+def converge(run: _Run, basis: _Basis, opts: FastOptions, sweeps: bool = True) -> bool:
+    """Steps (and sweeps) until no function gains more than the tolerances; False at max_iter.
+
+    A refill that leads to no step ends the run too: the functions it brought
+    in were not worth adding after all, and another sweep would find them again.
+    """
+    refilled_at = -1
+    while run.iterations < opts.max_iter:
+        if pool_step(run, opts) or settle(run, opts):
+            continue
+        if not sweeps or run.state.pool.index.size >= basis.usable.size or run.iterations == refilled_at:
+            return True
+        refilled_at = run.iterations
+        if not sweep_and_refill(
+            run, basis.design, basis.cache, basis.usable, basis.PhiTt, basis.norms, opts, basis.threads
+        ):
+            return True
+    return False
+
+
+def escape(run: _Run, basis: _Basis, opts: FastOptions) -> bool:
+    """Try to leave a local maximum by lowering the noise; keep the result only if it is better.
+
+    Single-alpha steps cannot make the joint move that a too-high noise
+    estimate blocks (raise beta and add several functions at once). So beta
+    is multiplied by ``restart_factor`` and held while the alpha steps
+    converge, then re-estimated as before. The new maximum replaces the old
+    one only when its log evidence is higher by more than ``tol``; returns
+    whether it did. Escapes work inside the pool (no sweeps), before the
+    sweeps over the whole basis.
+    """
+    saved, value, iterations = copy.deepcopy(run.state), run.value, run.iterations
+    trial = _Run(state=run.state, value=run.value, history=[], iterations=run.iterations, sweeps=run.sweeps)
+    trial.state.beta = min(trial.state.beta * opts.restart_factor, opts.beta_max)
+    trial.value = refresh(trial.state)
+    converge(trial, basis, replace(opts, update_beta=False, tol=HOLD_TOL * opts.tol), sweeps=False)
+    ok = converge(trial, basis, opts, sweeps=False)
+    run.iterations, run.sweeps = trial.iterations, trial.sweeps
+    if ok and trial.value > value + opts.tol:
+        run.state = trial.state
+        run.record(trial.value)
+        return True
+    run.state, run.value = saved, value
+    run.iterations = max(run.iterations, iterations)
+    return False
+
+
+def fast_regression(
+    design: Design, t: Array, PhiTt: Array, norms: Array, usable: Index, beta: float, opts: FastOptions
+) -> FastOutcome:
+    """Run Algorithm 7.2 over the usable columns of ``design`` (solver units), with ``escape`` restarts.
+
+    The steps work on matrices of size M and P and run with one BLAS thread
+    (several threads only contend on such sizes); sweeps and refills, which
+    multiply N x N blocks, use the threads BLAS had on entry.
+    """
+    size = min(opts.pool_size, usable.size)
+    threads = _blas_threads()
+    pool = _pool_from(design, _initial_pool(usable, PhiTt, norms, size), PhiTt, norms, threads)
+    state = _State(pool, float(t @ t), t.shape[0], beta)
+    value = refresh(state)
+    run = _Run(state=state, value=value, history=[value])
+    basis = _Basis(design, usable, PhiTt, norms, SweepCache(usable), threads)
+    with threadpool_limits(limits=1, user_api="blas"):
+        converged = converge(run, basis, opts, sweeps=False)  # the pool first ...
+        for _ in range(opts.restarts if (opts.update_beta and converged) else 0):
+            if not escape(run, basis, opts):
+                break
+        if converged:
+            converged = converge(run, basis, opts)  # ... then the whole basis, by sweeps
+    state = run.state
+    return FastOutcome(
+        active=state.pool.index[state.active],
+        alpha=state.alpha.copy(),
+        beta=state.beta,
+        log_evidence=np.asarray(run.history),
+        iterations=run.iterations,
+        converged=converged,
+        sweeps=run.sweeps,
+    )

@@ -1,0 +1,648 @@
+"""The relevance vector machine: identities of section 7.2, the notes' numbers, degenerate input.
+
+Every expected value is computed independently here (dense N x N matrices,
+numerical optimisation, finite differences), never copied from the solver.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.optimize
+from scipy.special import expit
+
+from sparsekernel import datasets
+from sparsekernel.errors import ConvergenceWarning, ValidationError
+from sparsekernel.kernels import RBF, Sigmoid
+from sparsekernel.solvers import _rvm_laplace as laplace
+from sparsekernel.solvers._rvm_iterative import IterativeOptions, new_hyperparameters
+from sparsekernel.solvers._rvm_math import (
+    FLAT,
+    Hyperprior,
+    alpha_star,
+    factors_from_posterior,
+    included_sparsity_quality,
+    lam,
+    log_evidence_direct,
+    log_evidence_star,
+    posterior,
+    sparsity_quality,
+)
+from sparsekernel.solvers.rvm import (
+    AllPrunedWarning,
+    predictive_distribution,
+    rvm_classification,
+    rvm_regression,
+)
+from sparsekernel.solvers.rvm_design import KernelDesign
+
+SINUSOID_GAMMA = 10.0
+RIPLEY_GAMMA = 0.45
+
+
+# ---------------------------------------------------------------------------
+# helpers: independent dense computations
+# ---------------------------------------------------------------------------
+
+
+def random_problem(seed: int, N: int = 15, M: int = 6):
+    rng = np.random.default_rng(seed)
+    Phi = rng.normal(size=(N, M))
+    t = Phi[:, :2] @ np.array([1.5, -2.0]) + 0.3 * rng.normal(size=N)
+    alpha = rng.uniform(0.5, 3.0, size=M)
+    beta = 4.0
+    return Phi, t, alpha, beta
+
+
+def dense_C(Phi, alpha, beta):
+    """(7.86) over the columns with finite alpha."""
+    finite = np.isfinite(alpha)
+    return np.eye(Phi.shape[0]) / beta + (Phi[:, finite] / alpha[finite]) @ Phi[:, finite].T
+
+
+def kept_design(result, Phi):
+    """The columns of Phi the result kept, bias first."""
+    cols = [np.ones(Phi.shape[0])] if result.bias_used else []
+    return np.column_stack(cols + [Phi[:, result.relevance]]) if (cols or result.relevance.size) else np.zeros((Phi.shape[0], 0))
+
+
+def sinusoid_fit(method, **kw):
+    X, t = datasets.sinusoid()
+    K = RBF(SINUSOID_GAMMA)(X)
+    return K, t, rvm_regression(K, t, method, **kw)
+
+
+# ---------------------------------------------------------------------------
+# Result 7.13: the two forms of the evidence
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_log_evidence_forms_agree(seed):
+    """(7.85) with the N x N matrix C equals the (*) form with m, Sigma."""
+    Phi, t, alpha, beta = random_problem(seed)
+    post = posterior(Phi.T @ Phi, Phi.T @ t, alpha, beta)
+    misfit = float(np.sum((t - Phi @ post.m) ** 2))
+    star = log_evidence_star(t.size, beta, alpha, post, misfit)
+    C = dense_C(Phi, alpha, beta)
+    sign, logdet = np.linalg.slogdet(C)
+    direct = -0.5 * (t.size * math.log(2 * math.pi) + logdet + t @ np.linalg.solve(C, t))
+    assert sign > 0
+    assert star == pytest.approx(direct, rel=1e-10)
+    assert log_evidence_direct(Phi, t, alpha, beta) == pytest.approx(direct, rel=1e-10)
+
+
+def test_posterior_solves_normal_equations():
+    """(7.82)-(7.83): Sigma^-1 m = beta Phi^T t and Sigma Sigma^-1 = I."""
+    Phi, t, alpha, beta = random_problem(7)
+    post = posterior(Phi.T @ Phi, Phi.T @ t, alpha, beta)
+    H = np.diag(alpha) + beta * Phi.T @ Phi
+    np.testing.assert_allclose(H @ post.m, beta * Phi.T @ t, rtol=1e-10)
+    np.testing.assert_allclose(post.Sigma @ H, np.eye(alpha.size), atol=1e-10)
+
+
+# ---------------------------------------------------------------------------
+# Result 7.19: S, Q and s, q
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_S_Q_by_7_106_7_107_match_dense_C(seed):
+    """Q_i = phi_i^T C^-1 t, S_i = phi_i^T C^-1 phi_i for included and excluded i."""
+    Phi, t, alpha, beta = random_problem(seed, N=20, M=8)
+    alpha = alpha.copy()
+    alpha[[1, 4, 6]] = np.inf
+    act = np.flatnonzero(np.isfinite(alpha))
+    post = posterior(Phi[:, act].T @ Phi[:, act], Phi[:, act].T @ t, alpha[act], beta)
+    S, Q = factors_from_posterior(Phi.T @ Phi[:, act], Phi.T @ t, np.sum(Phi**2, 0), post.Sigma, post.m, beta)
+    Ci = np.linalg.inv(dense_C(Phi, alpha, beta))  # the test's own dense inverse
+    np.testing.assert_allclose(Q, Phi.T @ Ci @ t, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(S, np.einsum("ni,nm,mi->i", Phi, Ci, Phi), rtol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_s_q_by_7_104_7_105_match_C_minus_i(seed):
+    """q_i = phi_i^T C_-i^-1 t and s_i = phi_i^T C_-i^-1 phi_i, both ways the solver computes them."""
+    Phi, t, alpha, beta = random_problem(seed, N=20, M=8)
+    alpha = alpha.copy()
+    alpha[[2, 5]] = np.inf
+    Ci = np.linalg.inv(dense_C(Phi, alpha, beta))
+    S = np.einsum("ni,nm,mi->i", Phi, Ci, Phi)
+    Q = Phi.T @ Ci @ t
+    s, q = sparsity_quality(S, Q, alpha)
+    act = np.flatnonzero(np.isfinite(alpha))
+    post = posterior(Phi[:, act].T @ Phi[:, act], Phi[:, act].T @ t, alpha[act], beta)
+    s_inc, q_inc = included_sparsity_quality(alpha[act], post.Sigma, post.m)
+    for i in range(Phi.shape[1]):
+        a_minus = alpha.copy()
+        a_minus[i] = np.inf
+        Cmi = np.linalg.inv(dense_C(Phi, a_minus, beta))
+        assert s[i] == pytest.approx(Phi[:, i] @ Cmi @ Phi[:, i], rel=1e-8)
+        assert q[i] == pytest.approx(Phi[:, i] @ Cmi @ t, rel=1e-8)
+    np.testing.assert_allclose(s_inc, s[act], rtol=1e-8)
+    np.testing.assert_allclose(q_inc, q[act], rtol=1e-8)
+
+
+def test_evidence_splits_by_lambda():
+    """(7.96): L(alpha) - L(alpha with alpha_i = inf) = lambda(alpha_i) (7.97)."""
+    Phi, t, alpha, beta = random_problem(11)
+    i = 3
+    a_minus = alpha.copy()
+    a_minus[i] = np.inf
+    Cmi = np.linalg.inv(dense_C(Phi, a_minus, beta))
+    s, q = Phi[:, i] @ Cmi @ Phi[:, i], Phi[:, i] @ Cmi @ t
+    keep = np.isfinite(a_minus)
+    diff = log_evidence_direct(Phi, t, alpha, beta) - log_evidence_direct(Phi[:, keep], t, a_minus[keep], beta)
+    assert diff == pytest.approx(float(lam(alpha[i], s, q)), rel=1e-9)
+
+
+# ---------------------------------------------------------------------------
+# Results 7.16 and 7.18: closed forms
+# ---------------------------------------------------------------------------
+
+
+def test_single_basis_closed_form_against_numerical_maximum():
+    """Result 7.16: alpha* = ||phi||^2 / (t_par^2 - 1/beta) maximises (7.85)."""
+    rng = np.random.default_rng(3)
+    phi = rng.normal(size=12)
+    t = 0.8 * phi + 0.5 * rng.normal(size=12)
+    beta = 2.0
+    t_par = phi @ t / np.linalg.norm(phi)
+    assert beta * t_par**2 > 1
+    closed = phi @ phi / (t_par**2 - 1 / beta)
+    res = scipy.optimize.minimize_scalar(
+        lambda la: -log_evidence_direct(phi[:, None], t, np.array([math.exp(la)]), beta),
+        bounds=(-10, 10), method="bounded", options={"xatol": 1e-10},
+    )
+    assert math.exp(res.x) == pytest.approx(closed, rel=1e-5)
+
+
+def test_single_basis_pruned_when_poorly_aligned():
+    """Result 7.16: beta t_par^2 <= 1 gives an evidence increasing in alpha."""
+    rng = np.random.default_rng(4)
+    phi = rng.normal(size=12)
+    t = rng.normal(size=12)
+    t = t - (phi @ t) / (phi @ phi) * phi + 0.05 * phi  # nearly orthogonal to phi
+    beta = 1.0
+    assert beta * (phi @ t) ** 2 / (phi @ phi) <= 1
+    values = [log_evidence_direct(phi[:, None], t, np.array([a]), beta) for a in (0.1, 1.0, 10.0, 100.0)]
+    assert np.all(np.diff(values) > 0)
+    assert np.isinf(alpha_star(beta * phi @ phi, beta * phi @ t))
+
+
+@pytest.mark.parametrize("q2, s", [(4.0, 1.0), (9.0, 2.0), (1.5, 1.0)])
+def test_result_7_18_maximiser_and_gain(q2, s):
+    """alpha = s^2/(q^2 - s) maximises lambda; the gain over exclusion is (x - 1 - ln x)/2."""
+    q = math.sqrt(q2)
+    closed = float(alpha_star(np.array(s), np.array(q)))
+    assert closed == pytest.approx(s**2 / (q2 - s))
+    res = scipy.optimize.minimize_scalar(
+        lambda la: -float(lam(math.exp(la), s, q)), bounds=(-15, 15), method="bounded",
+        options={"xatol": 1e-10},
+    )
+    assert math.exp(res.x) == pytest.approx(closed, rel=1e-5)
+    x = q2 / s
+    assert float(lam(closed, s, q)) == pytest.approx(0.5 * (x - 1 - math.log(x)), rel=1e-10)
+
+
+def test_result_7_18_prunes_when_q2_below_s():
+    s, q = 2.0, 1.0
+    grid = np.exp(np.linspace(-8, 8, 50))
+    assert np.all(np.diff(lam(grid, s, q)) > 0)
+    assert np.isinf(alpha_star(np.array(s), np.array(q)))
+
+
+def test_hyperprior_alpha_step_maximises_penalised_lambda():
+    """With Gam(alpha | c, d) the step maximises lambda + (c - 1) ln alpha - d alpha (Exercise 7.13)."""
+    prior = Hyperprior(c=2.0, d=0.5)
+    s, q = 1.0, 3.0
+    closed = float(alpha_star(np.array([s]), np.array([q]), prior)[0])
+    res = scipy.optimize.minimize_scalar(
+        lambda la: -(float(lam(math.exp(la), s, q)) + la - 0.5 * math.exp(la)),
+        bounds=(-10, 10), method="bounded", options={"xatol": 1e-10},
+    )
+    assert math.exp(res.x) == pytest.approx(closed, rel=1e-5)
+
+
+# ---------------------------------------------------------------------------
+# gap 7.6: EM and MacKay share their fixed points
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("prior", [FLAT, Hyperprior(a=2.0, b=0.1, c=1.5, d=0.01)])
+def test_em_and_mackay_fixed_points_coincide(prior):
+    """At a MacKay fixed point one EM update changes nothing, and conversely."""
+    rng = np.random.default_rng(5)
+    Phi = rng.normal(size=(40, 3))
+    t = Phi @ np.array([2.0, -1.0, 0.5]) + 0.4 * rng.normal(size=40)
+    opts = {m: IterativeOptions(m, 1e-12, 10_000, 1e12, 1e12, 1.0, prior) for m in ("mackay", "em")}
+    alpha, beta = np.ones(3), 1.0
+    for _ in range(5000):  # iterate MacKay to its fixed point
+        post = posterior(Phi.T @ Phi, Phi.T @ t, alpha, beta)
+        E_D = float(np.sum((t - Phi @ post.m) ** 2))
+        alpha, beta = new_hyperparameters(post, alpha, beta, E_D, 40, opts["mackay"])
+    post = posterior(Phi.T @ Phi, Phi.T @ t, alpha, beta)
+    E_D = float(np.sum((t - Phi @ post.m) ** 2))
+    a_mk, b_mk = new_hyperparameters(post, alpha, beta, E_D, 40, opts["mackay"])
+    a_em, b_em = new_hyperparameters(post, alpha, beta, E_D, 40, opts["em"])
+    np.testing.assert_allclose(a_mk, alpha, rtol=1e-8)
+    np.testing.assert_allclose(a_em, alpha, rtol=1e-8)
+    assert b_em == pytest.approx(beta, rel=1e-8)
+    assert b_mk == pytest.approx(beta, rel=1e-8)
+
+
+def test_em_and_mackay_reach_the_same_point_on_a_full_rank_problem():
+    rng = np.random.default_rng(6)
+    Phi = rng.normal(size=(60, 4))
+    t = Phi @ np.array([1.0, 2.0, 0.0, 0.0]) + 0.5 * rng.normal(size=60)
+    r_mk = rvm_regression(Phi, t, "mackay", bias=False, tol=1e-12, max_iter=5000)
+    r_em = rvm_regression(Phi, t, "em", bias=False, tol=1e-12, max_iter=200_000, alpha_max=1e6)
+    assert r_mk.log_evidence[-1] == pytest.approx(r_em.log_evidence[-1], rel=1e-6)
+    assert r_mk.beta == pytest.approx(r_em.beta, rel=1e-3)
+
+
+# ---------------------------------------------------------------------------
+# the fast algorithm
+# ---------------------------------------------------------------------------
+
+
+def test_fast_log_evidence_never_decreases_sinusoid():
+    _, _, r = sinusoid_fit("fast", tol=1e-9)
+    steps = np.diff(r.log_evidence)
+    assert np.all(steps >= -1e-9 * np.abs(r.log_evidence[1:]))
+    assert r.converged
+
+
+def test_fast_log_evidence_never_decreases_random():
+    rng = np.random.default_rng(8)
+    X = rng.uniform(-2, 2, size=(120, 2))
+    t = np.sin(X[:, 0]) * X[:, 1] + 0.1 * rng.normal(size=120)
+    r = rvm_regression(RBF(1.0)(X), t, tol=1e-8)
+    assert np.all(np.diff(r.log_evidence) >= -1e-9 * np.abs(r.log_evidence[1:]))
+
+
+def test_fast_result_is_a_maximum_over_every_function():
+    """At convergence no excluded function has q^2 > s and every included one sits at (7.101)."""
+    rng = np.random.default_rng(9)
+    X = rng.uniform(-2, 2, size=(80, 1))
+    t = np.sinc(X[:, 0]) + 0.1 * rng.normal(size=80)
+    K = RBF(2.0)(X)
+    r = rvm_regression(K, t, tol=1e-10, beta_tol=1e-8)
+    Phi = np.column_stack([np.ones(80), K])
+    alpha = np.full(81, np.inf)
+    kept = np.concatenate([[0] if r.bias_used else [], r.relevance + 1]).astype(int)
+    alpha[kept] = r.alpha
+    Ci = np.linalg.inv(dense_C(Phi, alpha, r.beta))
+    S, Q = np.einsum("ni,nm,mi->i", Phi, Ci, Phi), Phi.T @ Ci @ t
+    s, q = sparsity_quality(S, Q, alpha)
+    out = ~np.isfinite(alpha)
+    assert np.all(q[out] ** 2 - s[out] <= 1e-6 * s[out])
+    np.testing.assert_allclose(alpha[kept], s[kept] ** 2 / (q[kept] ** 2 - s[kept]), rtol=1e-3)
+    # (7.88) holds at the returned beta
+    m = np.linalg.solve(np.diag(r.alpha) + r.beta * kept_design(r, K).T @ kept_design(r, K),
+                        r.beta * kept_design(r, K).T @ t)
+    gamma = 1 - r.alpha * np.diag(np.linalg.inv(np.diag(r.alpha) + r.beta * kept_design(r, K).T @ kept_design(r, K)))
+    resid = np.sum((t - kept_design(r, K) @ m) ** 2)
+    assert 1 / r.beta == pytest.approx(resid / (80 - gamma.sum()), rel=1e-5)
+
+
+def test_three_methods_reach_the_same_evidence_on_the_sinusoid():
+    values = {}
+    settings = {"fast": {"tol": 1e-10}, "mackay": {"tol": 1e-10}, "em": {"tol": 1e-8, "max_iter": 50_000}}
+    for method, kw in settings.items():
+        _, _, r = sinusoid_fit(method, **kw)
+        values[method] = r.log_evidence[-1]
+    assert values["mackay"] == pytest.approx(values["fast"], rel=1e-3)
+    assert values["em"] == pytest.approx(values["fast"], rel=1e-3)
+
+
+def test_pool_and_kernel_design_give_a_certified_maximum():
+    """A small pool with on-demand kernel columns: the sweeps certify the whole basis."""
+    rng = np.random.default_rng(10)
+    X = rng.uniform(-3, 3, size=(300, 1))
+    t = np.sin(X[:, 0]) + 0.2 * rng.normal(size=300)
+    k = RBF(0.5)
+    r_pool = rvm_regression(KernelDesign(k, X), t, tol=1e-8, sweep_tol=1e-8, pool_size=40)
+    assert r_pool.sweeps >= 1 and r_pool.converged
+    assert np.all(np.diff(r_pool.log_evidence) >= -1e-9 * np.abs(r_pool.log_evidence[1:]))
+    K = k(X)
+    Phi = np.column_stack([np.ones(300), K])
+    alpha = np.full(301, np.inf)
+    kept = np.concatenate([[0] if r_pool.bias_used else [], r_pool.relevance + 1]).astype(int)
+    alpha[kept] = r_pool.alpha
+    Ci = np.linalg.inv(dense_C(Phi, alpha, r_pool.beta))
+    S, Q = np.einsum("ni,nm,mi->i", Phi, Ci, Phi), Phi.T @ Ci @ t
+    out = ~np.isfinite(alpha)
+    x = Q[out] ** 2 / S[out]
+    gain = np.where(x > 1, 0.5 * (x - 1 - np.log(np.maximum(x, 1))), 0.0)
+    assert gain.max() <= 1e-6
+
+
+def test_kernel_design_products_match_the_dense_matrix():
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(50, 3))
+    k = RBF(0.7)
+    K = k(X)
+    d = KernelDesign(k, X)
+    idx = np.array([3, 0, 17])
+    np.testing.assert_allclose(d.columns(idx), K[:, idx], rtol=1e-12)
+    V = rng.normal(size=(50, 2))
+    np.testing.assert_allclose(d.project(V), K.T @ V, rtol=1e-10)
+    np.testing.assert_allclose(d.project(V, idx), K[:, idx].T @ V, rtol=1e-10)
+    t = rng.normal(size=50)
+    PhiTt, norms = d.moments(t)
+    np.testing.assert_allclose(PhiTt, K.T @ t, rtol=1e-10)
+    np.testing.assert_allclose(norms, np.sum(K**2, axis=0), rtol=1e-10)
+
+
+# ---------------------------------------------------------------------------
+# the notes' numbers (Figures 7.9 and 7.12)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["fast", "mackay"])
+def test_sinusoid_few_relevance_vectors_and_noise_level(method):
+    _, _, r = sinusoid_fit(method)
+    assert 2 <= r.relevance.size <= 5
+    assert 0.1 <= 1 / math.sqrt(r.beta) <= 0.4
+
+
+def test_ripley_classification_sparse_and_accurate():
+    X, t = datasets.ripley_mixture()
+    K = RBF(RIPLEY_GAMMA)(X)
+    r = rvm_classification(K, (t > 0).astype(int))
+    p = r.predict_proba(K[:, r.relevance])
+    error = np.mean((p[:, 1] > 0.5) != (t > 0))
+    assert r.relevance.size <= 10
+    assert 0.15 <= error <= 0.27
+
+
+# ---------------------------------------------------------------------------
+# the predictive distribution (7.90)-(7.91)
+# ---------------------------------------------------------------------------
+
+
+def test_predictive_mean_and_variance_match_dense_computation():
+    X, t = datasets.sinusoid()
+    k = RBF(SINUSOID_GAMMA)
+    r = rvm_regression(k(X), t)
+    Xs = np.linspace(-0.2, 1.2, 500)[:, None]
+    mean, var = predictive_distribution(r, k(Xs, X[r.relevance]))
+    Phi_s = kept_design(r, k(Xs, X))
+    Phi = kept_design(r, k(X))
+    A = np.diag(r.alpha)
+    Sigma = np.linalg.inv(A + r.beta * Phi.T @ Phi)  # the test's own dense inverse
+    m = r.beta * Sigma @ Phi.T @ t
+    np.testing.assert_allclose(mean, Phi_s @ m, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(var, 1 / r.beta + np.diag(Phi_s @ Sigma @ Phi_s.T), rtol=1e-8)
+    far = predictive_distribution(r, k(np.array([[50.0]]), X[r.relevance]))[1]
+    assert far[0] == pytest.approx(1 / r.beta)  # variance collapses to noise far away
+
+
+def test_classification_probabilities_use_the_probit_moderation():
+    X, t = datasets.ripley_mixture(n=60, seed=2)
+    k = RBF(RIPLEY_GAMMA)
+    r = rvm_classification(k(X), (t > 0).astype(int))
+    Xs = np.random.default_rng(0).normal(size=(7, 2))
+    Phi_s = kept_design(r, k(Xs, X))
+    mu = Phi_s @ r.mean[:, 0]
+    s2 = np.einsum("ij,jk,ik->i", Phi_s, r.covariance, Phi_s)
+    expected = expit(mu / np.sqrt(1 + np.pi * s2 / 8))
+    np.testing.assert_allclose(r.predict_proba(k(Xs, X[r.relevance]))[:, 1], expected, rtol=1e-10)
+
+
+# ---------------------------------------------------------------------------
+# classification: Laplace, (7.116), the effective problem (7.117)-(7.119)
+# ---------------------------------------------------------------------------
+
+
+def _classification_problem(seed=0, N=40, M=5):
+    rng = np.random.default_rng(seed)
+    Phi = rng.normal(size=(N, M))
+    t = (Phi @ rng.normal(size=M) + 0.5 * rng.normal(size=N) > 0).astype(float)
+    alpha = rng.uniform(0.5, 2.0, size=M)
+    return Phi, t, alpha
+
+
+def _mode(Phi, t, alpha):
+    opts = laplace.ClassOptions("fast", 1e-9, 100, 1e12, 1.0, 100, 1e-14)
+    M = Phi.shape[1]
+    return laplace.find_mode(Phi, np.arange(M), np.zeros(M, dtype=np.intp), t[:, None], alpha, np.zeros(M), opts)
+
+
+def test_irls_mode_is_stationary_and_covariance_is_inverse_hessian():
+    """(7.110) vanishes at w* (7.112); Sigma = (Phi^T B Phi + A)^-1 (7.113)."""
+    Phi, t, alpha = _classification_problem()
+    mode = _mode(Phi, t, alpha)
+    y = expit(Phi @ mode.w)
+    np.testing.assert_allclose(Phi.T @ (t - y), alpha * mode.w, atol=1e-9)
+    H = Phi.T @ ((y * (1 - y))[:, None] * Phi) + np.diag(alpha)
+    np.testing.assert_allclose(mode.R.T @ mode.R, H, rtol=1e-10)
+
+
+def test_classification_evidence_gradient_equals_effective_regression_gradient():
+    """With B and t_hat held fixed, (7.114) and (7.118) have the same alpha-gradient (7.115)."""
+    Phi, t, alpha0 = _classification_problem(1)
+    mode = _mode(Phi, t, alpha0)
+    y = expit(Phi @ mode.w)
+    b = y * (1 - y)
+    t_hat = Phi @ mode.w + (t - y) / b  # (7.117)
+
+    def effective(alpha):  # (7.118) with C = B^-1 + Phi A^-1 Phi^T (7.119)
+        C = np.diag(1 / b) + (Phi / alpha) @ Phi.T
+        return -0.5 * (np.linalg.slogdet(C)[1] + t_hat @ np.linalg.solve(C, t_hat))
+
+    def laplace_fixed_B(alpha):  # ln (7.114) with B held at its value at alpha0
+        w = _mode(Phi, t, alpha).w
+        a = Phi @ w
+        loglik = np.sum(t * a - np.logaddexp(0, a))
+        H = Phi.T @ (b[:, None] * Phi) + np.diag(alpha)
+        return loglik + 0.5 * np.sum(np.log(alpha)) - 0.5 * np.sum(alpha * w**2) - 0.5 * np.linalg.slogdet(H)[1]
+
+    Sigma = np.linalg.inv(Phi.T @ (b[:, None] * Phi) + np.diag(alpha0))
+    analytic = 0.5 / alpha0 - 0.5 * np.diag(Sigma) - 0.5 * mode.w**2  # (7.115)
+    h = 1e-6
+    for i in range(alpha0.size):
+        e = np.zeros_like(alpha0)
+        e[i] = h * alpha0[i]
+        fd_eff = (effective(alpha0 + e) - effective(alpha0 - e)) / (2 * e[i])
+        fd_lap = (laplace_fixed_B(alpha0 + e) - laplace_fixed_B(alpha0 - e)) / (2 * e[i])
+        assert fd_eff == pytest.approx(analytic[i], rel=1e-5, abs=1e-7)
+        assert fd_lap == pytest.approx(analytic[i], rel=1e-5, abs=1e-7)
+
+
+def test_effective_factors_match_dense_effective_problem():
+    """Q_i = phi_i^T (t - y) and S_i of the solver equal phi^T C^-1 (t_hat, phi) with C = (7.119)."""
+    Phi, t, alpha = _classification_problem(2, M=6)
+    act = np.array([0, 2, 3])
+    opts = laplace.ClassOptions("fast", 1e-9, 100, 1e12, 1.0, 100, 1e-14)
+    mode = laplace.find_mode(Phi, act, np.zeros(3, dtype=np.intp), t[:, None], alpha[act], np.zeros(3), opts)
+    S, Q = laplace.factors(Phi, Phi**2, act, np.zeros(3, dtype=np.intp), t[:, None], mode)
+    y = expit(Phi[:, act] @ mode.w)
+    b = y * (1 - y)
+    t_hat = Phi[:, act] @ mode.w + (t - y) / b
+    C = np.diag(1 / b) + (Phi[:, act] / alpha[act]) @ Phi[:, act].T
+    Ci = np.linalg.inv(C)
+    np.testing.assert_allclose(Q[:, 0], Phi.T @ Ci @ t_hat, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(S[:, 0], np.einsum("ni,nm,mi->i", Phi, Ci, Phi), rtol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["fast", "mackay", "em"])
+def test_binary_methods_agree_on_ripley_subset(method):
+    X, t = datasets.ripley_mixture(n=80, seed=1)
+    K = RBF(RIPLEY_GAMMA)(X)
+    kw = {"tol": 1e-5, "max_iter": 10_000} if method == "em" else {}
+    r = rvm_classification(K, (t > 0).astype(int), method, **kw)
+    p = r.predict_proba(K[:, r.relevance])
+    assert np.mean((p[:, 1] > 0.5) != (t > 0)) <= 0.3
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+
+
+def test_multiclass_softmax_hessian_is_MK_by_MK():
+    rng = np.random.default_rng(3)
+    centres = np.array([[0, 0], [3, 0], [0, 3]])
+    labels = np.repeat(np.arange(3), 25)
+    X = centres[labels] + 0.6 * rng.normal(size=(75, 2))
+    K = RBF(0.5)(X)
+    r = rvm_classification(K, labels)
+    B = r.relevance.size + int(r.bias_used)
+    assert r.mean.shape == (B, 3)
+    assert r.covariance.shape == (3 * B, 3 * B)
+    p = r.predict_proba(K[:, r.relevance])
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    assert np.mean(np.argmax(p, axis=1) == labels) >= 0.95
+
+
+@pytest.mark.parametrize("method", ["mackay", "em"])
+def test_multiclass_iterative_methods(method):
+    rng = np.random.default_rng(4)
+    centres = np.array([[0, 0], [3, 0], [0, 3]])
+    labels = np.repeat(np.arange(3), 15)
+    X = centres[labels] + 0.6 * rng.normal(size=(45, 2))
+    K = RBF(0.5)(X)
+    r = rvm_classification(K, labels, method, max_iter=10_000, tol=1e-4)
+    p = r.predict_proba(K[:, r.relevance])
+    assert np.mean(np.argmax(p, axis=1) == labels) >= 0.9
+
+
+# ---------------------------------------------------------------------------
+# degenerate input
+# ---------------------------------------------------------------------------
+
+
+def relevant_columns(k, Xs, X, relevance):
+    return k(Xs, X[relevance]) if relevance.size else np.zeros((Xs.shape[0], 0))
+
+
+def test_constant_targets_are_fitted_by_the_bias():
+    X, _ = datasets.sinusoid()
+    k = RBF(SINUSOID_GAMMA)
+    r = rvm_regression(k(X), np.full(10, 3.0))
+    Xs = np.linspace(0, 1, 7)[:, None]
+    mean, _ = predictive_distribution(r, relevant_columns(k, Xs, X, r.relevance))
+    assert r.bias_used
+    np.testing.assert_allclose(mean, 3.0, rtol=1e-3)
+
+
+def test_zero_targets_prune_everything_and_keep_the_bias():
+    X, _ = datasets.sinusoid()
+    K = RBF(SINUSOID_GAMMA)(X)
+    with pytest.warns(AllPrunedWarning, match="keeps the bias"):
+        r = rvm_regression(K, np.zeros(10))
+    assert r.all_pruned and r.bias_used and r.relevance.size == 0
+    assert abs(r.bias) < 1e-6
+
+
+def test_single_class_is_a_clear_error():
+    with pytest.raises(ValidationError, match="two classes; got 1 class"):
+        rvm_classification(np.eye(4), np.ones(4))
+
+
+def test_duplicated_points_are_fine():
+    """Every point twice: the fast method keeps at most one copy of a function, MacKay may split it."""
+    X, t = datasets.sinusoid(n=12)
+    X2, t2 = np.vstack([X, X]), np.concatenate([t, t])
+    k = RBF(SINUSOID_GAMMA)
+    K = k(X2)
+    fast = rvm_regression(K, t2)
+    assert np.unique(X2[fast.relevance, 0]).size == fast.relevance.size
+    for r in (fast, rvm_regression(K, t2, "mackay")):
+        assert np.isfinite(r.log_evidence[-1])
+        mean, _ = predictive_distribution(r, k(X, X2[r.relevance]))
+        assert np.sqrt(np.mean((mean - t) ** 2)) < 0.3
+    rc = rvm_classification(K, (t2 > 0).astype(int))
+    assert np.all(np.isfinite(rc.mean))
+
+
+def test_sigmoid_kernel_is_accepted():
+    """The RVM needs no positive definite kernel (section 7.2.1)."""
+    X, t = datasets.sinusoid(n=30)
+    K = Sigmoid(gamma=2.0, coef0=-1.0)(X)
+    assert np.linalg.eigvalsh((K + K.T) / 2)[0] < -1e-8  # indefinite
+    r = rvm_regression(K, t)
+    assert np.isfinite(r.log_evidence[-1])
+    assert r.relevance.size >= 1
+
+
+def test_convergence_warning_names_the_iteration_cap():
+    X, t = datasets.sinusoid()
+    with pytest.warns(ConvergenceWarning, match="max_iter=2 iterations"):
+        rvm_regression(RBF(SINUSOID_GAMMA)(X), t, "mackay", max_iter=2)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"method": "newton"}, "method must be one of"),
+        ({"alpha_max": -1.0}, "alpha_max must be a positive"),
+        ({"tol": 0.0}, "tol must be a positive"),
+        ({"max_iter": 0}, "max_iter must be a positive integer"),
+        ({"hyperprior": (0.5, 0, 1, 0)}, "hyperprior must be"),
+    ],
+)
+def test_bad_parameters_are_named(kwargs, match):
+    X, t = datasets.sinusoid()
+    with pytest.raises(ValidationError, match=match):
+        rvm_regression(RBF(SINUSOID_GAMMA)(X), t, **kwargs)
+
+
+def test_bad_arrays_are_named():
+    with pytest.raises(ValidationError, match="one entry per row of Phi"):
+        rvm_regression(np.eye(4), np.ones(5))
+    with pytest.raises(ValidationError, match="finite"):
+        rvm_regression(np.eye(4), np.array([1.0, np.nan, 0.0, 1.0]))
+
+
+def test_inputs_are_not_modified():
+    X, t = datasets.sinusoid()
+    K = RBF(SINUSOID_GAMMA)(X)
+    K0, t0 = K.copy(), t.copy()
+    rvm_regression(K, t)
+    np.testing.assert_array_equal(K, K0)
+    np.testing.assert_array_equal(t, t0)
+
+
+def test_hyperprior_mackay_fixed_point_satisfies_exercise_7_13():
+    rng = np.random.default_rng(13)
+    Phi = rng.normal(size=(50, 3))
+    t = Phi @ np.array([1.0, -1.0, 0.5]) + 0.3 * rng.normal(size=50)
+    a, b, c, d = 3.0, 0.5, 1.5, 0.1
+    r = rvm_regression(Phi, t, "mackay", bias=False, hyperprior=(a, b, c, d), tol=1e-12, max_iter=10_000)
+    H = np.diag(r.alpha) + r.beta * Phi.T @ Phi
+    Sigma = np.linalg.inv(H)
+    m = r.beta * Sigma @ Phi.T @ t
+    gamma = 1 - r.alpha * np.diag(Sigma)
+    np.testing.assert_allclose(r.alpha, (gamma + 2 * (c - 1)) / (m**2 + 2 * d), rtol=1e-6)
+    resid = np.sum((t - Phi @ m) ** 2)
+    assert r.beta == pytest.approx((50 + 2 * (a - 1) - gamma.sum()) / (resid + 2 * b), rel=1e-6)
+
+
+def test_flat_hyperprior_equals_none():
+    X, t = datasets.sinusoid()
+    K = RBF(SINUSOID_GAMMA)(X)
+    r1 = rvm_regression(K, t, hyperprior=None)
+    r2 = rvm_regression(K, t, hyperprior=(1.0, 0.0, 1.0, 0.0))
+    np.testing.assert_array_equal(r1.relevance, r2.relevance)
+    assert r1.log_evidence[-1] == r2.log_evidence[-1]

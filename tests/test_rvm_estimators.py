@@ -1,0 +1,159 @@
+"""RVR and RVC as scikit-learn estimators: the check suite, pipelines, clone and pickle."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sparsekernel import datasets
+from sparsekernel.errors import ValidationError
+from sparsekernel.estimators import RVC, RVR
+from sparsekernel.kernels import RBF, Sigmoid
+
+
+def _expected_failures(estimator):
+    """No check of scikit-learn's suite is expected to fail."""
+    return {}
+
+
+@parametrize_with_checks([RVR(), RVC()], expected_failed_checks=_expected_failures)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_rvr_recovers_the_sinusoid_with_few_vectors():
+    X, t = datasets.sinusoid()
+    model = RVR(gamma=10.0).fit(X, t)
+    assert 2 <= model.relevance_vectors_.size <= 5
+    mean, std = model.predict(X, return_std=True)
+    assert np.all(std >= 1 / np.sqrt(model.beta_) - 1e-12)
+    assert np.sqrt(np.mean((mean - np.sin(2 * np.pi * X[:, 0])) ** 2)) < 0.3
+    assert model.log_evidence_.ndim == 1 and model.n_iter_ >= 1
+
+
+def test_rvr_attributes_describe_the_kept_basis():
+    X, t = datasets.sinusoid(n=30, seed=3)
+    model = RVR(gamma=10.0).fit(X, t)
+    K = model.relevance_vectors_.size + int(model.bias_used_)
+    assert model.alpha_.shape == (K,)
+    assert model.mean_.shape == (K,)
+    assert model.covariance_.shape == (K, K)
+    np.testing.assert_array_equal(model.X_relevance_, X[model.relevance_vectors_])
+
+
+@pytest.mark.parametrize("labels", [(-1, 1), (0, 1), ("no", "yes"), (2, 5)])
+def test_rvc_accepts_any_two_labels(labels):
+    X, t = datasets.ripley_mixture(n=100, seed=4)
+    y = np.where(t > 0, labels[1], labels[0])
+    model = RVC(gamma=0.45).fit(X, y)
+    np.testing.assert_array_equal(model.classes_, np.array(sorted(labels)))
+    assert set(model.predict(X)) <= set(labels)
+    assert np.mean(model.predict(X) == y) > 0.7
+    proba = model.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(model.decision_function(X) > 0, proba[:, 1] > 0.5)
+
+
+def test_rvc_ripley_matches_the_notes():
+    X, t = datasets.ripley_mixture()
+    model = RVC(gamma=0.45).fit(X, t)
+    assert model.relevance_vectors_.size <= 10
+    assert 0.15 <= 1 - model.score(X, t) <= 0.27
+
+
+def test_rvc_multiclass_by_softmax():
+    rng = np.random.default_rng(0)
+    centres = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])
+    y = np.repeat(["a", "b", "c"], 30)
+    X = centres[np.repeat(np.arange(3), 30)] + 0.7 * rng.normal(size=(90, 2))
+    model = RVC().fit(X, y)
+    assert model.predict_proba(X).shape == (90, 3)
+    assert model.decision_function(X).shape == (90, 3)
+    assert model.mean_.shape[1] == 3
+    assert model.score(X, y) > 0.9
+
+
+def test_rvc_single_class_is_a_clear_error():
+    with pytest.raises(ValueError, match="1 class"):
+        RVC().fit(np.zeros((5, 2)), np.ones(5))
+
+
+def test_precomputed_kernel_equals_the_rbf_kernel():
+    X, t = datasets.sinusoid(n=25, seed=1)
+    Xs = np.linspace(0, 1, 11)[:, None]
+    k = RBF(10.0)
+    direct = RVR(gamma=10.0).fit(X, t)
+    pre = RVR(kernel="precomputed").fit(k(X), t)
+    np.testing.assert_array_equal(direct.relevance_vectors_, pre.relevance_vectors_)
+    np.testing.assert_allclose(direct.predict(Xs), pre.predict(k(Xs, X)), rtol=1e-8)
+
+
+def test_sigmoid_kernel_estimators():
+    X, t = datasets.sinusoid(n=30)
+    model = RVR(kernel="sigmoid", gamma=2.0, coef0=-1.0).fit(X, t)
+    assert isinstance(model.kernel_, Sigmoid)
+    assert np.all(np.isfinite(model.predict(X)))
+
+
+def test_all_pruned_is_reported():
+    X, _ = datasets.sinusoid()
+    with pytest.warns(UserWarning, match="pruned"):
+        model = RVR(gamma=10.0).fit(X, np.zeros(10))
+    assert model.all_pruned_ and model.bias_used_
+    np.testing.assert_allclose(model.predict(X), 0.0, atol=1e-6)
+
+
+def test_bad_hyperparameters_fail_at_fit():
+    X, t = datasets.sinusoid()
+    with pytest.raises(ValidationError, match="method must be one of"):
+        RVR(method="gibbs").fit(X, t)
+    with pytest.raises(ValidationError, match="gamma must be"):
+        RVR(gamma="wide").fit(X, t)
+
+
+@pytest.mark.parametrize("method", ["fast", "mackay", "em"])
+def test_methods_through_the_estimator(method):
+    X, t = datasets.sinusoid()
+    kw = {"max_iter": 50_000, "tol": 1e-8} if method == "em" else {}
+    model = RVR(gamma=10.0, method=method, **kw).fit(X, t)
+    assert np.sqrt(np.mean((model.predict(X) - t) ** 2)) < 0.3
+
+
+def test_pipeline_and_grid_search():
+    X, t = datasets.sinusoid(n=40, seed=2)
+    pipe = make_pipeline(StandardScaler(), RVR())
+    search = GridSearchCV(pipe, {"rvr__gamma": [0.3, 1.0, 3.0]}, cv=3).fit(X, t)
+    assert search.best_params_["rvr__gamma"] in (0.3, 1.0, 3.0)
+    Xc, yc = datasets.ripley_mixture(n=90, seed=5)
+    search_c = GridSearchCV(make_pipeline(StandardScaler(), RVC()), {"rvc__gamma": [0.2, 1.0]}, cv=3)
+    assert search_c.fit(Xc, yc).score(Xc, yc) > 0.7
+
+
+def test_clone_and_pickle_round_trip():
+    X, t = datasets.sinusoid()
+    model = RVR(gamma=10.0, alpha_max=1e8).fit(X, t)
+    fresh = clone(model)
+    assert fresh.get_params() == model.get_params()
+    assert not hasattr(fresh, "relevance_vectors_")
+    restored = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(restored.predict(X), model.predict(X))
+    Xc, yc = datasets.ripley_mixture(n=60)
+    clf = RVC(gamma=0.45).fit(Xc, yc)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(clf)).predict_proba(Xc), clf.predict_proba(Xc))
+
+
+def test_large_training_set_uses_on_demand_kernel_columns():
+    rng = np.random.default_rng(6)
+    X = rng.uniform(-3, 3, size=(600, 1))
+    t = np.sin(X[:, 0]) + 0.2 * rng.normal(size=600)
+    model = RVR(gamma=1.0, cache_mb=1).fit(X, t)  # 600 x 600 doubles do not fit in 1 MB
+    assert model.result_.sweeps >= 1
+    Xs = np.linspace(-3, 3, 50)[:, None]
+    assert np.sqrt(np.mean((model.predict(Xs) - np.sin(Xs[:, 0])) ** 2)) < 0.15
