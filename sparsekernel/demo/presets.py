@@ -67,12 +67,12 @@ SVM_PRESETS = {
 
 def _rvm_regression(noise: float = 0.2, n: int = 10, seed: int = 0) -> dict[str, Any]:
     X, t = datasets.sinusoid(n=n, seed=seed, noise=noise)
-    return {"task": "regression", "gamma": chapter.SINUSOID_GAMMA, "method": "fast",
+    return {"task": "regression", "gamma": chapter.SINUSOID_GAMMA, "method": "fast", "noise": noise,
             "points": _regression_points(X, t)}
 
 
-def _rvm_evidence() -> dict[str, Any]:
-    spec = _rvm_regression(n=20, seed=3)
+def _rvm_evidence(noise: float = 0.2) -> dict[str, Any]:
+    spec = _rvm_regression(noise=noise, n=20, seed=3)
     return {**spec, "method": "mackay", "steps": 1,
             "hint": "step the re-estimation (7.87)-(7.88): most alpha_i run off to infinity, the evidence rises"}
 
@@ -92,7 +92,7 @@ def _rvm_noise(noise: float = 0.4) -> dict[str, Any]:
 
 
 RVM_PRESETS = {
-    1: ("RVM regression: few relevance vectors (Figure 7.9)", lambda: _rvm_regression()),
+    1: ("RVM regression: few relevance vectors (Figure 7.9)", lambda noise=0.2: _rvm_regression(noise=noise)),
     2: ("Hyperparameter evidence updates (Section 7.2.2)", _rvm_evidence),
     3: ("RVM classification (Figure 7.12)", _rvm_classification),
     4: ("RVM versus SVM sparsity (Figures 7.4 and 7.12)", _rvm_versus_svm),

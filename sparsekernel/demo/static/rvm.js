@@ -161,7 +161,8 @@
   $("task").addEventListener("change", async () => { await loadPreset($("task").value === "regression" ? 1 : 3); solve(); });
   $("noise").addEventListener("input", async () => {
     state.noise = Number($("noise").value);
-    const answer = await Demo.getJSON(`/api/presets/rvm/5?noise=${state.noise}`);
+    const preset = [1, 2, 5].includes(state.preset) ? state.preset : 5;  // the regression presets
+    const answer = await Demo.getJSON(`/api/presets/rvm/${preset}?noise=${state.noise}`);
     if (answer.ok) { state.points = answer.data.points; syncControls(); solve(); }
   });
   $("clear").addEventListener("click", () => { state.points = []; solve(); });
