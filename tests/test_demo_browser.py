@@ -178,3 +178,74 @@ def test_clicks_add_and_delete_points_and_steps_play_the_smo(page, base_url) -> 
     info = page.text_content("#step-info")
     assert info.startswith("step 2 of") and "clip [L, H]" in info and "objective" in info
     assert page.errors == []
+
+
+def library_relevance(spec: dict) -> tuple[int, int | None]:
+    """The library's answer for an RVM preset: relevance vectors (and the nu-SVC's support vectors)."""
+    import warnings
+
+    from sparsekernel.errors import ConvergenceWarning
+    from sparsekernel.formulations import NuSVC
+    from sparsekernel.solvers.rvm import rvm_classification, rvm_regression
+
+    P = np.asarray(spec["points"], dtype=float)
+    kernel = RBF(spec["gamma"])
+    if spec["task"] == "regression":
+        X, t = P[:, :1], P[:, 1]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fit = rvm_regression(kernel(X, X), t, method=spec["method"], max_iter=spec.get("steps"), tol=1e-6)
+        return len(fit.relevance), None
+    X, labels = P[:, :2], (P[:, 2] == P[:, 2].max()).astype(float)
+    fit = rvm_classification(kernel(X, X), labels, method=spec["method"], tol=1e-6)
+    svs = None
+    if spec.get("compare_svm"):
+        svs = solve_by(NuSVC(X, 2 * labels - 1, kernel, nu=spec["nu"]), "smo").n_support
+    return len(fit.relevance), svs
+
+
+@pytest.mark.parametrize("number", [1, 2, 3, 4, 5])
+def test_rvm_presets_load_cleanly_and_circle_the_librarys_relevance_vectors(page, base_url, number: int) -> None:
+    from sparsekernel.demo.presets import rvm_preset
+
+    open_page(page, f"{base_url}/rvm?preset={number}")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"rvm-preset-{number}.png"))
+    assert page.errors == []
+    relevance, svs = library_relevance(rvm_preset(number))
+    assert int(page.get_attribute("#plot", "data-relevance-count")) == relevance
+    assert page.text_content("#n-relevance") == str(relevance)
+    if svs is not None:
+        assert page.text_content("#n-support") == str(svs)
+        assert relevance < svs  # the RVM is the sparser (Figures 7.4 and 7.12)
+
+
+def test_rvm_preset_2_steps_the_re_estimation(page, base_url) -> None:
+    open_page(page, f"{base_url}/rvm?preset=2")
+    kept = [int(page.get_attribute("#plot", "data-relevance-count"))]
+    evidence = [page.evaluate("window.demo.result.log_evidence.at(-1)")]
+    for _ in range(6):
+        before = page.evaluate("window.demo.solves")
+        page.click("#step-next")
+        settle(page, before)
+        kept.append(int(page.get_attribute("#plot", "data-relevance-count")))
+        evidence.append(page.evaluate("window.demo.result.log_evidence.at(-1)"))
+    assert page.text_content("#step-info") == "after 7 update(s) of (7.87)-(7.88)"
+    assert kept[-1] < kept[0]                       # alphas run off to infinity: functions are pruned
+    assert evidence[-1] > evidence[0]               # and the evidence rises
+    before = page.evaluate("window.demo.solves")
+    page.click("#step-run")
+    settle(page, before)
+    assert int(page.get_attribute("#plot", "data-relevance-count")) <= kept[-1]
+    assert page.errors == []
+    page.screenshot(path=str(SHOTS / "rvm-preset-2-stepped.png"))
+
+
+def test_rvm_bad_parameter_shows_its_message(page, base_url) -> None:
+    open_page(page, f"{base_url}/rvm?preset=1")
+    before = page.evaluate("window.demo.solves")
+    page.fill("#gamma-text", "0")
+    page.dispatch_event("#gamma-text", "change")
+    settle(page, before)
+    assert "gamma must be in (0, 1e+06]; got 0" in page.text_content("#message")
+    assert page.get_attribute("#message", "class") == "error"
