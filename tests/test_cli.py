@@ -9,14 +9,15 @@ import sys
 import pytest
 
 from sparsekernel.cli import main
-from sparsekernel.tour import TOUR_METHODS
+from sparsekernel.tour import RVM_METHODS, TOUR_METHODS
 
 MACHINES = ["HardMarginSVC", "SoftMarginSVC", "NuSVC", "EpsilonSVR", "NuSVR", "OneClassSVM", "SVDD"]
 
 
 def test_tour_json_covers_every_machine_and_method_with_small_gaps(capsys) -> None:
     assert main(["tour", "--json", "--n-ripley", "80"]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    payload = json.loads(capsys.readouterr().out)
+    rows = [r for r in payload["rows"] if r["machine"] in MACHINES]
     no_libsvm = {("HardMarginSVC", "libsvm"), ("SVDD", "libsvm")}  # LIBSVM has no such machine
     assert {(r["machine"], r["method"]) for r in rows} == {(m, k) for m in MACHINES for k in TOUR_METHODS} - no_libsvm
     for r in rows:
@@ -27,6 +28,13 @@ def test_tour_json_covers_every_machine_and_method_with_small_gaps(capsys) -> No
     for machine in MACHINES:
         values = [r["objective"] for r in rows if r["machine"] == machine]
         assert max(values) - min(values) <= 1e-5 * max(1.0, max(abs(v) for v in values))
+    # the RVM beside them, by its three algorithms, and sparser than the SVMs on the same data
+    rvm = [r for r in payload["rows"] if r["machine"] in ("RVR", "RVC")]
+    expected = {("RVR", k) for k in RVM_METHODS} | {("RVC", "fast"), ("RVC", "mackay")}  # no EM classification
+    assert {(r["machine"], r["method"]) for r in rvm} == expected
+    assert all(r["gap"] is None and r["kkt_ok"] is None for r in rvm)
+    for s in payload["sparsity"]:
+        assert s["relevance_vectors"] < s["support_vectors"] <= s["n_train"]
 
 
 def test_tour_table_is_readable(capsys) -> None:
@@ -34,8 +42,9 @@ def test_tour_table_is_readable(capsys) -> None:
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:4] == ["machine", "data", "method", "objective"]
     assert sum(line.startswith(tuple(MACHINES)) for line in out) == len(MACHINES)
-    assert len(out) == 2 + 2 * len(MACHINES) + 1  # header, rule, rows, legend
-    assert out[-1].startswith("max KKT:")
+    assert sum(line.startswith(("RVR", "RVC")) for line in out) == 2
+    assert out[-3] == "Sparsity: support vectors against relevance vectors on the same data"
+    assert out[-2].split()[0] == "sinusoid" and out[-1].split()[0] == "ripley"
 
 
 def test_the_console_script_runs() -> None:
