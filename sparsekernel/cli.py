@@ -42,6 +42,13 @@ def _tour(args: argparse.Namespace) -> int:
     if live:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
     print(rows_to_json(rows) if args.json else format_table(rows))
+    if args.figures:
+        args.out, args.only = args.figures, ""
+        progress("the figures")
+        written = _write_figures(args, quiet=args.json)
+        if live:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+        return written
     return 0
 
 
@@ -127,6 +134,10 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _figures(args: argparse.Namespace) -> int:
+    return _write_figures(args, quiet=False)
+
+
+def _write_figures(args: argparse.Namespace, quiet: bool) -> int:
     try:
         from .figures import FIGURES, write_figures
     except ImportError as exc:  # matplotlib is the optional extra "plot"
@@ -136,7 +147,8 @@ def _figures(args: argparse.Namespace) -> int:
     if unknown:
         raise ValidationError(f"--only must name figures among {sorted(FIGURES)}; got {unknown}")
     for result in write_figures(args.out, names):
-        print(f"{args.out}/{result.name}.png, .svg, .txt: {result.caption}")
+        if not quiet:
+            print(f"{args.out}/{result.name}.png, .svg, .txt: {result.caption}")
     return 0
 
 
@@ -177,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     tour.add_argument("--n-ripley", type=int, default=200, help="size of the Ripley-type mixture")
     tour.add_argument("--json", action="store_true", help="print JSON instead of the table")
     tour.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+    tour.add_argument("--figures", default="", metavar="DIR", help="also write the chapter's figures into DIR")
     tour.set_defaults(func=_tour)
     kkt = sub.add_parser("kkt", help="KKT report of one machine solved by one method")
     _machine_arguments(kkt)

@@ -216,6 +216,75 @@ def fig7_8(nu: float = 0.7, C: float = 5.0) -> FigureResult:
     return FigureResult("fig7_8", fig, caption, numbers)
 
 
+def fig7_9() -> FigureResult:
+    """RVM regression on the sinusoid of Figure 7.8 (Figure 7.9)."""
+    from .solvers.rvm import rvm_regression
+
+    X, t = datasets.sinusoid()
+    kernel = RBF(chapter.SINUSOID_GAMMA)
+    fit = rvm_regression(kernel(X, X), t, method="fast", tol=1e-6)
+    x = np.linspace(0.0, 1.0, 300)[:, None]
+    mean, std = fit.predict(kernel(x, X), return_std=True)          # (7.90)-(7.91)
+    sigma = 1.0 / math.sqrt(fit.beta)
+    fig, ax = _figure(6.4, 4.4)
+    ax.fill_between(x[:, 0], mean - std, mean + std, color=RED, alpha=0.15, label="± one standard deviation (7.91)")
+    ax.plot(x[:, 0], np.sin(2 * np.pi * x[:, 0]), color=GREY, lw=1.0, ls=":", label="sin(2 pi x)")
+    ax.plot(x[:, 0], mean, color=RED, lw=2.0, label="predictive mean (7.90)")
+    ax.scatter(X[:, 0], t, c=GREEN, s=36, edgecolors="k", linewidths=0.5, label="data", zorder=3)
+    rv = np.asarray(fit.relevance, dtype=int)
+    _circle(ax, np.column_stack([X[rv, 0], t[rv]]), f"relevance vectors ({rv.size})")
+    ax.set_xlabel("$x$")
+    ax.set_ylabel("$t$")
+    ax.set_title("Figure 7.9: RVM regression")
+    ax.legend(fontsize=8, loc="lower left")
+    numbers = {"N": X.shape[0], "gamma": chapter.SINUSOID_GAMMA, "relevance vectors": int(rv.size),
+               "bias kept": bool(fit.bias_used), "noise sigma found": sigma, "iterations": fit.iterations,
+               "log evidence (7.85)": float(fit.log_evidence[-1])}
+    caption = (f"RVM regression on the data and Gaussian kernels of Figure 7.8: {rv.size} relevance vectors "
+               f"(bias {'kept' if fit.bias_used else 'pruned'}) against the nu-SVR's support vectors; noise "
+               f"sigma = {sigma:.3f} found by evidence maximisation after {fit.iterations} iterations.")
+    return FigureResult("fig7_9", fig, caption, numbers)
+
+
+def fig7_12() -> FigureResult:
+    """RVM classification on the Ripley-type data of Figure 7.4 (Figure 7.12)."""
+    from .solvers.rvm import rvm_classification
+
+    X, t = datasets.ripley_mixture()
+    kernel = RBF(chapter.RIPLEY_GAMMA)
+    labels = (t > 0).astype(float)
+    fit = rvm_classification(kernel(X, X), labels, method="fast", tol=1e-6)
+    rv = np.asarray(fit.relevance, dtype=int)
+    g1, g2, G = _grid(X)
+    p = fit.predict_proba(kernel(G, X)[:, rv])[:, -1].reshape(g1.shape)
+    train = fit.predict_proba(kernel(X, X)[:, rv])[:, -1]
+    error = float(np.mean((train >= 0.5) != (labels == 1.0)))
+    fig, (left, right) = _figure(11.0, 4.8, ncols=2)
+    left.contour(g1, g2, p, levels=[0.5], colors="k", linewidths=2.0)
+    _classes(left, X, t)
+    _circle(left, X[rv], f"relevance vectors ({rv.size})")
+    left.plot([], [], "k-", lw=2.0, label="p = 1/2")
+    left.set_title("decision boundary and relevance vectors")
+    left.legend(fontsize=8, loc="upper left")
+    from matplotlib.colors import LinearSegmentedColormap
+
+    ink = LinearSegmentedColormap.from_list("ink", [BLUE, RED])
+    image = right.pcolormesh(g1, g2, p, cmap=ink, vmin=0, vmax=1, shading="auto")
+    right.contour(g1, g2, p, levels=[0.5], colors="k", linewidths=1.2)
+    fig.colorbar(image, ax=right, label="p(t = +1 | x)")
+    right.set_title("posterior probability (red and blue ink)")
+    for ax in (left, right):
+        ax.set_xlabel("$x_1$")
+        ax.set_ylabel("$x_2$")
+        ax.set_aspect("equal", adjustable="box")
+    numbers = {"N": X.shape[0], "gamma": chapter.RIPLEY_GAMMA, "relevance vectors": int(rv.size),
+               "training error": error, "iterations": fit.iterations}
+    caption = (f"The RVM classifier on the {X.shape[0]}-point data of Figure 7.4: {rv.size} relevance vectors "
+               f"(training error {error:.2f}) against about half the points as support vectors; the relevance "
+               "vectors lie away from the boundary.")
+    return FigureResult("fig7_12", fig, caption, numbers)
+
+
 def _log_gauss_2d(t: Array, C: Array) -> float:
     sign, logdet = np.linalg.slogdet(C)
     return float(-0.5 * (2 * math.log(2 * math.pi) + logdet + t @ np.linalg.solve(C, t)))
@@ -313,7 +382,7 @@ def fig_smo_trace(C: float = 1.0) -> FigureResult:
         numbers[f"steps ({wss})"] = int(dual.shape[0])
         numbers[f"final dual - optimum ({wss})"] = float(dual[-1] - best)
     axes[0].set_xlabel("step")
-    axes[0].set_ylabel("optimum minus dual  $\widetilde{L}^\star - \widetilde{L}(\mathbf{a})$")
+    axes[0].set_ylabel(r"optimum minus dual  $\widetilde{L}^\star - \widetilde{L}(\mathbf{a})$")
     axes[0].set_title("dual objective (7.32), distance to the optimum", fontsize=10)
     axes[1].set_xlabel("step")
     axes[1].set_ylabel("maximal KKT violation  m(a) - M(a)")
@@ -330,7 +399,8 @@ def fig_smo_trace(C: float = 1.0) -> FigureResult:
 #: figure name -> function
 FIGURES: dict[str, Callable[[], FigureResult]] = {
     "fig7_1": fig7_1, "fig7_2": fig7_2, "fig7_4": fig7_4, "fig7_5": fig7_5, "fig7_6": fig7_6,
-    "fig7_8": fig7_8, "fig7_10": fig7_10, "fig7_11": fig7_11, "fig_smo_trace": fig_smo_trace,
+    "fig7_8": fig7_8, "fig7_9": fig7_9, "fig7_10": fig7_10, "fig7_11": fig7_11, "fig7_12": fig7_12,
+    "fig_smo_trace": fig_smo_trace,
 }
 
 
