@@ -149,7 +149,10 @@ class NuSVR(RegressionMachine):
         info = dict(solver=flat.solver, method=flat.method, status=flat.status,
                     iterations=sol.iterations + flat.iterations, solve_time=sol.solve_time + flat.solve_time,
                     compile_time=sol.compile_time + flat.compile_time)
-        z = np.concatenate([flat.a, flat.a_hat])
+        # with epsilon = 0 only u = a - a_hat enters the dual: take the representative with a_n a_hat_n = 0,
+        # the one of least sum (a + a_hat), which (7.74) then bounds
+        u = flat.a - flat.a_hat
+        z = np.concatenate([np.maximum(u, 0.0), np.maximum(-u, 0.0)])
         out = self.solution_from_standard(z, info, rho=RhoEstimate(-flat.b, 0.0), trace=flat.trace)
         note = (f"(7.74) is slack at nu = {self.nu:g} (the equality form gave epsilon = {sol.epsilon:.3g} < 0): "
                 "solved as the epsilon-SVR with epsilon = 0 and box C/N")
