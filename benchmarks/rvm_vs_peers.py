@@ -19,11 +19,17 @@ classification (the notes' value). Peers, in one run:
 * ``RVR`` / ``RVC`` of this package (method="fast": Algorithm 7.2);
 * sklearn-rvm's ``EMRVR`` / ``EMRVC`` (MacKay-style updates over all N
   functions from the start); EMRVC is skipped above N = 1,000 (136 s there);
-* scikit-learn's ``ARDRegression`` on the kernel features [k(x, x_n)]_n.
+* scikit-learn's ``ARDRegression`` on the kernel features [k(x, x_n)]_n
+  (skipped above N = 1,000: its pseudo-inverse of an N x N matrix per
+  iteration takes minutes at N = 2,000).
 
 Columns: fit time (s), ``x ours`` = the peer's time over ours, relevance
 vectors kept, test error. Single runs on a shared machine; the load average
-at the start is printed.
+at the start is printed. The side-by-side runs use one BLAS thread for every
+method (``--threads`` to change): on a shared two-core machine, threaded
+BLAS on small matrices mostly measures contention (sklearn-rvm's EMRVR took
+16 s at N = 250 with two threads, 0.2 s with one). Our runs at N >= 5,000
+use the machine's threads.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import warnings
 
 import numpy as np
 from sklearn.datasets import make_friedman1
+from threadpoolctl import threadpool_limits
 from sklearn.linear_model import ARDRegression
 
 from sparsekernel import datasets
@@ -47,6 +54,7 @@ FRIEDMAN_NOISE = 1.0
 N_TEST_REG = 2000
 N_TEST_CLF = 4000
 EMRVC_MAX_N = 1000
+ARD_MAX_N = 1000
 
 
 def regression_data(n: int) -> tuple[np.ndarray, ...]:
@@ -129,6 +137,7 @@ def warm_up() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS threads for the side-by-side runs")
     args = parser.parse_args()
     side = (250, 500) if args.quick else (250, 500, 1000, 2000)
     alone_reg = (2000,) if args.quick else (5000, 20000)
@@ -137,25 +146,31 @@ def main() -> None:
     print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     warm_up()
     header()
-    for n in side:
-        data = regression_data(n)
-        ours = ours_regression(*data)
-        row("regression", n, "ours RVR fast", ours, ours[0])
-        row("regression", n, "sklearn-rvm EMRVR", emrvr(*data), ours[0])
-        row("regression", n, "ARDRegression", ard(*data), ours[0])
+    with threadpool_limits(limits=args.threads, user_api="blas"):
+        for n in side:
+            data = regression_data(n)
+            ours = ours_regression(*data)
+            row("regression", n, "ours RVR fast", ours, ours[0])
+            row("regression", n, "sklearn-rvm EMRVR", emrvr(*data), ours[0])
+            if n <= ARD_MAX_N:
+                row("regression", n, "ARDRegression", ard(*data), ours[0])
     for n in alone_reg:
         ours = ours_regression(*regression_data(n))
         row("regression", n, "ours RVR fast", ours, ours[0])
-    for n in side:
-        data = classification_data(n)
-        ours = ours_classification(*data)
-        row("classification", n, "ours RVC fast", ours, ours[0])
-        if n <= EMRVC_MAX_N:
-            row("classification", n, "sklearn-rvm EMRVC", emrvc(*data), ours[0])
+    with threadpool_limits(limits=args.threads, user_api="blas"):
+        for n in side:
+            data = classification_data(n)
+            ours = ours_classification(*data)
+            row("classification", n, "ours RVC fast", ours, ours[0])
+            if n <= EMRVC_MAX_N:
+                row("classification", n, "sklearn-rvm EMRVC", emrvc(*data), ours[0])
     for n in alone_clf:
         ours = ours_classification(*classification_data(n))
         row("classification", n, "ours RVC fast", ours, ours[0])
-    print(f"(EMRVC skipped above N = {EMRVC_MAX_N}; ARDRegression on the N kernel columns plus an intercept)")
+    print(
+        f"(EMRVC and ARDRegression skipped above N = {EMRVC_MAX_N} and {ARD_MAX_N}; "
+        "ARDRegression on the N kernel columns plus an intercept)"
+    )
 
 
 if __name__ == "__main__":

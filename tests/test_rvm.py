@@ -646,3 +646,22 @@ def test_flat_hyperprior_equals_none():
     r2 = rvm_regression(K, t, hyperprior=(1.0, 0.0, 1.0, 0.0))
     np.testing.assert_array_equal(r1.relevance, r2.relevance)
     assert r1.log_evidence[-1] == r2.log_evidence[-1]
+
+
+def test_fast_with_hyperprior_sits_at_the_penalised_maximum():
+    """Under Gam(alpha | c, d) each kept alpha_i maximises lambda + (c - 1) ln alpha - d alpha."""
+    rng = np.random.default_rng(14)
+    X = rng.uniform(-2, 2, size=(60, 1))
+    t = np.sin(2 * X[:, 0]) + 0.2 * rng.normal(size=60)
+    K = RBF(1.0)(X)
+    prior = (1.0, 0.0, 1.5, 1e-3)
+    r = rvm_regression(K, t, hyperprior=prior, tol=1e-9, beta_tol=1e-9, restarts=0)
+    Phi = np.column_stack([np.ones(60), K])
+    alpha = np.full(61, np.inf)
+    kept = np.concatenate([[0] if r.bias_used else [], r.relevance + 1]).astype(int)
+    alpha[kept] = r.alpha
+    Ci = np.linalg.inv(dense_C(Phi, alpha, r.beta))
+    S, Q = np.einsum("ni,nm,mi->i", Phi, Ci, Phi), Phi.T @ Ci @ t
+    s, q = sparsity_quality(S, Q, alpha)
+    expected = alpha_star(s[kept], q[kept], Hyperprior(*prior))
+    np.testing.assert_allclose(r.alpha, expected, rtol=1e-4)

@@ -74,6 +74,7 @@ from ._rvm_math import (
     factors_from_posterior,
     included_sparsity_quality,
 )
+from ._rvm_kernels import best_excluded_flat, best_included_flat, mackay_beta
 from .rvm_design import Design
 
 __all__ = ["FastOptions", "FastOutcome", "fast_regression"]
@@ -146,6 +147,7 @@ class _State:
         self.S = np.zeros(pool.index.size)
         self.Q = np.zeros(pool.index.size)
         self.blocked = np.zeros(pool.index.size, dtype=bool)  # aligned with an included function
+        self.included = np.zeros(pool.index.size, dtype=bool)  # the mask of ``active``
 
     # ------------------------------------------------------------------ views
     @property
@@ -239,8 +241,12 @@ def update_beta(state: _State, opts: FastOptions) -> float:
 
 
 def beta_moved(state: _State, opts: FastOptions) -> bool:
-    """Whether the cheap (7.88) proposal (O(M^2), from the updated Sigma, m) moves ln beta by > beta_tol."""
-    mackay, _ = beta_proposals(state, opts.prior)
+    """Whether (7.88), cheap from the updated Sigma and m, would move ln beta by more than beta_tol."""
+    if opts.prior.flat:
+        mackay = mackay_beta(state.tt, state.pool.PhiTt, state.active, state.alpha, state.Sigma,
+                             state.m, state.beta, state.N)
+    else:
+        mackay, _ = beta_proposals(state, opts.prior)
     if not (math.isfinite(mackay) and mackay > 0.0):
         return True
     return abs(math.log(min(mackay, opts.beta_max) / state.beta)) > opts.beta_tol
@@ -273,20 +279,13 @@ def _best_included(state: _State, opts: FastOptions) -> _Step:
     """
     if state.active.size == 0:
         return NO_STEP
-    a = state.alpha
-    s, q = included_sparsity_quality(a, state.Sigma, state.m)  # (7.104)-(7.105)
     if not opts.prior.flat:
+        s, q = included_sparsity_quality(state.alpha, state.Sigma, state.m)  # (7.104)-(7.105)
         return _best_included_general(state, s, q, opts)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        lam_old = 0.5 * (np.log(a / (a + s)) + q * q / (a + s))  # (7.97)
-        x = q * q / s
-        alpha_new = s / (x - 1.0)  # (7.101) = s^2 / (q^2 - s)
-        keep = (x > 1.0) & (alpha_new <= opts.alpha_max)
-        gain = np.where(keep, 0.5 * (x - 1.0 - np.log(x)), 0.0) - lam_old
-    gain[~np.isfinite(gain)] = -np.inf
-    k = int(np.argmax(gain))
-    alpha_k = float(alpha_new[k]) if keep[k] else math.inf
-    return _Step(position=int(state.active[k]), alpha_new=alpha_k, gain=float(gain[k]))
+    k, alpha_new, gain = best_included_flat(state.alpha, state.Sigma, state.m, opts.alpha_max)
+    if k < 0:
+        return NO_STEP
+    return _Step(position=int(state.active[k]), alpha_new=float(alpha_new), gain=float(gain))
 
 
 def _best_included_general(state: _State, s: Array, q: Array, opts: FastOptions) -> _Step:
@@ -311,19 +310,15 @@ def _best_excluded(state: _State, opts: FastOptions) -> _Step:
     (``blocked``) are left out.
     """
     S, Q = state.S, state.Q
-    out = np.ones(S.size, dtype=bool)
-    out[state.active] = False
-    out &= ~state.blocked & (S > opts.span_tol * state.beta * state.pool.norms)
-    if not opts.prior.flat:
-        return _best_excluded_general(state, out, opts)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        x = np.where(out, Q * Q / S, 0.0)
-    x[(x - 1.0) * opts.alpha_max <= S] = 0.0  # x <= 1, or alpha beyond alpha_max
-    j = int(np.argmax(x))
-    if x[j] <= 1.0:
-        return NO_STEP
-    gain = 0.5 * (x[j] - 1.0 - math.log(x[j]))  # Result 7.18(c)
-    return _Step(position=j, alpha_new=float(S[j] / (x[j] - 1.0)), gain=gain)  # (7.101)
+    if opts.prior.flat:
+        j, x = best_excluded_flat(S, Q, state.pool.norms, state.blocked, state.included,
+                                  state.beta, opts.span_tol, opts.alpha_max)
+        if j < 0:
+            return NO_STEP
+        gain = 0.5 * (x - 1.0 - math.log(x))  # Result 7.18(c)
+        return _Step(position=int(j), alpha_new=float(S[j] / (x - 1.0)), gain=gain)  # (7.101)
+    out = ~state.included & ~state.blocked & (S > opts.span_tol * state.beta * state.pool.norms)
+    return _best_excluded_general(state, out, opts)
 
 
 def _best_excluded_general(state: _State, out: NDArray[np.bool_], opts: FastOptions) -> _Step:
@@ -377,6 +372,7 @@ def _delete(state: _State, k: int) -> None:
     keep = np.arange(state.active.size) != k
     state.Sigma = state.Sigma[np.ix_(keep, keep)]
     state.m, state.alpha = state.m[keep], state.alpha[keep]
+    state.included[state.active[k]] = False
     state.active, state.G = state.active[keep], state.G[:, keep]
 
 
@@ -399,6 +395,7 @@ def _add(state: _State, j: int, alpha: float) -> None:
     state.Q -= m_j * u
     state.G = np.column_stack([state.G, h])
     state.active = np.append(state.active, j)
+    state.included[j] = True
     state.alpha = np.append(state.alpha, alpha)
 
 
@@ -501,6 +498,7 @@ def _refill(design, state, entrants, entrant_score, PhiTt, norms, size, threads)
     index = np.sort(np.concatenate([pool.index[state.active], kept_idle, entrants]))
     new = _State(_pool_from(design, index, PhiTt, norms, threads, old=pool), state.tt, state.N, state.beta)
     new.active = np.searchsorted(index, pool.index[state.active])
+    new.included[new.active] = True
     new.alpha = state.alpha.copy()
     new.G = new.pool.gram[:, new.active]
     return new
@@ -529,7 +527,7 @@ def _aligned(state: _State, j: int, opts: FastOptions) -> bool:
     function of 1/alpha_j + 1/alpha_k only; Tipping and Faul's alignment test
     keeps the second copy out.
     """
-    if state.active.size == 0 or np.any(state.active == j):
+    if state.active.size == 0 or state.included[j]:
         return False
     norms = state.pool.norms
     cosine = state.G[j] / np.sqrt(norms[j] * norms[state.active])

@@ -118,8 +118,10 @@ class RVMRegression:
     gamma : array (K,)
         gamma_i = 1 - alpha_i Sigma_ii (7.89).
     log_evidence : array (n_steps,)
-        (7.85), constants included, after each iteration (the first entry is
-        the starting point).
+        (7.85), constants included: the starting point, then the value after
+        each iteration (fast method: after each step taken; an escape attempt
+        adds one entry, its end point, and only when it is kept, so the fast
+        history never decreases).
     iterations : int
     converged : bool
     method : str
