@@ -143,6 +143,11 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         """Factor from the notes' decision values to LIBSVM's."""
         return 1.0
 
+    def _check_classifier(self) -> None:
+        self._check_common()
+        if self.decision_function_shape not in ("ovr", "ovo"):
+            raise fail("decision_function_shape", "'ovr' or 'ovo'", self.decision_function_shape)
+
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "_ClassifierBase":
         self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False)
@@ -344,10 +349,8 @@ class SVC(_ClassifierBase):
         self.solver = solver
 
     def _check_params(self) -> None:
-        self._check_common()
+        self._check_classifier()
         check_param("C", self.C)
-        if self.decision_function_shape not in ("ovr", "ovo"):
-            raise fail("decision_function_shape", "'ovr' or 'ovo'", self.decision_function_shape)
 
     def _machine(self, X: Array, t: Array, weight: Array, kernel: Kernel) -> Machine:
         return SoftMarginSVC(X, t, kernel, C=self.C, sample_weight=weight)
@@ -379,10 +382,8 @@ class NuSVC(_ClassifierBase):
         self.solver = solver
 
     def _check_params(self) -> None:
-        self._check_common()
+        self._check_classifier()
         check_param("nu", self.nu)
-        if self.decision_function_shape not in ("ovr", "ovo"):
-            raise fail("decision_function_shape", "'ovr' or 'ovo'", self.decision_function_shape)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "NuSVC":  # type: ignore[override]
         return super().fit(X, y)
