@@ -366,7 +366,8 @@ class _Run:
         """Store of compact rows (COMPACT_SHARE of the budget) and, for RBF, the inputs to compute them."""
         N = self.cache.N
         entries = int(COMPACT_SHARE * cache_mb * (1 << 20)) // self.cache.store.itemsize
-        cbuf = np.empty(max(entries, 1), dtype=self.cache.dtype)
+        useful = N * (n // nb.COMPACT_RATIO + 1)          # one row per point, of at most n/8 entries
+        cbuf = np.empty(max(min(entries, useful), 1), dtype=self.cache.dtype)
         direct = isinstance(qp.kernel, RBF)
         Xd = np.ascontiguousarray(qp.X, dtype=np.float64) if direct else np.zeros((0, 1))
         return cbuf, np.full(N, -1, dtype=np.int64), np.full(N, -1, dtype=np.int64), np.arange(n, dtype=INDEX_DTYPE), Xd
