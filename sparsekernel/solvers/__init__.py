@@ -8,8 +8,14 @@ __all__ = ["StandardQP", "smo"]
 
 
 def __getattr__(name: str) -> Any:
-    """``smo`` on first use: it loads numba, which the other solvers do not need."""
+    """``smo`` on first use: it loads numba, which the other solvers do not need.
+
+    As with any function exported under its module's name, the package attribute
+    is then the function; the module's other names come by
+    ``from sparsekernel.solvers.smo import smo_standard, SMOTrace``.
+    """
     if name == "smo":
         from .smo import smo
+        globals()["smo"] = smo    # importing the submodule bound the name to the module
         return smo
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
