@@ -11,10 +11,10 @@ one BLAS matrix product per block of columns:
                 (one product of the augmented matrices [sqrt(2 gamma) X, -gamma ||x||^2, 1]
                 and [sqrt(2 gamma) X, 1, -gamma ||x||^2]; X centred first, since the
                 distance does not change and the cancellation is smaller); for float32
-                rows, exp(-gamma ||x_n - x_m||^2) summed directly in a compiled loop
-                over float32 inputs (no cancellation; absolute error ~1e-7, the size of
-                the float32 rounding itself), which reads a quarter of the data that a
-                one-row product does
+                rows, exp(-gamma ||x_n - x_m||^2) summed directly in float32 in a
+                compiled loop (no cancellation; absolute error ~1e-7, a few times the
+                float32 rounding of the value itself), which reads a quarter of the
+                data that a one-row product does
     Linear      x_n^T x_m
     Polynomial  (gamma x_n^T x_m + coef0)^degree
     Sigmoid     tanh(gamma x_n^T x_m + coef0)
@@ -125,7 +125,7 @@ class KernelRowCache:
         self._direct = None
         if isinstance(kernel, RBF) and self.dtype == np.float32:
             self._direct = (np.ascontiguousarray((X - X.mean(axis=0)).T, dtype=np.float32), float(kernel.gamma),
-                            np.empty(RBF_CHUNK))
+                            np.empty(RBF_CHUNK, dtype=np.float32))
 
     @property
     def n_free(self) -> int:

@@ -116,6 +116,10 @@ PLATT_EPS = 1e-3
 SHRINK_INTERVAL = 1000
 #: Most rows computed in one block when a row is missing and the cache has room.
 ROW_BLOCK = 8
+#: Up to this many points the whole Gram matrix is computed at the start (when it fits the
+#: cache), in blocks of SMALL_GRAM_BLOCK rows.
+SMALL_GRAM_POINTS = 1024
+SMALL_GRAM_BLOCK = 256
 #: BLAS threads during a solve: the kernel blocks are thin products (D + 2 inner
 #: columns) that a second thread slows down (measured on 2 cores).
 BLAS_THREADS = 1
@@ -360,13 +364,15 @@ class _Run:
         nb.leave_compact(self.cache_arrays, self.ctrl)         # full rows to begin with
         self.fpar = self._floats(tol, qp.scale, QD)
         self.trace = _trace_buffers(TRACE_CHUNK if record else 1)
+        self._small_gram()
         self._initial_gradient()
 
     def _compact_arrays(self, qp: StandardQP, n: int, cache_mb: float) -> tuple:
         """Store of compact rows (COMPACT_SHARE of the budget) and, for RBF, the inputs to compute them."""
         N = self.cache.N
         entries = int(COMPACT_SHARE * cache_mb * (1 << 20)) // self.cache.store.itemsize
-        cbuf = np.empty(max(entries, 1), dtype=self.cache.dtype)
+        useful = N * (n // nb.COMPACT_RATIO + 1)          # one row per point, of at most n/8 entries
+        cbuf = np.empty(max(min(entries, useful), 1), dtype=self.cache.dtype)
         direct = isinstance(qp.kernel, RBF)
         Xd = np.ascontiguousarray(qp.X, dtype=np.float64) if direct else np.zeros((0, 1))
         return cbuf, np.full(N, -1, dtype=np.int64), np.full(N, -1, dtype=np.int64), np.arange(n, dtype=INDEX_DTYPE), Xd
@@ -397,6 +403,15 @@ class _Run:
         fpar[nb.F_PLATT_EPS] = PLATT_EPS
         fpar[nb.F_GAMMA] = getattr(self.qp.kernel, "gamma", 0.0)
         return fpar
+
+    def _small_gram(self) -> None:
+        """A small problem's rows all at once (a few BLAS blocks cost less than a fill per miss)."""
+        N = self.cache.N
+        if N > SMALL_GRAM_POINTS or self.cache.n_slots < N:
+            return
+        for p0 in range(0, N, SMALL_GRAM_BLOCK):
+            points = np.arange(p0, min(p0 + SMALL_GRAM_BLOCK, N), dtype=np.int64)
+            self.ctrl[nb.C_CLOCK] = self.cache.fill(points, int(self.ctrl[nb.C_CLOCK]))
 
     # -- gradient assembly ---------------------------------------------------------
     def _initial_gradient(self) -> None:
