@@ -140,8 +140,6 @@ def fit_libsvm(machine_name: str, m, X: np.ndarray, t: np.ndarray, gamma: float)
 def worker(spec: dict) -> dict:
     """``time``: both solvers, fits interleaved (ours, LIBSVM, ours, ...), median times;
     ``memory-smo`` / ``memory-libsvm``: one fit, peak resident memory above the baseline."""
-    import psutil
-
     from sparsekernel.solvers.kernel_cache import row_dtype
     from sparsekernel.solvers.smo import ensure_compiled
 
@@ -161,13 +159,19 @@ def worker(spec: dict) -> dict:
             times["libsvm"].append(seconds)
         return {solver: {**info[solver], "time": statistics.median(times[solver]), "N": N, "jit": jit}
                 for solver in times}
-    rss0 = psutil.Process().memory_info().rss
+    rss0 = resident_bytes()
     if mode == "memory-smo":
         fit_ours(machine_name, m, N)
     else:
         fit_libsvm(machine_name, m, X, t, gamma)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024       # Linux: kilobytes
     return {"peak_mb": max(peak - rss0, 0) / 2**20}
+
+
+def resident_bytes() -> int:
+    """This process's resident set now (Linux: /proc/self/statm, in pages)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def run_worker(spec: dict) -> dict:

@@ -20,6 +20,8 @@ from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.preprocessing import StandardScaler
 
 from sparsekernel import datasets
+from sparsekernel.duality import check
+from sparsekernel.duality.kkt import matched_tol
 from sparsekernel.errors import ConvergenceWarning, InfeasibleError, ValidationError
 from sparsekernel.formulations import (
     SVDD,
@@ -139,6 +141,16 @@ def test_objective_matches_clarabel(name):
     sol, ref = ours(name), clarabel(name)
     assert sol.status == "optimal"
     assert rel(sol.dual_objective, ref.dual_objective) <= OBJ_RTOL
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_kkt_report_passes(name):
+    """At tol 1e-6 as LIBSVM means it: nu-SVC's and one-class's gradients are on LIBSVM's N
+    (resp. nu N) times larger scale, so the notes' tol is 1e-6 / libsvm_scale there."""
+    m = machine(name)
+    sol = smo(m, tol=TOL / m.libsvm_scale)
+    report = check(m, sol, tol=matched_tol(m, "smo"))
+    assert report.ok, str(report)
 
 
 @pytest.mark.parametrize("name", CASES)

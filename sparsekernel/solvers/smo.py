@@ -63,9 +63,9 @@ Unboundedness (hard margin): with u = +inf, f decreases without bound when
 the data are not separable in feature space. Along the iterates the solver
 checks
 
-    sqrt(a^T Q a) < margin_tol * sqrt(max_i Q_ii) * (-p^T a),
+    sqrt(a^T Q a) <= margin_tol * sqrt(max_i Q_ii) * (-p^T a),
 
-which for the hard-margin dual reads ||w(a)|| / sum_n a_n < margin_tol * R,
+which for the hard-margin dual reads ||w(a)|| / sum_n a_n <= margin_tol * R,
 R = max_n ||phi(x_n)||. Since ||w(a)|| / sum(a) is half the distance of two
 points of the classes' convex hulls in feature space, it is never below the
 geometric margin of a separating hyperplane: the rule fires only when no
