@@ -13,7 +13,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -30,7 +29,7 @@ from sparsekernel.formulations import (
 )
 from sparsekernel.kernels import RBF, Linear, Polynomial
 from sparsekernel.duality import check
-from sparsekernel.solvers.smo import WSS_RULES, smo
+from sparsekernel.solvers.smo import WSS_RULES
 
 TOL = 1e-6
 OBJ_RTOL = 1e-6

@@ -722,7 +722,6 @@ def restore_order(prob, st):
 def be_shrunk(k, prob, st, m0, m1, M0, M1):
     """A bounded variable that cannot be in a violating pair now: v_k < M_g (only in I_up)
     or v_k > m_g (only in I_low)."""
-    y = prob[0]
     a, V, G_bar, perm, flags = st
     f = flags[k]
     up = f & UP
@@ -862,7 +861,6 @@ def update_thresholds(i, j, prob, st, fpar, nu):
 @njit(cache=True)
 def platt_pair(k1, k2, prob, st, cache, ctrl, fpar, trace):
     """takeStep(k1, k2): orient the pair (larger v goes up) and take the analytic step."""
-    y = prob[0]
     a, V, G_bar, perm, flags = st
     if k1 == k2:
         return UNCHANGED
