@@ -74,7 +74,7 @@ from ._rvm_math import (
     factors_from_posterior,
     included_sparsity_quality,
 )
-from ._rvm_kernels import best_excluded_flat, best_included_flat, mackay_beta
+from ._rvm_kernels import best_excluded_flat, best_included_flat, mackay_beta, reestimate_steps
 from .rvm_design import Design
 
 __all__ = ["FastOptions", "FastOutcome", "fast_regression"]
@@ -84,6 +84,8 @@ POOL_BEST = 0.25
 POOL_SEED = 0
 #: An escape converges with beta held to HOLD_TOL times the tolerance (it only explores).
 HOLD_TOL = 10.0
+#: Re-estimation steps taken per call of the compiled loop (``reestimate_steps``) at most.
+REESTIMATE_BLOCK = 512
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
@@ -535,8 +537,14 @@ def _aligned(state: _State, j: int, opts: FastOptions) -> bool:
 
 
 def pool_step(run: _Run, opts: FastOptions) -> bool:
-    """One step of Algorithm 7.2 over the pool; False when no step gains more than ``tol``."""
+    """One step of Algorithm 7.2 over the pool; False when no step gains more than ``tol``.
+
+    With a flat prior a run of re-estimation steps (most steps) is taken by the
+    compiled ``reestimate_steps``, the same choice and update as below.
+    """
     state = run.state
+    if opts.prior.flat and state.active.size and compiled_reestimates(run, opts):
+        return True
     step = best_step(state, opts)
     if step.gain <= opts.tol:
         return False
@@ -550,6 +558,34 @@ def pool_step(run: _Run, opts: FastOptions) -> bool:
     if opts.update_beta and run.iterations >= opts.beta_start and beta_moved(state, opts):  # step 8
         value, run.since_refresh = update_beta(state, opts), 0
     elif run.since_refresh >= max(opts.refresh_every, state.active.size):
+        value, run.since_refresh = refresh(state), 0
+    run.record(value)
+    return True
+
+
+def compiled_reestimates(run: _Run, opts: FastOptions) -> bool:
+    """Re-estimation steps in compiled code while they are the best steps; False if none was taken.
+
+    After the last one, the beta re-estimation or the refresh it calls for is
+    done here, as in ``pool_step``; the log evidence of every step is recorded.
+    """
+    state = run.state
+    values = np.empty(REESTIMATE_BLOCK)
+    check_beta_from = opts.beta_start if opts.update_beta else opts.max_iter + 1
+    steps, since_refresh, pending = reestimate_steps(
+        state.alpha, state.Sigma, state.m, state.G, state.S, state.Q, state.pool.norms, state.blocked,
+        state.included, state.active, state.pool.PhiTt, state.tt, state.N, state.beta, run.value, opts.tol,
+        opts.alpha_max, opts.span_tol, opts.beta_tol, opts.beta_max, check_beta_from, run.iterations,
+        opts.max_iter, run.since_refresh, opts.refresh_every, values)
+    if steps == 0:
+        return False
+    run.iterations += steps
+    run.since_refresh = since_refresh
+    run.history.extend(values[: steps - 1].tolist())
+    value = float(values[steps - 1])
+    if pending == 1:  # step 8: (7.88) would move beta
+        value, run.since_refresh = update_beta(state, opts), 0
+    elif pending == 2:
         value, run.since_refresh = refresh(state), 0
     run.record(value)
     return True

@@ -12,7 +12,7 @@ import math
 
 from numba import njit
 
-__all__ = ["best_excluded_flat", "best_included_flat", "mackay_beta"]
+__all__ = ["best_excluded_flat", "best_included_flat", "beta_would_move", "mackay_beta", "reestimate_steps", "shift"]
 
 
 @njit(cache=True)
@@ -81,3 +81,77 @@ def mackay_beta(tt, PhiTt, active, alpha, Sigma, m, beta, N):  # pragma: no cove
     if misfit <= 0.0:
         return math.inf
     return (N - gamma) / misfit
+
+
+@njit(cache=True)
+def shift(Sigma, m, G, S, Q, k, kappa, beta):  # pragma: no cover
+    """Sigma^-1 += (1/kappa - Sigma_kk)^-1 e_k e_k^T in place (Sherman-Morrison, gap 7.7).
+
+    Sigma -= kappa s s^T, m -= kappa m_k s with s = Sigma e_k, and S, Q of the
+    pool by (7.106)-(7.107) after the update, from v = beta Phi_P^T Phi_a s.
+    """
+    M = m.shape[0]
+    sigma_k = Sigma[:, k].copy()
+    m_k = m[k]
+    v = beta * (G @ sigma_k)
+    for i in range(M):
+        c = kappa * sigma_k[i]
+        for j in range(M):
+            Sigma[i, j] -= c * sigma_k[j]
+    c = kappa * m_k
+    for i in range(M):
+        m[i] -= c * sigma_k[i]
+    for p in range(S.shape[0]):
+        Q[p] += c * v[p]
+        S[p] += kappa * (v[p] * v[p])
+
+
+@njit(cache=True)
+def beta_would_move(tt, PhiTt, active, alpha, Sigma, m, beta, N, beta_tol, beta_max):  # pragma: no cover
+    """Whether (7.88) would move ln beta by more than beta_tol (``_rvm_fast.beta_moved``, flat prior)."""
+    mackay = mackay_beta(tt, PhiTt, active, alpha, Sigma, m, beta, N)
+    if not (math.isfinite(mackay) and mackay > 0.0):
+        return True
+    return abs(math.log(min(mackay, beta_max) / beta)) > beta_tol
+
+
+@njit(cache=True)
+def reestimate_steps(alpha, Sigma, m, G, S, Q, norms, blocked, included, active, PhiTt, tt, N, beta,
+                     value, tol, alpha_max, span_tol, beta_tol, beta_max, check_beta_from,
+                     iterations, max_iter, since_refresh, refresh_at, values):  # pragma: no cover
+    """Steps of Algorithm 7.2 while the best step of the pool is a re-estimation (flat prior).
+
+    The same choice, update and bookkeeping as ``_rvm_fast.pool_step`` for a
+    step that re-estimates an included alpha_k (7.101): the largest gain over
+    the included (``best_included_flat``) and excluded (``best_excluded_flat``)
+    functions, the included one winning ties; the rank-one update ``shift``
+    with kappa = 1/(Sigma_kk + 1/Delta); then whether (7.88) would move ln beta
+    by more than beta_tol (from iteration ``check_beta_from`` on) or a refresh
+    is due. Stops before any other step (an addition, a deletion, no gain above
+    tol), when ``values`` is full, and after a step that needs beta
+    re-estimated (``pending`` 1) or a refresh (``pending`` 2), which the
+    caller then does. ``values[i]`` is the log evidence after step i.
+    Returns (steps, since_refresh, pending).
+    """
+    steps = 0
+    while iterations + steps < max_iter and steps < values.shape[0]:
+        k, alpha_new, gain = best_included_flat(alpha, Sigma, m, alpha_max)
+        if k < 0 or not math.isfinite(alpha_new) or not gain > tol:
+            return steps, since_refresh, 0
+        j, x = best_excluded_flat(S, Q, norms, blocked, included, beta, span_tol, alpha_max)
+        if j >= 0 and 0.5 * (x - 1.0 - math.log(x)) > gain:
+            return steps, since_refresh, 0
+        delta = alpha_new - alpha[k]
+        if delta != 0.0:
+            shift(Sigma, m, G, S, Q, k, 1.0 / (Sigma[k, k] + 1.0 / delta), beta)
+        alpha[k] = alpha_new
+        value = value + gain
+        values[steps] = value
+        steps += 1
+        since_refresh += 1
+        if iterations + steps >= check_beta_from and beta_would_move(
+                tt, PhiTt, active, alpha, Sigma, m, beta, N, beta_tol, beta_max):
+            return steps, since_refresh, 1
+        if since_refresh >= max(refresh_at, alpha.shape[0]):
+            return steps, since_refresh, 2
+    return steps, since_refresh, 0
