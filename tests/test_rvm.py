@@ -283,6 +283,24 @@ def test_fast_log_evidence_never_decreases_random():
     assert np.all(np.diff(r.log_evidence) >= -1e-9 * np.abs(r.log_evidence[1:]))
 
 
+def test_compiled_re_estimation_steps_follow_the_python_steps(monkeypatch):
+    """The compiled run of re-estimation steps takes the steps the Python step would take."""
+    from sparsekernel.solvers import _rvm_fast
+
+    rng = np.random.default_rng(21)
+    X = rng.uniform(-2, 2, size=(150, 2))
+    t = np.sin(X[:, 0]) * X[:, 1] + 0.2 * rng.normal(size=150)
+    K = RBF(1.0)(X)
+    compiled = rvm_regression(K, t, tol=1e-6)
+    monkeypatch.setattr(_rvm_fast, "compiled_reestimates", lambda run, opts: False)
+    python = rvm_regression(K, t, tol=1e-6)
+    assert compiled.iterations == python.iterations > 100
+    np.testing.assert_allclose(compiled.log_evidence, python.log_evidence, rtol=1e-9)
+    np.testing.assert_array_equal(np.sort(compiled.relevance), np.sort(python.relevance))
+    assert compiled.log_evidence[-1] == pytest.approx(python.log_evidence[-1], rel=1e-9)
+    assert compiled.beta == pytest.approx(python.beta, rel=1e-6)
+
+
 def test_fast_result_is_a_maximum_over_every_function():
     """At convergence no excluded function has q^2 > s and every included one sits at (7.101)."""
     rng = np.random.default_rng(9)

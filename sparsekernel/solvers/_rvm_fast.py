@@ -60,7 +60,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.linalg
 from numpy.typing import NDArray
-from scipy.linalg import blas
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from ._rvm_math import (
@@ -74,7 +73,7 @@ from ._rvm_math import (
     factors_from_posterior,
     included_sparsity_quality,
 )
-from ._rvm_kernels import best_excluded_flat, best_included_flat, mackay_beta, reestimate_steps
+from ._rvm_kernels import best_excluded_flat, best_included_flat, mackay_beta, reestimate_steps, shift
 from .rvm_design import Design
 
 __all__ = ["FastOptions", "FastOutcome", "fast_regression"]
@@ -349,16 +348,8 @@ def apply_step(state: _State, step: _Step) -> None:
 
 
 def _shift(state: _State, k: int, kappa: float) -> None:
-    """Sigma^-1 += (1/kappa - Sigma_kk)^-1 e_k e_k^T (Sherman-Morrison, gap 7.7), in place."""
-    sigma_k = state.Sigma[:, k].copy()
-    m_k = state.m[k]
-    v = state.G @ sigma_k
-    v *= state.beta  # beta Phi_P^T Phi_a Sigma e_k
-    blas.dger(-kappa, sigma_k, sigma_k, a=state.Sigma.T, overwrite_a=True)  # gap 7.7: Sigma -= kappa s s^T
-    state.m -= (kappa * m_k) * sigma_k  # gap 7.7
-    state.Q += (kappa * m_k) * v  # (7.106) after the update
-    v *= v
-    state.S += kappa * v  # (7.107) after the update
+    """Sigma^-1 += (1/kappa - Sigma_kk)^-1 e_k e_k^T (Sherman-Morrison, gap 7.7), in place, with m, S, Q."""
+    shift(state.Sigma, state.m, state.G, state.S, state.Q, k, kappa, state.beta)
 
 
 def _reestimate(state: _State, k: int, alpha_new: float) -> None:
