@@ -104,6 +104,11 @@
       ctx.fillStyle = Demo.COLORS.blue; ctx.fillRect(x, Y(v), Math.max(w - 1, 1), canvas.height - 22 - Y(v));
     });
     ctx.fillStyle = "#333"; ctx.fillText("∞", 26, 16);
+    const step = Math.max(1, Math.ceil((hi - lo) / 5));          // log10 alpha ticks on the left
+    for (let v = Math.ceil(lo / step) * step; v <= hi - 0.5; v += step) {
+      ctx.fillText(String(v), 40 - 6 - ctx.measureText(String(v)).width, Y(v) + 4);
+      ctx.fillRect(37, Y(v), 3, 1);
+    }
   }
 
   function legend() {
