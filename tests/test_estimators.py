@@ -35,7 +35,8 @@ def test_scikit_learn_estimator_checks(estimator, check) -> None:
 
 @pytest.mark.parametrize("estimator", [SVC(gamma=1.0), SVR(gamma=1.0)])
 def test_sample_weight_equivalence_with_a_fixed_gamma(estimator) -> None:
-    """Weight 2 is the same as a repeated row (the check scikit-learn runs), at SMO's default tol."""
+    """Weight 2 is the same as a repeated row: scikit-learn's own check, which raises AssertionError
+    when the two fits' predictions differ; at tol 1e-8 so that both fits are accurate to its tolerance."""
     check_sample_weight_equivalence_on_dense_data(type(estimator).__name__, estimator.set_params(tol=1e-8))
 
 
