@@ -73,7 +73,14 @@ from ._rvm_math import (
     factors_from_posterior,
     included_sparsity_quality,
 )
-from ._rvm_kernels import best_excluded_flat, best_included_flat, mackay_beta, reestimate_steps, shift
+from ._rvm_kernels import (
+    best_excluded_flat,
+    best_included_flat,
+    beta_would_move,
+    moves_beta,
+    reestimate_steps,
+    shift,
+)
 from .rvm_design import Design
 
 __all__ = ["FastOptions", "FastOutcome", "fast_regression"]
@@ -244,13 +251,10 @@ def update_beta(state: _State, opts: FastOptions) -> float:
 def beta_moved(state: _State, opts: FastOptions) -> bool:
     """Whether (7.88), cheap from the updated Sigma and m, would move ln beta by more than beta_tol."""
     if opts.prior.flat:
-        mackay = mackay_beta(state.tt, state.pool.PhiTt, state.active, state.alpha, state.Sigma,
-                             state.m, state.beta, state.N)
-    else:
-        mackay, _ = beta_proposals(state, opts.prior)
-    if not (math.isfinite(mackay) and mackay > 0.0):
-        return True
-    return abs(math.log(min(mackay, opts.beta_max) / state.beta)) > opts.beta_tol
+        return bool(beta_would_move(state.tt, state.pool.PhiTt, state.active, state.alpha, state.Sigma,
+                                    state.m, state.beta, state.N, opts.beta_tol, opts.beta_max))
+    mackay, _ = beta_proposals(state, opts.prior)
+    return bool(moves_beta(mackay, state.beta, opts.beta_tol, opts.beta_max))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import math
 
 from numba import njit
 
-__all__ = ["best_excluded_flat", "best_included_flat", "beta_would_move", "mackay_beta", "reestimate_steps", "shift"]
+__all__ = ["best_excluded_flat", "best_included_flat", "beta_would_move", "mackay_beta", "moves_beta", "reestimate_steps", "shift"]
 
 
 @njit(cache=True)
@@ -107,12 +107,18 @@ def shift(Sigma, m, G, S, Q, k, kappa, beta):  # pragma: no cover
 
 
 @njit(cache=True)
-def beta_would_move(tt, PhiTt, active, alpha, Sigma, m, beta, N, beta_tol, beta_max):  # pragma: no cover
-    """Whether (7.88) would move ln beta by more than beta_tol (``_rvm_fast.beta_moved``, flat prior)."""
-    mackay = mackay_beta(tt, PhiTt, active, alpha, Sigma, m, beta, N)
-    if not (math.isfinite(mackay) and mackay > 0.0):
+def moves_beta(proposal, beta, beta_tol, beta_max):  # pragma: no cover
+    """Whether moving beta to ``proposal`` (capped at beta_max) changes ln beta by more than beta_tol;
+    a proposal that is not a positive number always counts as a move."""
+    if not (math.isfinite(proposal) and proposal > 0.0):
         return True
-    return abs(math.log(min(mackay, beta_max) / beta)) > beta_tol
+    return abs(math.log(min(proposal, beta_max) / beta)) > beta_tol
+
+
+@njit(cache=True)
+def beta_would_move(tt, PhiTt, active, alpha, Sigma, m, beta, N, beta_tol, beta_max):  # pragma: no cover
+    """Whether (7.88) would move ln beta by more than beta_tol (flat prior)."""
+    return moves_beta(mackay_beta(tt, PhiTt, active, alpha, Sigma, m, beta, N), beta, beta_tol, beta_max)
 
 
 @njit(cache=True)
