@@ -283,8 +283,8 @@ def test_fast_log_evidence_never_decreases_random():
     assert np.all(np.diff(r.log_evidence) >= -1e-9 * np.abs(r.log_evidence[1:]))
 
 
-def test_compiled_re_estimation_steps_follow_the_python_steps(monkeypatch):
-    """The compiled run of re-estimation steps takes the steps the Python step would take."""
+def test_compiled_steps_follow_the_python_steps(monkeypatch):
+    """The compiled loop of steps takes the steps (additions, re-estimations, deletions) the Python step would take."""
     from sparsekernel.solvers import _rvm_fast
 
     rng = np.random.default_rng(21)
@@ -292,7 +292,7 @@ def test_compiled_re_estimation_steps_follow_the_python_steps(monkeypatch):
     t = np.sin(X[:, 0]) * X[:, 1] + 0.2 * rng.normal(size=150)
     K = RBF(1.0)(X)
     compiled = rvm_regression(K, t, tol=1e-6)
-    monkeypatch.setattr(_rvm_fast, "compiled_reestimates", lambda run, opts: False)
+    monkeypatch.setattr(_rvm_fast, "compiled_steps", lambda run, opts: False)
     python = rvm_regression(K, t, tol=1e-6)
     assert compiled.iterations == python.iterations > 100
     np.testing.assert_allclose(compiled.log_evidence, python.log_evidence, rtol=1e-9)

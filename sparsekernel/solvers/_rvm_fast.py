@@ -56,12 +56,13 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 import scipy.linalg
 from numpy.typing import NDArray
-from threadpoolctl import threadpool_info, threadpool_limits
 
+from .._threads import blas_threads, limit_blas
 from ._rvm_math import (
     FLAT,
     LOG_2PI,
@@ -69,18 +70,21 @@ from ._rvm_math import (
     alpha_gain,
     alpha_star,
     precision_factor,
-    covariance_from_factor,
     factors_from_posterior,
     included_sparsity_quality,
 )
 from ._rvm_kernels import (
+    add_function,
+    aligned,
     best_excluded_flat,
     best_included_flat,
     beta_would_move,
+    drop_function,
     moves_beta,
-    reestimate_steps,
+    pool_steps,
     shift,
 )
+from ..errors import SolverError
 from .rvm_design import Design
 
 __all__ = ["FastOptions", "FastOutcome", "fast_regression"]
@@ -90,8 +94,10 @@ POOL_BEST = 0.25
 POOL_SEED = 0
 #: An escape converges with beta held to HOLD_TOL times the tolerance (it only explores).
 HOLD_TOL = 10.0
-#: Re-estimation steps taken per call of the compiled loop (``reestimate_steps``) at most.
-REESTIMATE_BLOCK = 512
+#: Steps taken per call of the compiled loop (``pool_steps``) at most.
+STEP_BLOCK = 512
+#: Columns of the first Phi_P^T Phi_a buffer; it doubles when full.
+FIRST_CAPACITY = 64
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
@@ -147,9 +153,11 @@ class _State:
         self.tt = tt  # t^T t
         self.N = N
         self.beta = beta
+        P = pool.index.size
         self.active = np.zeros(0, dtype=np.intp)  # positions in the pool
         self.alpha = np.zeros(0)
-        self.G = np.zeros((pool.index.size, 0))  # Phi_P^T Phi_a
+        self.buffer = np.zeros((P, min(FIRST_CAPACITY, P)), order="F")  # Phi_P^T Phi_a in its first M columns
+        self.work = np.empty(P)  # scratch of the compiled updates
         self.Sigma = np.zeros((0, 0))
         self.m = np.zeros(0)
         self.S = np.zeros(pool.index.size)
@@ -158,6 +166,20 @@ class _State:
         self.included = np.zeros(pool.index.size, dtype=bool)  # the mask of ``active``
 
     # ------------------------------------------------------------------ views
+    @property
+    def G(self) -> Array:
+        """Phi_P^T Phi_a, (P, M): a column-major view of the buffer."""
+        return self.buffer[:, : self.active.size]
+
+    def reserve(self, M: int) -> None:
+        """Room for M columns in the buffer (doubling, at most P)."""
+        P, capacity = self.buffer.shape
+        if M <= capacity:
+            return
+        bigger = np.zeros((P, min(P, max(2 * capacity, M))), order="F")
+        bigger[:, :capacity] = self.buffer
+        self.buffer = bigger
+
     @property
     def G_aa(self) -> Array:
         """Phi_a^T Phi_a, (M, M)."""
@@ -168,51 +190,89 @@ class _State:
         """Phi_a^T t, (M,)."""
         return self.pool.PhiTt[self.active]
 
-    def data_misfit(self) -> float:
+    def data_misfit(self, m: Array | None = None) -> float:
         """E_D = ||t - Phi_a m||^2 = t^T t - m^T Phi_a^T t - m^T A m / beta, in O(M).
 
         From t^T t - 2 m^T Phi_a^T t + m^T Phi_a^T Phi_a m and (7.82)-(7.83):
-        beta Phi_a^T Phi_a m = beta Phi_a^T t - A m.
+        beta Phi_a^T Phi_a m = beta Phi_a^T t - A m (``m`` defaults to the state's).
         """
-        value = self.tt - float(self.m @ self.b_a) - float(np.sum(self.alpha * self.m**2)) / self.beta
+        m = self.m if m is None else m
+        value = self.tt - float(m @ self.b_a) - float(np.sum(self.alpha * m**2)) / self.beta
         return max(value, 0.0)
 
 
-def _posterior(state: _State, beta: float, alpha: Array | None = None) -> tuple[Array, Array, float]:
-    """Sigma, m and the log evidence (*) at ``beta`` (and ``alpha``), by a Cholesky factor: O(M^3)."""
+@dataclass
+class _Factor:
+    """The posterior at one beta by its Cholesky factor: Sigma^-1 = A + beta Phi_a^T Phi_a = R^T R."""
+
+    beta: float
+    R: Array
+    m: Array
+    value: float  # the log evidence (*) of Result 7.13
+
+    @cached_property
+    def R_inv(self) -> Array:
+        """R^-1 (LAPACK trtri): Sigma = R^-1 R^-T, and phi^T Sigma phi = ||phi^T R^-1||^2."""
+        if self.R.shape[0] == 0:
+            return np.zeros((0, 0))
+        R_inv, info = scipy.linalg.lapack.dtrtri(self.R, lower=0)
+        if info != 0:
+            raise SolverError(f"LAPACK trtri failed with info={info}", status=f"trtri info={info}", solver="rvm")
+        return np.triu(R_inv)
+
+    def Sigma_diag(self) -> Array:
+        return np.einsum("ij,ij->i", self.R_inv, self.R_inv)
+
+
+def _factorise(state: _State, beta: float) -> _Factor:
+    """R, m and the log evidence (*) at ``beta``: one Cholesky factorisation, O(M^3 / 3)."""
     N = state.N
-    alpha = state.alpha if alpha is None else alpha
     if state.active.size == 0:
-        return np.zeros((0, 0)), np.zeros(0), 0.5 * (N * math.log(beta) - N * LOG_2PI - beta * state.tt)
-    R = precision_factor(np.diag(alpha) + beta * state.G_aa)  # (7.83)
-    m = beta * scipy.linalg.cho_solve((R, False), state.b_a)  # (7.82)
+        value = 0.5 * (N * math.log(beta) - N * LOG_2PI - beta * state.tt)
+        return _Factor(beta, np.zeros((0, 0)), np.zeros(0), value)
+    R = precision_factor(np.diag(state.alpha) + beta * state.G_aa)  # (7.83)
+    m = beta * scipy.linalg.cho_solve((R, False), state.b_a, check_finite=False)  # (7.82)
     two_E = beta * (state.tt - float(m @ state.b_a))  # beta E_D + m^T A m
     log_det_Sigma = -2.0 * float(np.sum(np.log(np.diag(R))))
     value = 0.5 * (
-        N * math.log(beta) - N * LOG_2PI + float(np.sum(np.log(alpha))) + log_det_Sigma - two_E
+        N * math.log(beta) - N * LOG_2PI + float(np.sum(np.log(state.alpha))) + log_det_Sigma - two_E
     )  # (*) of Result 7.13
-    return covariance_from_factor(R), m, value
+    return _Factor(beta, R, m, value)
 
 
-def _factors(state: _State) -> None:
-    """S, Q of the pool from the current Sigma and m (7.106)-(7.107): O(P M^2)."""
-    state.S, state.Q = factors_from_posterior(
-        state.G, state.pool.PhiTt, state.pool.norms, state.Sigma, state.m, state.beta
-    )
+def _adopt(state: _State, factor: _Factor) -> float:
+    """Take beta, Sigma, m from ``factor`` and recompute S, Q of the pool by (7.106)-(7.107).
+
+    With W = Phi_P^T Phi_a R^-1 (a triangular multiply, P M^2 flops),
+    S_i = beta ||phi_i||^2 - beta^2 ||w_i||^2 and Q_i = beta phi_i^T t - beta g_i^T m.
+    Returns the log evidence.
+    """
+    beta, pool = factor.beta, state.pool
+    state.beta, state.m = beta, factor.m
+    if state.active.size == 0:
+        state.Sigma = np.zeros((0, 0))
+        state.S, state.Q = beta * pool.norms, beta * pool.PhiTt
+        return factor.value
+    R_inv = factor.R_inv
+    state.Sigma = R_inv @ R_inv.T
+    W = scipy.linalg.blas.dtrmm(1.0, R_inv, state.G, side=1, lower=0)  # G R^-1
+    state.S = beta * pool.norms - beta**2 * np.einsum("ij,ij->i", W, W)  # (7.107)
+    state.Q = beta * pool.PhiTt - beta * (state.G @ factor.m)  # (7.106), beta Sigma Phi_a^T t = m
+    return factor.value
 
 
 def refresh(state: _State) -> float:
     """Recompute Sigma, m, S, Q from a fresh factorisation; return the log evidence (*)."""
-    state.Sigma, state.m, value = _posterior(state, state.beta)
-    _factors(state)
-    return value
+    return _adopt(state, _factorise(state, state.beta))
 
 
-def beta_proposals(state: _State, prior: Hyperprior) -> tuple[float, float]:
+def beta_proposals(state: _State, prior: Hyperprior, m: Array | None = None,
+                   Sigma_diag: Array | None = None) -> tuple[float, float]:
     """(7.88) (with Exercise 7.13's hyperprior) and the EM update of gap 7.6, from Sigma and m."""
     N, beta = state.N, state.beta
-    E_D = state.data_misfit()
-    sum_gamma = float(np.sum(1.0 - state.alpha * np.diag(state.Sigma)))  # (7.89)
+    E_D = state.data_misfit(m)
+    Sigma_diag = np.diag(state.Sigma) if Sigma_diag is None else Sigma_diag
+    sum_gamma = float(np.sum(1.0 - state.alpha * Sigma_diag))  # (7.89)
     mackay = _ratio(N + 2.0 * (prior.a - 1.0) - sum_gamma, E_D + 2.0 * prior.b)  # (7.88), Ex. 7.13
     em = _ratio(N + 2.0 * (prior.a - 1.0), E_D + sum_gamma / beta + 2.0 * prior.b)  # gap 7.6
     return mackay, em
@@ -229,23 +289,20 @@ def update_beta(state: _State, opts: FastOptions) -> float:
     The MacKay proposal (7.88) is tried first and kept if the objective
     (7.85) + ln Gam(beta | a, b) does not decrease; otherwise the EM step
     (which cannot decrease it); otherwise beta stays. Each trial costs one
-    O(M^3) factorisation; S and Q are recomputed once, at the end.
+    Cholesky factorisation; Sigma, S and Q are recomputed once, at the end.
     """
-    prior, beta_old = opts.prior, state.beta
-    state.Sigma, state.m, value_old = _posterior(state, beta_old)
-    objective_old = value_old + prior.log_beta(beta_old)
-    best = (beta_old, state.Sigma, state.m, value_old)
-    for beta in beta_proposals(state, prior):
+    prior = opts.prior
+    old = _factorise(state, state.beta)
+    objective_old = old.value + prior.log_beta(old.beta)
+    best = old
+    for beta in beta_proposals(state, prior, old.m, old.Sigma_diag()):
         if not (math.isfinite(beta) and beta > 0.0):
             continue
-        beta = min(beta, opts.beta_max)
-        Sigma, m, value = _posterior(state, beta)
-        if value + prior.log_beta(beta) >= objective_old - 1e-12 * abs(objective_old):
-            best = (beta, Sigma, m, value)
+        trial = _factorise(state, min(beta, opts.beta_max))
+        if trial.value + prior.log_beta(trial.beta) >= objective_old - 1e-12 * abs(objective_old):
+            best = trial
             break
-    state.beta, state.Sigma, state.m, value = best
-    _factors(state)
-    return value
+    return _adopt(state, best)
 
 
 def beta_moved(state: _State, opts: FastOptions) -> bool:
@@ -353,7 +410,7 @@ def apply_step(state: _State, step: _Step) -> None:
 
 def _shift(state: _State, k: int, kappa: float) -> None:
     """Sigma^-1 += (1/kappa - Sigma_kk)^-1 e_k e_k^T (Sherman-Morrison, gap 7.7), in place, with m, S, Q."""
-    shift(state.Sigma, state.m, state.G, state.S, state.Q, k, kappa, state.beta)
+    shift(state.Sigma, state.m, state.buffer, state.S, state.Q, k, kappa, state.beta, state.work)
 
 
 def _reestimate(state: _State, k: int, alpha_new: float) -> None:
@@ -366,41 +423,25 @@ def _reestimate(state: _State, k: int, alpha_new: float) -> None:
 def _delete(state: _State, k: int) -> None:
     _shift(state, k, 1.0 / state.Sigma[k, k])  # the limit Delta^-1 -> 0
     state.blocked[:] = False  # a blocked copy may be the better function now
-    keep = np.arange(state.active.size) != k
-    state.Sigma = state.Sigma[np.ix_(keep, keep)]
-    state.m, state.alpha = state.m[keep], state.alpha[keep]
     state.included[state.active[k]] = False
-    state.active, state.G = state.active[keep], state.G[:, keep]
+    state.Sigma, state.m, state.alpha, state.active = drop_function(
+        state.buffer, state.Sigma, state.m, state.alpha, state.active, k)
 
 
 def _add(state: _State, j: int, alpha: float) -> None:
-    beta = state.beta
-    g = state.G[j]  # Phi_a^T phi_j
-    Sigma_jj = 1.0 / (alpha + state.S[j])
-    z = beta * (state.Sigma @ g)
-    m_j = Sigma_jj * state.Q[j]
-    h = state.pool.gram[:, j]  # Phi_P^T phi_j
-    u = beta * (h - state.G @ z)  # beta Phi_P^T (phi_j - beta Phi_a Sigma Phi_a^T phi_j)
-    M = state.active.size
-    Sigma = np.empty((M + 1, M + 1))
-    Sigma[:M, :M] = state.Sigma + Sigma_jj * np.outer(z, z)
-    Sigma[:M, M] = Sigma[M, :M] = -Sigma_jj * z
-    Sigma[M, M] = Sigma_jj
-    state.Sigma = Sigma
-    state.m = np.append(state.m - m_j * z, m_j)
-    state.S -= Sigma_jj * u**2
-    state.Q -= m_j * u
-    state.G = np.column_stack([state.G, h])
+    state.reserve(state.active.size + 1)
+    state.Sigma, state.m = add_function(state.buffer, state.Sigma, state.m, state.S, state.Q,
+                                        state.pool.gram[j], j, alpha, state.beta, state.work)
     state.active = np.append(state.active, j)
-    state.included[j] = True
     state.alpha = np.append(state.alpha, alpha)
+    state.included[j] = True
 
 
 def _pool_from(
     design: Design, index: Index, PhiTt: Array, norms: Array, threads: int, old: _Pool | None = None
 ) -> _Pool:
     """The pool over ``index``; its Gram matrix reuses the entries ``old`` already holds."""
-    with threadpool_limits(limits=threads, user_api="blas"):
+    with limit_blas(threads):
         return _pool_gram(design, index, PhiTt, norms, old)
 
 
@@ -475,7 +516,7 @@ def sweep(design: Design, state: _State, outside: Index, PhiTt: Array, norms: Ar
     if state.active.size == 0:
         S, Q = beta * norms[outside], beta * PhiTt[outside]
         return S, Q, S > opts.span_tol * beta * norms[outside]
-    with threadpool_limits(limits=threads, user_api="blas"):
+    with limit_blas(threads):
         G_out = cache.products(design, outside, state.pool.index[state.active])  # Phi_out^T Phi_a
     S, Q = factors_from_posterior(G_out, PhiTt[outside], norms[outside], state.Sigma, state.m, beta)
     cosine = G_out / np.sqrt(np.outer(norms[outside], state.pool.norms[state.active]))
@@ -497,7 +538,8 @@ def _refill(design, state, entrants, entrant_score, PhiTt, norms, size, threads)
     new.active = np.searchsorted(index, pool.index[state.active])
     new.included[new.active] = True
     new.alpha = state.alpha.copy()
-    new.G = new.pool.gram[:, new.active]
+    new.reserve(new.active.size)
+    new.buffer[:, : new.active.size] = new.pool.gram[:, new.active]
     return new
 
 
@@ -524,21 +566,19 @@ def _aligned(state: _State, j: int, opts: FastOptions) -> bool:
     function of 1/alpha_j + 1/alpha_k only; Tipping and Faul's alignment test
     keeps the second copy out.
     """
-    if state.active.size == 0 or state.included[j]:
+    if state.included[j]:
         return False
-    norms = state.pool.norms
-    cosine = state.G[j] / np.sqrt(norms[j] * norms[state.active])
-    return bool(np.max(cosine) > opts.align_max)
+    return bool(aligned(state.buffer, state.active.size, j, state.pool.norms, state.active, opts.align_max))
 
 
 def pool_step(run: _Run, opts: FastOptions) -> bool:
     """One step of Algorithm 7.2 over the pool; False when no step gains more than ``tol``.
 
-    With a flat prior a run of re-estimation steps (most steps) is taken by the
-    compiled ``reestimate_steps``, the same choice and update as below.
+    With a flat prior the steps are taken by the compiled ``pool_steps``, which
+    makes the same choices and updates as the Python step below.
     """
     state = run.state
-    if opts.prior.flat and state.active.size and compiled_reestimates(run, opts):
+    if opts.prior.flat and compiled_steps(run, opts):
         return True
     step = best_step(state, opts)
     if step.gain <= opts.tol:
@@ -558,22 +598,26 @@ def pool_step(run: _Run, opts: FastOptions) -> bool:
     return True
 
 
-def compiled_reestimates(run: _Run, opts: FastOptions) -> bool:
-    """Re-estimation steps in compiled code while they are the best steps; False if none was taken.
+def compiled_steps(run: _Run, opts: FastOptions) -> bool:
+    """Steps in compiled code until one needs Python; False if none was taken and none can be.
 
     After the last one, the beta re-estimation or the refresh it calls for is
-    done here, as in ``pool_step``; the log evidence of every step is recorded.
+    done here, as in ``pool_step``, or the buffer of G grows; the log evidence
+    of every step is recorded.
     """
     state = run.state
-    values = np.empty(REESTIMATE_BLOCK)
+    values = np.empty(STEP_BLOCK)
     check_beta_from = opts.beta_start if opts.update_beta else opts.max_iter + 1
-    steps, since_refresh, pending = reestimate_steps(
-        state.alpha, state.Sigma, state.m, state.G, state.S, state.Q, state.pool.norms, state.blocked,
-        state.included, state.active, state.pool.PhiTt, state.tt, state.N, state.beta, run.value, opts.tol,
-        opts.alpha_max, opts.span_tol, opts.beta_tol, opts.beta_max, check_beta_from, run.iterations,
-        opts.max_iter, run.since_refresh, opts.refresh_every, values)
+    steps, state.Sigma, state.m, state.alpha, state.active, since_refresh, pending = pool_steps(
+        state.buffer, np.ascontiguousarray(state.Sigma), state.m, state.alpha, state.active, state.S, state.Q,
+        state.pool.gram, state.pool.norms, state.blocked, state.included, state.pool.PhiTt, state.tt, state.N,
+        state.beta, run.value, opts.tol, opts.alpha_max, opts.span_tol, opts.align_max, opts.beta_tol,
+        opts.beta_max, check_beta_from, run.iterations, opts.max_iter, run.since_refresh, opts.refresh_every,
+        values, state.work)
+    if pending == 3:
+        state.reserve(state.active.size + 1)
     if steps == 0:
-        return False
+        return pending == 3
     run.iterations += steps
     run.since_refresh = since_refresh
     run.history.extend(values[: steps - 1].tolist())
@@ -621,10 +665,6 @@ def sweep_and_refill(run: _Run, design: Design, cache: SweepCache, usable: Index
     run.state = _refill(design, state, outside[better], gain[better], PhiTt, norms, opts.pool_size, threads)
     run.value = refresh(run.state)
     return True
-
-
-def _blas_threads() -> int:
-    return max((info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"), default=1)
 
 
 @dataclass(frozen=True)
@@ -696,13 +736,13 @@ def fast_regression(
     multiply N x N blocks, use the threads BLAS had on entry.
     """
     size = min(opts.pool_size, usable.size)
-    threads = _blas_threads()
+    threads = blas_threads()
     pool = _pool_from(design, _initial_pool(usable, PhiTt, norms, size), PhiTt, norms, threads)
     state = _State(pool, float(t @ t), t.shape[0], beta)
     value = refresh(state)
     run = _Run(state=state, value=value, history=[value])
     basis = _Basis(design, usable, PhiTt, norms, SweepCache(usable), threads)
-    with threadpool_limits(limits=1, user_api="blas"):
+    with limit_blas(1):
         converged = converge(run, basis, opts, sweeps=False)  # the pool first ...
         for _ in range(opts.restarts if (opts.update_beta and converged) else 0):
             if not escape(run, basis, opts):

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
-__all__ = ["best_excluded_flat", "best_included_flat", "beta_would_move", "mackay_beta", "moves_beta", "reestimate_steps", "shift"]
+__all__ = [
+    "add_function", "aligned", "best_excluded_flat", "best_included_flat", "beta_would_move", "drop_function",
+    "gemv_columns", "mackay_beta", "moves_beta", "pool_steps", "shift",
+]
 
 
 @njit(cache=True)
@@ -84,16 +88,36 @@ def mackay_beta(tt, PhiTt, active, alpha, Sigma, m, beta, N):  # pragma: no cove
 
 
 @njit(cache=True)
-def shift(Sigma, m, G, S, Q, k, kappa, beta):  # pragma: no cover
+def gemv_columns(G, M, x, out):  # pragma: no cover
+    """out = G[:, :M] x for a column-major buffer G (P, capacity): four columns per pass over out."""
+    P = G.shape[0]
+    for p in range(P):
+        out[p] = 0.0
+    c = 0
+    while c + 4 <= M:
+        x0, x1, x2, x3 = x[c], x[c + 1], x[c + 2], x[c + 3]
+        for p in range(P):
+            out[p] += G[p, c] * x0 + G[p, c + 1] * x1 + G[p, c + 2] * x2 + G[p, c + 3] * x3
+        c += 4
+    while c < M:
+        xc = x[c]
+        for p in range(P):
+            out[p] += G[p, c] * xc
+        c += 1
+
+
+@njit(cache=True)
+def shift(Sigma, m, G, S, Q, k, kappa, beta, work):  # pragma: no cover
     """Sigma^-1 += (1/kappa - Sigma_kk)^-1 e_k e_k^T in place (Sherman-Morrison, gap 7.7).
 
     Sigma -= kappa s s^T, m -= kappa m_k s with s = Sigma e_k, and S, Q of the
-    pool by (7.106)-(7.107) after the update, from v = beta Phi_P^T Phi_a s.
+    pool by (7.106)-(7.107) after the update, from v = beta Phi_P^T Phi_a s
+    (G holds Phi_P^T Phi_a in its first M columns; ``work`` is a (P,) scratch).
     """
     M = m.shape[0]
     sigma_k = Sigma[:, k].copy()
     m_k = m[k]
-    v = beta * (G @ sigma_k)
+    gemv_columns(G, M, sigma_k, work)
     for i in range(M):
         c = kappa * sigma_k[i]
         for j in range(M):
@@ -102,8 +126,74 @@ def shift(Sigma, m, G, S, Q, k, kappa, beta):  # pragma: no cover
     for i in range(M):
         m[i] -= c * sigma_k[i]
     for p in range(S.shape[0]):
-        Q[p] += c * v[p]
-        S[p] += kappa * (v[p] * v[p])
+        v = beta * work[p]
+        Q[p] += c * v
+        S[p] += kappa * (v * v)
+
+
+@njit(cache=True)
+def add_function(G, Sigma, m, S, Q, h, j, alpha_j, beta, work):  # pragma: no cover
+    """Include pool member j with alpha_j (Tipping and Faul, appendix; gap 7.7); returns (Sigma, m).
+
+    With g = Phi_a^T phi_j (row j of G), Sigma_jj = 1/(alpha_j + S_j),
+    z = beta Sigma g and m_j = Sigma_jj Q_j: the new covariance is
+    [[Sigma + Sigma_jj z z^T, -Sigma_jj z], [-Sigma_jj z^T, Sigma_jj]], the new
+    mean [m - m_j z, m_j], and with u = beta Phi_P^T (phi_j - beta Phi_a z)
+    S -= Sigma_jj u^2, Q -= m_j u. ``h`` = Phi_P^T phi_j becomes column M of G.
+    """
+    M = m.shape[0]
+    g = G[j, :M].copy()
+    Sigma_jj = 1.0 / (alpha_j + S[j])
+    z = beta * (Sigma @ g) if M else np.zeros(0)
+    m_j = Sigma_jj * Q[j]
+    gemv_columns(G, M, z, work)
+    new_Sigma = np.empty((M + 1, M + 1))
+    new_m = np.empty(M + 1)
+    for a in range(M):
+        c = Sigma_jj * z[a]
+        for b in range(M):
+            new_Sigma[a, b] = Sigma[a, b] + c * z[b]
+        new_Sigma[a, M] = -c
+        new_Sigma[M, a] = -c
+        new_m[a] = m[a] - m_j * z[a]
+    new_Sigma[M, M] = Sigma_jj
+    new_m[M] = m_j
+    for p in range(S.shape[0]):
+        u = beta * (h[p] - work[p])
+        S[p] -= Sigma_jj * (u * u)
+        Q[p] -= m_j * u
+        G[p, M] = h[p]
+    return new_Sigma, new_m
+
+
+@njit(cache=True)
+def drop_function(G, Sigma, m, alpha, active, k):  # pragma: no cover
+    """Remove included function k (after its ``shift`` to alpha = inf): the last one takes its place.
+
+    Column M-1 of G moves to column k, and likewise entry k of m, alpha,
+    active and row and column k of Sigma. Returns (Sigma, m, alpha, active) of size M - 1.
+    """
+    M = m.shape[0]
+    last = M - 1
+    order = np.arange(last)
+    if k < last:
+        order[k] = last
+        for p in range(G.shape[0]):
+            G[p, k] = G[p, last]
+    new_Sigma = np.empty((last, last))
+    for a in range(last):
+        for b in range(last):
+            new_Sigma[a, b] = Sigma[order[a], order[b]]
+    return new_Sigma, m[order], alpha[order], active[order]
+
+
+@njit(cache=True)
+def aligned(G, M, j, norms, active, align_max):  # pragma: no cover
+    """Whether pool member j is (nearly) parallel to an included column (cosine > align_max)."""
+    for k in range(M):
+        if G[j, k] / math.sqrt(norms[j] * norms[active[k]]) > align_max:
+            return True
+    return False
 
 
 @njit(cache=True)
@@ -122,42 +212,71 @@ def beta_would_move(tt, PhiTt, active, alpha, Sigma, m, beta, N, beta_tol, beta_
 
 
 @njit(cache=True)
-def reestimate_steps(alpha, Sigma, m, G, S, Q, norms, blocked, included, active, PhiTt, tt, N, beta,
-                     value, tol, alpha_max, span_tol, beta_tol, beta_max, check_beta_from,
-                     iterations, max_iter, since_refresh, refresh_at, values):  # pragma: no cover
-    """Steps of Algorithm 7.2 while the best step of the pool is a re-estimation (flat prior).
+def pool_steps(G, Sigma, m, alpha, active, S, Q, gram, norms, blocked, included, PhiTt, tt, N, beta,
+               value, tol, alpha_max, span_tol, align_max, beta_tol, beta_max, check_beta_from,
+               iterations, max_iter, since_refresh, refresh_at, values, work):  # pragma: no cover
+    """Steps of Algorithm 7.2 over the pool (flat prior) until one needs the caller.
 
-    The same choice, update and bookkeeping as ``_rvm_fast.pool_step`` for a
-    step that re-estimates an included alpha_k (7.101): the largest gain over
-    the included (``best_included_flat``) and excluded (``best_excluded_flat``)
-    functions, the included one winning ties; the rank-one update ``shift``
-    with kappa = 1/(Sigma_kk + 1/Delta); then whether (7.88) would move ln beta
-    by more than beta_tol (from iteration ``check_beta_from`` on) or a refresh
-    is due. Stops before any other step (an addition, a deletion, no gain above
-    tol), when ``values`` is full, and after a step that needs beta
-    re-estimated (``pending`` 1) or a refresh (``pending`` 2), which the
-    caller then does. ``values[i]`` is the log evidence after step i.
-    Returns (steps, since_refresh, pending).
+    The same choice, update and bookkeeping as ``_rvm_fast.pool_step``: the
+    included function of largest gain (``best_included_flat``: re-estimate by
+    (7.101) or delete) against the excluded one of largest gain
+    (``best_excluded_flat``: add), the included one winning ties; an addition
+    that copies an included column is blocked instead (``aligned``); the
+    rank-one updates ``shift``, ``add_function`` and ``drop_function``; then
+    whether (7.88) would move ln beta by more than beta_tol (from iteration
+    ``check_beta_from`` on) or a refresh is due. ``values[i]`` is the log
+    evidence after step i. Returns (steps, Sigma, m, alpha, active,
+    since_refresh, pending): pending 0 when no step gains more than tol (or
+    ``values`` is full, or max_iter is reached), 1 when beta is to be
+    re-estimated, 2 when a refresh is due, 3 when G has no room for an addition.
     """
     steps = 0
+    pending = 0
     while iterations + steps < max_iter and steps < values.shape[0]:
-        k, alpha_new, gain = best_included_flat(alpha, Sigma, m, alpha_max)
-        if k < 0 or not math.isfinite(alpha_new) or not gain > tol:
-            return steps, since_refresh, 0
+        M = m.shape[0]
+        k, alpha_in, gain_in = -1, math.inf, -math.inf
+        if M > 0:
+            k, alpha_in, gain_in = best_included_flat(alpha, Sigma, m, alpha_max)
         j, x = best_excluded_flat(S, Q, norms, blocked, included, beta, span_tol, alpha_max)
-        if j >= 0 and 0.5 * (x - 1.0 - math.log(x)) > gain:
-            return steps, since_refresh, 0
-        delta = alpha_new - alpha[k]
-        if delta != 0.0:
-            shift(Sigma, m, G, S, Q, k, 1.0 / (Sigma[k, k] + 1.0 / delta), beta)
-        alpha[k] = alpha_new
+        gain_out = 0.5 * (x - 1.0 - math.log(x)) if j >= 0 else -math.inf
+        if k >= 0 and gain_in >= gain_out:
+            if not gain_in > tol:
+                break
+            gain = gain_in
+            if math.isinf(alpha_in):  # delete
+                shift(Sigma, m, G, S, Q, k, 1.0 / Sigma[k, k], beta, work)
+                blocked[:] = False
+                included[active[k]] = False
+                Sigma, m, alpha, active = drop_function(G, Sigma, m, alpha, active, k)
+            else:  # re-estimate
+                delta = alpha_in - alpha[k]
+                if delta != 0.0:
+                    shift(Sigma, m, G, S, Q, k, 1.0 / (Sigma[k, k] + 1.0 / delta), beta, work)
+                alpha[k] = alpha_in
+        else:
+            if j < 0 or not gain_out > tol:
+                break
+            if aligned(G, M, j, norms, active, align_max):
+                blocked[j] = True
+                continue
+            if M == G.shape[1]:
+                pending = 3
+                break
+            gain = gain_out
+            alpha_j = S[j] / (x - 1.0)  # (7.101)
+            Sigma, m = add_function(G, Sigma, m, S, Q, gram[j], j, alpha_j, beta, work)
+            alpha = np.append(alpha, alpha_j)
+            active = np.append(active, j)
+            included[j] = True
         value = value + gain
         values[steps] = value
         steps += 1
         since_refresh += 1
         if iterations + steps >= check_beta_from and beta_would_move(
                 tt, PhiTt, active, alpha, Sigma, m, beta, N, beta_tol, beta_max):
-            return steps, since_refresh, 1
+            pending = 1
+            break
         if since_refresh >= max(refresh_at, alpha.shape[0]):
-            return steps, since_refresh, 2
-    return steps, since_refresh, 0
+            pending = 2
+            break
+    return steps, Sigma, m, alpha, active, since_refresh, pending

@@ -88,6 +88,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import _validation
+from .._threads import limit_blas
 from ..errors import ConvergenceWarning, SolverError
 from ..kernels import RBF
 from . import _smo_numba as nb
@@ -319,22 +320,10 @@ def smo_standard(
 
 def _solve(qp: StandardQP, opts: dict[str, Any], dtype: type | None) -> SMOResult:
     start = time.perf_counter()
-    with _blas_threads(BLAS_THREADS):
+    with limit_blas(BLAS_THREADS):
         run = _Run(qp, dtype=dtype, **opts)
         code = run.iterate()
         return run.result(code, start)
-
-
-_CONTROLLER: Any = None
-
-
-def _blas_threads(limit: int) -> Any:
-    """Limit BLAS to ``limit`` threads for the solve (the controller's library scan is done once)."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=limit, user_api="blas")
 
 
 class _Run:
