@@ -283,13 +283,32 @@ def test_fast_log_evidence_never_decreases_random():
     assert np.all(np.diff(r.log_evidence) >= -1e-9 * np.abs(r.log_evidence[1:]))
 
 
-def test_compiled_steps_follow_the_python_steps(monkeypatch):
-    """The compiled loop of steps takes the steps (additions, re-estimations, deletions) the Python step would take."""
+def _watch_tier(monkeypatch, size):
+    """Set ``TIER_SIZE`` and record the tier sizes the fast run chooses (to assert the tier was used)."""
     from sparsekernel.solvers import _rvm_fast
 
+    monkeypatch.setattr(_rvm_fast, "TIER_SIZE", size)
+    sizes = []
+    select = _rvm_fast._State.select_tier
+
+    def recording(state):
+        select(state)
+        sizes.append(state.rows.size)
+
+    monkeypatch.setattr(_rvm_fast._State, "select_tier", recording)
+    return sizes
+
+
+@pytest.mark.parametrize("N, tier", [(150, None), (400, 30)])
+def test_compiled_steps_follow_the_python_steps(monkeypatch, N, tier):
+    """The compiled loop of steps takes the steps (additions, re-estimations, deletions) the Python step
+    would take: over the whole pool (N = 150) and over a tier of it (``TIER_SIZE`` = 30 at N = 400)."""
+    from sparsekernel.solvers import _rvm_fast
+
+    sizes = _watch_tier(monkeypatch, tier) if tier is not None else []
     rng = np.random.default_rng(21)
-    X = rng.uniform(-2, 2, size=(150, 2))
-    t = np.sin(X[:, 0]) * X[:, 1] + 0.2 * rng.normal(size=150)
+    X = rng.uniform(-2, 2, size=(N, 2))
+    t = np.sin(X[:, 0]) * X[:, 1] + 0.2 * rng.normal(size=N)
     K = RBF(1.0)(X)
     compiled = rvm_regression(K, t, tol=1e-6)
     monkeypatch.setattr(_rvm_fast, "compiled_steps", lambda run, opts: False)
@@ -299,17 +318,22 @@ def test_compiled_steps_follow_the_python_steps(monkeypatch):
     np.testing.assert_array_equal(np.sort(compiled.relevance), np.sort(python.relevance))
     assert compiled.log_evidence[-1] == pytest.approx(python.log_evidence[-1], rel=1e-9)
     assert compiled.beta == pytest.approx(python.beta, rel=1e-6)
+    if tier is not None:
+        assert min(sizes) < N + 1  # the steps ran over a tier, not the whole pool
 
 
-def test_fast_result_is_a_maximum_over_every_function():
-    """At convergence no excluded function has q^2 > s and every included one sits at (7.101)."""
+@pytest.mark.parametrize("N, tier", [(80, None), (300, 10)])
+def test_fast_result_is_a_maximum_over_every_function(monkeypatch, N, tier):
+    """At convergence no excluded function has q^2 > s and every included one sits at (7.101), also
+    when the steps update S and Q over a tier of the pool only (``TIER_SIZE`` = 10 at N = 300)."""
+    sizes = _watch_tier(monkeypatch, tier) if tier is not None else []
     rng = np.random.default_rng(9)
-    X = rng.uniform(-2, 2, size=(80, 1))
-    t = np.sinc(X[:, 0]) + 0.1 * rng.normal(size=80)
+    X = rng.uniform(-2, 2, size=(N, 1))
+    t = np.sinc(X[:, 0]) + 0.1 * rng.normal(size=N)
     K = RBF(2.0)(X)
     r = rvm_regression(K, t, tol=1e-10, beta_tol=1e-8)
-    Phi = np.column_stack([np.ones(80), K])
-    alpha = np.full(81, np.inf)
+    Phi = np.column_stack([np.ones(N), K])
+    alpha = np.full(N + 1, np.inf)
     kept = np.concatenate([[0] if r.bias_used else [], r.relevance + 1]).astype(int)
     alpha[kept] = r.alpha
     Ci = np.linalg.inv(dense_C(Phi, alpha, r.beta))
@@ -323,7 +347,9 @@ def test_fast_result_is_a_maximum_over_every_function():
                         r.beta * kept_design(r, K).T @ t)
     gamma = 1 - r.alpha * np.diag(np.linalg.inv(np.diag(r.alpha) + r.beta * kept_design(r, K).T @ kept_design(r, K)))
     resid = np.sum((t - kept_design(r, K) @ m) ** 2)
-    assert 1 / r.beta == pytest.approx(resid / (80 - gamma.sum()), rel=1e-5)
+    assert 1 / r.beta == pytest.approx(resid / (N - gamma.sum()), rel=1e-5)
+    if tier is not None:
+        assert min(sizes) < N + 1  # the steps ran over a tier, not the whole pool
 
 
 def test_three_methods_reach_the_same_evidence_on_the_sinusoid():

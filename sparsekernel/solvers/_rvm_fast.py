@@ -11,13 +11,23 @@ the factors S_i, Q_i (7.102)-(7.103) of a pool of candidates. Each step
      (q^2 > s, included, alpha = s^2/(q^2 - s) (7.101)) or delete
      (q^2 <= s, included), each gain lambda(new) - lambda(old) (7.97),
   3. takes it and updates Sigma, m, S and Q by rank-one formulas (gap 7.7;
-     Tipping and Faul, 2003, appendix): O(P M) per step,
+     Tipping and Faul, 2003, appendix): O(|T| M) per step over the tier T,
   4. re-estimates beta (step 8) when the (7.88) value, cheap to get from the
      updated m and Sigma, would move ln beta by more than ``beta_tol``: the
      (7.88) value is kept if it does not lower the evidence, else the EM value
-     of gap 7.6 (which cannot); then Sigma, m, S, Q are recomputed from a
-     fresh Cholesky factor, as they are every max(refresh_every, M) steps to
-     clear the rounding that rank-one updates accumulate.
+     of gap 7.6 (which cannot); Sigma, m and S, Q over the tier are then
+     recomputed from its Cholesky factor.
+
+The tier. S_i and Q_i matter only for the functions a step may add, and most
+excluded functions are far from it (x = q^2/s well below 1). So the steps
+update S, Q over a tier T of the pool: the included functions, every excluded
+one with x > 1 and the ``TIER_SIZE`` best others by x. Every
+max(refresh_every, M) steps, and before any convergence test, ``refresh``
+recomputes Sigma, m and S, Q of the whole pool from a fresh Cholesky factor
+(which also clears the rounding that rank-one updates accumulate) and
+chooses the tier again. A result is therefore checked against every function
+of the pool, as without a tier; the tier only decides which functions the
+steps look at between refreshes.
 
 As each alpha step maximises the evidence exactly in one coordinate and each
 beta step is checked, the log evidence never decreases. The run stops when no
@@ -34,7 +44,10 @@ Escapes. Single-alpha steps can stop where the noise estimate is too high:
 every further function is, alone, below the noise, while several together
 and a larger beta would raise the evidence. ``escape`` multiplies beta by
 ``restart_factor``, holds it while the alpha steps converge, releases it, and
-keeps the result only if its evidence is higher (up to ``restarts`` times).
+keeps the result only if its evidence is higher. Another escape is tried
+(up to ``restarts`` in all) only after one that raised the log evidence by at
+least ``restart_gain`` nats: a smaller gain (a Bayes factor below e) says the
+run is at the best maximum this move finds.
 
 The pool. S_i and Q_i need phi_i^T phi_j for every candidate i and included
 j; over all N functions that is a pass over the N x N kernel per added
@@ -69,7 +82,7 @@ from ._rvm_math import (
     Hyperprior,
     alpha_gain,
     alpha_star,
-    precision_factor,
+    not_positive_definite,
     factors_from_posterior,
     included_sparsity_quality,
 )
@@ -82,6 +95,7 @@ from ._rvm_kernels import (
     drop_function,
     moves_beta,
     pool_steps,
+    posterior_factor,
     shift,
 )
 from ..errors import SolverError
@@ -98,6 +112,8 @@ HOLD_TOL = 10.0
 STEP_BLOCK = 512
 #: Columns of the first Phi_P^T Phi_a buffer; it doubles when full.
 FIRST_CAPACITY = 64
+#: Excluded pool members kept in the tier besides those with x = q^2/s > 1 (see ``_State.select_tier``).
+TIER_SIZE = 150
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
@@ -116,6 +132,7 @@ class FastOptions:
     sweep_tol: float = 0.0  # an outside function re-enters the pool when it gains more than this
     restarts: int = 5  # escape attempts from a local maximum (0: plain Algorithm 7.2)
     restart_factor: float = 2.0  # beta is multiplied by this at an escape attempt
+    restart_gain: float = 1.0  # another escape is tried only after one that gained this many nats
     refresh_every: int = 25  # fresh factorisation after max(refresh_every, M) rank-one steps
     beta_start: int = 10  # no beta re-estimation in the first steps (Tipping and Faul's convention)
     prior: Hyperprior = FLAT
@@ -145,11 +162,18 @@ class _Pool:
     norms: Array  # ||phi_i||^2, (P,)
 
 
+def _grown(buffer: Array, columns: int) -> Array:
+    bigger = np.zeros((buffer.shape[0], columns), order="F")
+    bigger[:, : buffer.shape[1]] = buffer
+    return bigger
+
+
 class _State:
     """Posterior over the active functions and S, Q over the pool (mutable, private)."""
 
-    def __init__(self, pool: _Pool, tt: float, N: int, beta: float) -> None:
+    def __init__(self, pool: _Pool, tt: float, N: int, beta: float, opts: FastOptions) -> None:
         self.pool = pool
+        self.tier_size, self.span_tol = TIER_SIZE, opts.span_tol
         self.tt = tt  # t^T t
         self.N = N
         self.beta = beta
@@ -157,13 +181,25 @@ class _State:
         self.active = np.zeros(0, dtype=np.intp)  # positions in the pool
         self.alpha = np.zeros(0)
         self.buffer = np.zeros((P, min(FIRST_CAPACITY, P)), order="F")  # Phi_P^T Phi_a in its first M columns
-        self.work = np.empty(P)  # scratch of the compiled updates
+        self.rows = np.arange(P)  # the tier: pool members whose S, Q the steps update
+        self.tier = self.buffer  # Phi_T^T Phi_a: the tier's rows of ``buffer`` (the same array when T = P)
+        self.work = np.empty(P)  # scratch of the compiled updates, (|T|,)
         self.Sigma = np.zeros((0, 0))
         self.m = np.zeros(0)
         self.S = np.zeros(pool.index.size)
         self.Q = np.zeros(pool.index.size)
         self.blocked = np.zeros(pool.index.size, dtype=bool)  # aligned with an included function
         self.included = np.zeros(pool.index.size, dtype=bool)  # the mask of ``active``
+
+    def copy(self) -> "_State":
+        """A copy whose arrays are its own; the pool (never modified) is shared."""
+        twin = copy.copy(self)
+        for name, value in vars(self).items():
+            if isinstance(value, np.ndarray):
+                setattr(twin, name, value.copy(order="K"))
+        if self.tier is self.buffer:
+            twin.tier = twin.buffer
+        return twin
 
     # ------------------------------------------------------------------ views
     @property
@@ -172,13 +208,38 @@ class _State:
         return self.buffer[:, : self.active.size]
 
     def reserve(self, M: int) -> None:
-        """Room for M columns in the buffer (doubling, at most P)."""
+        """Room for M columns in the buffers (doubling, at most P)."""
         P, capacity = self.buffer.shape
         if M <= capacity:
             return
-        bigger = np.zeros((P, min(P, max(2 * capacity, M))), order="F")
-        bigger[:, :capacity] = self.buffer
-        self.buffer = bigger
+        columns = min(P, max(2 * capacity, M))
+        whole = self.tier is self.buffer
+        self.buffer = _grown(self.buffer, columns)
+        self.tier = self.buffer if whole else _grown(self.tier, columns)
+
+    def select_tier(self) -> None:
+        """The tier: the included functions and the excluded ones most likely to be added next.
+
+        Run after S and Q of the whole pool are exact (``refresh``): the
+        excluded members are ranked by x = Q^2 / S (Result 7.18: added when
+        x > 1); every one with x > 1 and the ``tier_size`` best others join.
+        The steps update S and Q over the tier only, O(|T| M) each; the rest
+        of the pool is brought up to date at the next refresh, which is due
+        every max(refresh_every, M) steps and before any convergence test.
+        """
+        P, M = self.pool.index.size, self.active.size
+        if P <= M + 2 * self.tier_size:
+            self.rows, self.tier = np.arange(P), self.buffer
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                x = np.where(self.S > self.span_tol * self.beta * self.pool.norms, self.Q**2 / self.S, -np.inf)
+            x[self.included | self.blocked] = -np.inf
+            extra = min(max(self.tier_size, int(np.count_nonzero(x > 1.0))), P)
+            best = np.argpartition(-x, extra - 1)[:extra]
+            self.rows = np.sort(np.concatenate([self.active, best[np.isfinite(x[best])]]))
+            self.tier = np.zeros((self.rows.size, self.buffer.shape[1]), order="F")
+            self.tier[:, :M] = self.buffer[self.rows, :M]
+        self.work = np.empty(self.rows.size)
 
     @property
     def G_aa(self) -> Array:
@@ -190,89 +251,84 @@ class _State:
         """Phi_a^T t, (M,)."""
         return self.pool.PhiTt[self.active]
 
-    def data_misfit(self, m: Array | None = None) -> float:
+    def data_misfit(self) -> float:
         """E_D = ||t - Phi_a m||^2 = t^T t - m^T Phi_a^T t - m^T A m / beta, in O(M).
 
         From t^T t - 2 m^T Phi_a^T t + m^T Phi_a^T Phi_a m and (7.82)-(7.83):
-        beta Phi_a^T Phi_a m = beta Phi_a^T t - A m (``m`` defaults to the state's).
+        beta Phi_a^T Phi_a m = beta Phi_a^T t - A m.
         """
-        m = self.m if m is None else m
-        value = self.tt - float(m @ self.b_a) - float(np.sum(self.alpha * m**2)) / self.beta
+        value = self.tt - float(self.m @ self.b_a) - float(np.sum(self.alpha * self.m**2)) / self.beta
         return max(value, 0.0)
 
 
 @dataclass
 class _Factor:
-    """The posterior at one beta by its Cholesky factor: Sigma^-1 = A + beta Phi_a^T Phi_a = R^T R."""
+    """The posterior at one beta by its Cholesky factor: Sigma^-1 = A + beta Phi_a^T Phi_a = L L^T."""
 
     beta: float
-    R: Array
+    L: Array
     m: Array
     value: float  # the log evidence (*) of Result 7.13
 
     @cached_property
-    def R_inv(self) -> Array:
-        """R^-1 (LAPACK trtri): Sigma = R^-1 R^-T, and phi^T Sigma phi = ||phi^T R^-1||^2."""
-        if self.R.shape[0] == 0:
+    def L_inv(self) -> Array:
+        """L^-1 (LAPACK trtri): Sigma = L^-T L^-1, and phi^T Sigma phi = ||L^-1 phi||^2."""
+        if self.L.shape[0] == 0:
             return np.zeros((0, 0))
-        R_inv, info = scipy.linalg.lapack.dtrtri(self.R, lower=0)
+        L_inv, info = scipy.linalg.lapack.dtrtri(self.L, lower=1)
         if info != 0:
             raise SolverError(f"LAPACK trtri failed with info={info}", status=f"trtri info={info}", solver="rvm")
-        return np.triu(R_inv)
-
-    def Sigma_diag(self) -> Array:
-        return np.einsum("ij,ij->i", self.R_inv, self.R_inv)
+        return L_inv  # lower triangular: L's strict upper triangle is zero and trtri leaves it
 
 
 def _factorise(state: _State, beta: float) -> _Factor:
-    """R, m and the log evidence (*) at ``beta``: one Cholesky factorisation, O(M^3 / 3)."""
+    """L, m and the log evidence (*) at ``beta``: one Cholesky factorisation, O(M^3 / 3)."""
     N = state.N
     if state.active.size == 0:
         value = 0.5 * (N * math.log(beta) - N * LOG_2PI - beta * state.tt)
         return _Factor(beta, np.zeros((0, 0)), np.zeros(0), value)
-    R = precision_factor(np.diag(state.alpha) + beta * state.G_aa)  # (7.83)
-    m = beta * scipy.linalg.cho_solve((R, False), state.b_a, check_finite=False)  # (7.82)
-    two_E = beta * (state.tt - float(m @ state.b_a))  # beta E_D + m^T A m
-    log_det_Sigma = -2.0 * float(np.sum(np.log(np.diag(R))))
-    value = 0.5 * (
-        N * math.log(beta) - N * LOG_2PI + float(np.sum(np.log(state.alpha))) + log_det_Sigma - two_E
-    )  # (*) of Result 7.13
-    return _Factor(beta, R, m, value)
+    try:
+        L, m, value = posterior_factor(state.buffer, state.active, state.alpha, beta, state.pool.PhiTt,
+                                       state.tt, float(N))  # (7.82)-(7.83), Result 7.13 (*)
+    except np.linalg.LinAlgError as exc:
+        raise not_positive_definite(state.active.size) from exc
+    return _Factor(beta, L, m, value)
 
 
-def _adopt(state: _State, factor: _Factor) -> float:
-    """Take beta, Sigma, m from ``factor`` and recompute S, Q of the pool by (7.106)-(7.107).
+def _adopt(state: _State, factor: _Factor, whole: bool) -> float:
+    """Take beta, Sigma, m from ``factor`` and recompute S, Q by (7.106)-(7.107); return the log evidence.
 
-    With W = Phi_P^T Phi_a R^-1 (a triangular multiply, P M^2 flops),
-    S_i = beta ||phi_i||^2 - beta^2 ||w_i||^2 and Q_i = beta phi_i^T t - beta g_i^T m.
-    Returns the log evidence.
+    Over the whole pool (``whole``, then the tier is chosen again) or over the
+    tier only. With W = Phi^T Phi_a L^-T (a triangular multiply, M^2 flops a
+    row), S_i = beta ||phi_i||^2 - beta^2 ||w_i||^2 and
+    Q_i = beta phi_i^T t - beta g_i^T m.
     """
     beta, pool = factor.beta, state.pool
     state.beta, state.m = beta, factor.m
-    if state.active.size == 0:
-        state.Sigma = np.zeros((0, 0))
-        state.S, state.Q = beta * pool.norms, beta * pool.PhiTt
-        return factor.value
-    R_inv = factor.R_inv
-    state.Sigma = R_inv @ R_inv.T
-    W = scipy.linalg.blas.dtrmm(1.0, R_inv, state.G, side=1, lower=0)  # G R^-1
-    state.S = beta * pool.norms - beta**2 * np.einsum("ij,ij->i", W, W)  # (7.107)
-    state.Q = beta * pool.PhiTt - beta * (state.G @ factor.m)  # (7.106), beta Sigma Phi_a^T t = m
+    state.Sigma = factor.L_inv.T @ factor.L_inv
+    rows = slice(None) if whole else state.rows
+    G = state.G if whole else state.tier[:, : state.active.size]
+    S, Q = beta * pool.norms[rows], beta * pool.PhiTt[rows]
+    if state.active.size:
+        W = scipy.linalg.blas.dtrmm(1.0, factor.L_inv, G, side=1, lower=1, trans_a=1)  # G L^-T
+        S -= beta**2 * np.einsum("ij,ij->i", W, W)  # (7.107)
+        Q -= beta * (G @ factor.m)  # (7.106), beta Sigma Phi_a^T t = m
+    state.S[rows], state.Q[rows] = S, Q
+    if whole:
+        state.select_tier()
     return factor.value
 
 
 def refresh(state: _State) -> float:
-    """Recompute Sigma, m, S, Q from a fresh factorisation; return the log evidence (*)."""
-    return _adopt(state, _factorise(state, state.beta))
+    """Recompute Sigma, m and S, Q of the whole pool from a fresh factorisation; return the log evidence (*)."""
+    return _adopt(state, _factorise(state, state.beta), whole=True)
 
 
-def beta_proposals(state: _State, prior: Hyperprior, m: Array | None = None,
-                   Sigma_diag: Array | None = None) -> tuple[float, float]:
+def beta_proposals(state: _State, prior: Hyperprior) -> tuple[float, float]:
     """(7.88) (with Exercise 7.13's hyperprior) and the EM update of gap 7.6, from Sigma and m."""
     N, beta = state.N, state.beta
-    E_D = state.data_misfit(m)
-    Sigma_diag = np.diag(state.Sigma) if Sigma_diag is None else Sigma_diag
-    sum_gamma = float(np.sum(1.0 - state.alpha * Sigma_diag))  # (7.89)
+    E_D = state.data_misfit()
+    sum_gamma = float(np.sum(1.0 - state.alpha * np.diag(state.Sigma)))  # (7.89)
     mackay = _ratio(N + 2.0 * (prior.a - 1.0) - sum_gamma, E_D + 2.0 * prior.b)  # (7.88), Ex. 7.13
     em = _ratio(N + 2.0 * (prior.a - 1.0), E_D + sum_gamma / beta + 2.0 * prior.b)  # gap 7.6
     return mackay, em
@@ -283,26 +339,25 @@ def _ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator > 0.0 else math.inf
 
 
-def update_beta(state: _State, opts: FastOptions) -> float:
+def update_beta(state: _State, opts: FastOptions, value: float, whole: bool = False) -> float:
     """Re-estimate beta; never lowers the objective. Returns the log evidence after a refresh.
 
-    The MacKay proposal (7.88) is tried first and kept if the objective
-    (7.85) + ln Gam(beta | a, b) does not decrease; otherwise the EM step
-    (which cannot decrease it); otherwise beta stays. Each trial costs one
-    Cholesky factorisation; Sigma, S and Q are recomputed once, at the end.
+    The proposals come from the current Sigma and m; ``value`` is the log
+    evidence there. The MacKay proposal (7.88) is tried first and kept if the
+    objective (7.85) + ln Gam(beta | a, b) does not decrease; otherwise the EM
+    step (which cannot decrease it); otherwise beta stays. Each trial costs
+    one Cholesky factorisation; Sigma, S and Q are recomputed once, at the
+    end, over the tier (during the steps) or the ``whole`` pool.
     """
     prior = opts.prior
-    old = _factorise(state, state.beta)
-    objective_old = old.value + prior.log_beta(old.beta)
-    best = old
-    for beta in beta_proposals(state, prior, old.m, old.Sigma_diag()):
+    objective_old = value + prior.log_beta(state.beta)
+    for beta in beta_proposals(state, prior):
         if not (math.isfinite(beta) and beta > 0.0):
             continue
         trial = _factorise(state, min(beta, opts.beta_max))
         if trial.value + prior.log_beta(trial.beta) >= objective_old - 1e-12 * abs(objective_old):
-            best = trial
-            break
-    return _adopt(state, best)
+            return _adopt(state, trial, whole)
+    return _adopt(state, _factorise(state, state.beta), whole)
 
 
 def beta_moved(state: _State, opts: FastOptions) -> bool:
@@ -373,7 +428,7 @@ def _best_excluded(state: _State, opts: FastOptions) -> _Step:
     """
     S, Q = state.S, state.Q
     if opts.prior.flat:
-        j, x = best_excluded_flat(S, Q, state.pool.norms, state.blocked, state.included,
+        j, x = best_excluded_flat(S, Q, state.pool.norms, state.blocked, state.included, state.rows,
                                   state.beta, opts.span_tol, opts.alpha_max)
         if j < 0:
             return NO_STEP
@@ -410,7 +465,7 @@ def apply_step(state: _State, step: _Step) -> None:
 
 def _shift(state: _State, k: int, kappa: float) -> None:
     """Sigma^-1 += (1/kappa - Sigma_kk)^-1 e_k e_k^T (Sherman-Morrison, gap 7.7), in place, with m, S, Q."""
-    shift(state.Sigma, state.m, state.buffer, state.S, state.Q, k, kappa, state.beta, state.work)
+    shift(state.Sigma, state.m, state.tier, state.rows, state.S, state.Q, k, kappa, state.beta, state.work)
 
 
 def _reestimate(state: _State, k: int, alpha_new: float) -> None:
@@ -425,13 +480,13 @@ def _delete(state: _State, k: int) -> None:
     state.blocked[:] = False  # a blocked copy may be the better function now
     state.included[state.active[k]] = False
     state.Sigma, state.m, state.alpha, state.active = drop_function(
-        state.buffer, state.Sigma, state.m, state.alpha, state.active, k)
+        state.buffer, state.tier, state.Sigma, state.m, state.alpha, state.active, k)
 
 
 def _add(state: _State, j: int, alpha: float) -> None:
     state.reserve(state.active.size + 1)
-    state.Sigma, state.m = add_function(state.buffer, state.Sigma, state.m, state.S, state.Q,
-                                        state.pool.gram[j], j, alpha, state.beta, state.work)
+    state.Sigma, state.m = add_function(state.buffer, state.tier, state.rows, state.pool.gram, state.Sigma,
+                                        state.m, state.S, state.Q, j, alpha, state.beta, state.work)
     state.active = np.append(state.active, j)
     state.alpha = np.append(state.alpha, alpha)
     state.included[j] = True
@@ -448,7 +503,7 @@ def _pool_from(
 def _pool_gram(design: Design, index: Index, PhiTt: Array, norms: Array, old: _Pool | None) -> _Pool:
     columns = design.columns(index)
     if old is None:
-        gram = columns.T @ columns
+        gram = columns.T @ columns  # numpy computes it as a symmetric rank-k update
     else:
         kept = np.isin(index, old.index)
         where = np.searchsorted(old.index, index[kept])
@@ -524,17 +579,17 @@ def sweep(design: Design, state: _State, outside: Index, PhiTt: Array, norms: Ar
     return S, Q, eligible
 
 
-def _refill(design, state, entrants, entrant_score, PhiTt, norms, size, threads) -> _State:
+def _refill(design, state, entrants, entrant_score, PhiTt, norms, opts, threads) -> _State:
     """The pool with ``entrants`` brought in, evicting the idle members of lowest q^2 / s."""
     pool = state.pool
     idle = np.setdiff1d(np.arange(pool.index.size), state.active)
-    room = max(size - state.active.size, 0)
+    room = max(opts.pool_size - state.active.size, 0)
     entrants = entrants[np.argsort(-entrant_score, kind="stable")[:room]]
     stay = room - entrants.size
     idle_score = state.Q[idle] ** 2 / state.S[idle]
     kept_idle = pool.index[idle[np.argsort(-idle_score, kind="stable")[:stay]]]
     index = np.sort(np.concatenate([pool.index[state.active], kept_idle, entrants]))
-    new = _State(_pool_from(design, index, PhiTt, norms, threads, old=pool), state.tt, state.N, state.beta)
+    new = _State(_pool_from(design, index, PhiTt, norms, threads, old=pool), state.tt, state.N, state.beta, opts)
     new.active = np.searchsorted(index, pool.index[state.active])
     new.included[new.active] = True
     new.alpha = state.alpha.copy()
@@ -591,7 +646,7 @@ def pool_step(run: _Run, opts: FastOptions) -> bool:
     value = run.value + step.gain
     run.since_refresh += 1
     if opts.update_beta and run.iterations >= opts.beta_start and beta_moved(state, opts):  # step 8
-        value, run.since_refresh = update_beta(state, opts), 0
+        value = update_beta(state, opts, value)  # over the tier: the refresh stays due
     elif run.since_refresh >= max(opts.refresh_every, state.active.size):
         value, run.since_refresh = refresh(state), 0
     run.record(value)
@@ -609,8 +664,8 @@ def compiled_steps(run: _Run, opts: FastOptions) -> bool:
     values = np.empty(STEP_BLOCK)
     check_beta_from = opts.beta_start if opts.update_beta else opts.max_iter + 1
     steps, state.Sigma, state.m, state.alpha, state.active, since_refresh, pending = pool_steps(
-        state.buffer, np.ascontiguousarray(state.Sigma), state.m, state.alpha, state.active, state.S, state.Q,
-        state.pool.gram, state.pool.norms, state.blocked, state.included, state.pool.PhiTt, state.tt, state.N,
+        state.buffer, state.tier, state.rows, np.ascontiguousarray(state.Sigma), state.m, state.alpha,
+        state.active, state.S, state.Q, state.pool.gram, state.pool.norms, state.blocked, state.included, state.pool.PhiTt, state.tt, state.N,
         state.beta, run.value, opts.tol, opts.alpha_max, opts.span_tol, opts.align_max, opts.beta_tol,
         opts.beta_max, check_beta_from, run.iterations, opts.max_iter, run.since_refresh, opts.refresh_every,
         values, state.work)
@@ -623,7 +678,7 @@ def compiled_steps(run: _Run, opts: FastOptions) -> bool:
     run.history.extend(values[: steps - 1].tolist())
     value = float(values[steps - 1])
     if pending == 1:  # step 8: (7.88) would move beta
-        value, run.since_refresh = update_beta(state, opts), 0
+        value = update_beta(state, opts, value)  # over the tier: the refresh stays due
     elif pending == 2:
         value, run.since_refresh = refresh(state), 0
     run.record(value)
@@ -641,7 +696,7 @@ def settle(run: _Run, opts: FastOptions) -> bool:
     if not opts.update_beta:
         return False
     beta_before = state.beta
-    value = update_beta(state, opts)
+    value = update_beta(state, opts, run.value, whole=True)
     if abs(math.log(state.beta / beta_before)) <= opts.beta_tol:
         run.value = value
         return False
@@ -662,7 +717,7 @@ def sweep_and_refill(run: _Run, design: Design, cache: SweepCache, usable: Index
     better = gain > max(opts.sweep_tol, opts.tol)
     if not np.any(better):
         return False
-    run.state = _refill(design, state, outside[better], gain[better], PhiTt, norms, opts.pool_size, threads)
+    run.state = _refill(design, state, outside[better], gain[better], PhiTt, norms, opts, threads)
     run.value = refresh(run.state)
     return True
 
@@ -710,7 +765,7 @@ def escape(run: _Run, basis: _Basis, opts: FastOptions) -> bool:
     whether it did. Escapes work inside the pool (no sweeps), before the
     sweeps over the whole basis.
     """
-    saved, value, iterations = copy.deepcopy(run.state), run.value, run.iterations
+    saved, value, iterations = run.state.copy(), run.value, run.iterations
     trial = _Run(state=run.state, value=run.value, history=[], iterations=run.iterations, sweeps=run.sweeps)
     trial.state.beta = min(trial.state.beta * opts.restart_factor, opts.beta_max)
     trial.value = refresh(trial.state)
@@ -738,14 +793,15 @@ def fast_regression(
     size = min(opts.pool_size, usable.size)
     threads = blas_threads()
     pool = _pool_from(design, _initial_pool(usable, PhiTt, norms, size), PhiTt, norms, threads)
-    state = _State(pool, float(t @ t), t.shape[0], beta)
+    state = _State(pool, float(t @ t), t.shape[0], beta, opts)
     value = refresh(state)
     run = _Run(state=state, value=value, history=[value])
     basis = _Basis(design, usable, PhiTt, norms, SweepCache(usable), threads)
     with limit_blas(1):
         converged = converge(run, basis, opts, sweeps=False)  # the pool first ...
         for _ in range(opts.restarts if (opts.update_beta and converged) else 0):
-            if not escape(run, basis, opts):
+            before = run.value
+            if not escape(run, basis, opts) or run.value - before < opts.restart_gain:
                 break
         if converged:
             converged = converge(run, basis, opts)  # ... then the whole basis, by sweeps

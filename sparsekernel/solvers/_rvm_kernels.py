@@ -1,9 +1,12 @@
-"""Compiled loops of the fast RVM step (numba): the choice of the next single-alpha step.
+"""Compiled loops of the fast RVM (numba): the choice of the next single-alpha step and its update.
 
-Each runs once per step of Algorithm 7.2 over the P pool members or the M
-included functions; as numpy expressions they are a dozen array passes and
-temporaries, here one loop. The maths is that of ``_rvm_fast.best_step``
-with a flat hyperprior; the numpy path remains for Gamma hyperpriors.
+Each runs once per step of Algorithm 7.2 over the tier (the pool members
+whose S, Q the steps keep, see ``_rvm_fast``) or the M included functions; as
+numpy expressions they would be a dozen array passes and temporaries, here
+one loop each. ``pool_steps`` runs the steps themselves until one needs the
+caller (a beta re-estimation, a refresh, more room). The maths is that of
+``_rvm_fast.best_step`` and ``_rvm_fast.apply_step`` with a flat
+hyperprior; the numpy path remains for Gamma hyperpriors.
 """
 
 from __future__ import annotations
@@ -13,23 +16,26 @@ import math
 import numpy as np
 from numba import njit
 
+LOG_2PI = math.log(2.0 * math.pi)
+
 __all__ = [
     "add_function", "aligned", "best_excluded_flat", "best_included_flat", "beta_would_move", "drop_function",
-    "gemv_columns", "mackay_beta", "moves_beta", "pool_steps", "shift",
+    "gemv_columns", "mackay_beta", "moves_beta", "pool_steps", "posterior_factor", "shift",
 ]
 
 
 @njit(cache=True)
-def best_excluded_flat(S, Q, norms, blocked, included, beta, span_tol, alpha_max):  # pragma: no cover
+def best_excluded_flat(S, Q, norms, blocked, included, rows, beta, span_tol, alpha_max):  # pragma: no cover
     """The excluded member of largest x = Q_j^2 / S_j > 1 (gain (x - 1 - ln x)/2, Result 7.18(c)).
 
-    Skipped: included members, ``blocked`` ones (copies of an included
+    Looked at: the pool members ``rows`` (the tier). Skipped: included members, ``blocked`` ones (copies of an included
     function), those numerically in the included span (S_j <= span_tol beta
     ||phi_j||^2) and those whose alpha = S_j / (x - 1) (7.101) exceeds
     alpha_max. Returns (j, x), j = -1 when there is none.
     """
     best, best_x = -1, 1.0
-    for j in range(S.shape[0]):
+    for r in range(rows.shape[0]):
+        j = rows[r]
         if included[j] or blocked[j]:
             continue
         s = S[j]
@@ -57,13 +63,16 @@ def best_included_flat(alpha, Sigma, m, alpha_max):  # pragma: no cover
         a = alpha[k]
         s = 1.0 / d - a
         q = m[k] / d
-        lam_old = 0.5 * (math.log(a * d) + q * q * d)  # (7.97): a/(a+s) = a d, a + s = 1/d
-        new, gain = math.inf, -lam_old
+        # lambda(alpha_k) = (ln(a d) + q^2 d)/2 (7.97), as a/(a+s) = a d and a + s = 1/d;
+        # lambda(alpha*) = (x - 1 - ln x)/2; the two logarithms are taken as one.
+        qqd = q * q * d
+        new = math.inf
         x = q * q / s if s > 0.0 else -1.0
-        if x > 1.0:
-            candidate = s / (x - 1.0)
-            if candidate <= alpha_max:
-                new, gain = candidate, 0.5 * (x - 1.0 - math.log(x)) - lam_old
+        if x > 1.0 and s / (x - 1.0) <= alpha_max:
+            new = s / (x - 1.0)
+            gain = 0.5 * (x - 1.0 - qqd - math.log(x * a * d))
+        else:
+            gain = -0.5 * (math.log(a * d) + qqd)
         if math.isfinite(gain) and gain > best_gain:
             best, best_alpha, best_gain = k, new, gain
     return best, best_alpha, best_gain
@@ -107,17 +116,18 @@ def gemv_columns(G, M, x, out):  # pragma: no cover
 
 
 @njit(cache=True)
-def shift(Sigma, m, G, S, Q, k, kappa, beta, work):  # pragma: no cover
+def shift(Sigma, m, T, rows, S, Q, k, kappa, beta, work):  # pragma: no cover
     """Sigma^-1 += (1/kappa - Sigma_kk)^-1 e_k e_k^T in place (Sherman-Morrison, gap 7.7).
 
     Sigma -= kappa s s^T, m -= kappa m_k s with s = Sigma e_k, and S, Q of the
-    pool by (7.106)-(7.107) after the update, from v = beta Phi_P^T Phi_a s
-    (G holds Phi_P^T Phi_a in its first M columns; ``work`` is a (P,) scratch).
+    tier (pool members ``rows``) by (7.106)-(7.107) after the update, from
+    v = beta Phi_T^T Phi_a s (T holds Phi_T^T Phi_a in its first M columns;
+    ``work`` is a scratch of the tier's size).
     """
     M = m.shape[0]
     sigma_k = Sigma[:, k].copy()
     m_k = m[k]
-    gemv_columns(G, M, sigma_k, work)
+    gemv_columns(T, M, sigma_k, work)
     for i in range(M):
         c = kappa * sigma_k[i]
         for j in range(M):
@@ -125,28 +135,31 @@ def shift(Sigma, m, G, S, Q, k, kappa, beta, work):  # pragma: no cover
     c = kappa * m_k
     for i in range(M):
         m[i] -= c * sigma_k[i]
-    for p in range(S.shape[0]):
-        v = beta * work[p]
+    for r in range(rows.shape[0]):
+        p = rows[r]
+        v = beta * work[r]
         Q[p] += c * v
         S[p] += kappa * (v * v)
 
 
 @njit(cache=True)
-def add_function(G, Sigma, m, S, Q, h, j, alpha_j, beta, work):  # pragma: no cover
+def add_function(G, T, rows, gram, Sigma, m, S, Q, j, alpha_j, beta, work):  # pragma: no cover
     """Include pool member j with alpha_j (Tipping and Faul, appendix; gap 7.7); returns (Sigma, m).
 
     With g = Phi_a^T phi_j (row j of G), Sigma_jj = 1/(alpha_j + S_j),
     z = beta Sigma g and m_j = Sigma_jj Q_j: the new covariance is
     [[Sigma + Sigma_jj z z^T, -Sigma_jj z], [-Sigma_jj z^T, Sigma_jj]], the new
-    mean [m - m_j z, m_j], and with u = beta Phi_P^T (phi_j - beta Phi_a z)
-    S -= Sigma_jj u^2, Q -= m_j u. ``h`` = Phi_P^T phi_j becomes column M of G.
+    mean [m - m_j z, m_j], and over the tier, with h = Phi_T^T phi_j and
+    u = beta (h - beta Phi_T^T Phi_a z), S -= Sigma_jj u^2, Q -= m_j u.
+    Column M of G becomes Phi_P^T phi_j (row j of the pool's Gram matrix)
+    and column M of T its tier rows.
     """
     M = m.shape[0]
     g = G[j, :M].copy()
     Sigma_jj = 1.0 / (alpha_j + S[j])
     z = beta * (Sigma @ g) if M else np.zeros(0)
     m_j = Sigma_jj * Q[j]
-    gemv_columns(G, M, z, work)
+    gemv_columns(T, M, z, work)
     new_Sigma = np.empty((M + 1, M + 1))
     new_m = np.empty(M + 1)
     for a in range(M):
@@ -158,19 +171,23 @@ def add_function(G, Sigma, m, S, Q, h, j, alpha_j, beta, work):  # pragma: no co
         new_m[a] = m[a] - m_j * z[a]
     new_Sigma[M, M] = Sigma_jj
     new_m[M] = m_j
-    for p in range(S.shape[0]):
-        u = beta * (h[p] - work[p])
+    for r in range(rows.shape[0]):
+        p = rows[r]
+        h = gram[j, p]
+        u = beta * (h - work[r])
         S[p] -= Sigma_jj * (u * u)
         Q[p] -= m_j * u
-        G[p, M] = h[p]
+        T[r, M] = h
+    for p in range(G.shape[0]):
+        G[p, M] = gram[j, p]
     return new_Sigma, new_m
 
 
 @njit(cache=True)
-def drop_function(G, Sigma, m, alpha, active, k):  # pragma: no cover
+def drop_function(G, T, Sigma, m, alpha, active, k):  # pragma: no cover
     """Remove included function k (after its ``shift`` to alpha = inf): the last one takes its place.
 
-    Column M-1 of G moves to column k, and likewise entry k of m, alpha,
+    Column M-1 of G and T moves to column k, and likewise entry k of m, alpha,
     active and row and column k of Sigma. Returns (Sigma, m, alpha, active) of size M - 1.
     """
     M = m.shape[0]
@@ -180,6 +197,8 @@ def drop_function(G, Sigma, m, alpha, active, k):  # pragma: no cover
         order[k] = last
         for p in range(G.shape[0]):
             G[p, k] = G[p, last]
+        for r in range(T.shape[0]):
+            T[r, k] = T[r, last]
     new_Sigma = np.empty((last, last))
     for a in range(last):
         for b in range(last):
@@ -212,7 +231,7 @@ def beta_would_move(tt, PhiTt, active, alpha, Sigma, m, beta, N, beta_tol, beta_
 
 
 @njit(cache=True)
-def pool_steps(G, Sigma, m, alpha, active, S, Q, gram, norms, blocked, included, PhiTt, tt, N, beta,
+def pool_steps(G, T, rows, Sigma, m, alpha, active, S, Q, gram, norms, blocked, included, PhiTt, tt, N, beta,
                value, tol, alpha_max, span_tol, align_max, beta_tol, beta_max, check_beta_from,
                iterations, max_iter, since_refresh, refresh_at, values, work):  # pragma: no cover
     """Steps of Algorithm 7.2 over the pool (flat prior) until one needs the caller.
@@ -237,21 +256,21 @@ def pool_steps(G, Sigma, m, alpha, active, S, Q, gram, norms, blocked, included,
         k, alpha_in, gain_in = -1, math.inf, -math.inf
         if M > 0:
             k, alpha_in, gain_in = best_included_flat(alpha, Sigma, m, alpha_max)
-        j, x = best_excluded_flat(S, Q, norms, blocked, included, beta, span_tol, alpha_max)
+        j, x = best_excluded_flat(S, Q, norms, blocked, included, rows, beta, span_tol, alpha_max)
         gain_out = 0.5 * (x - 1.0 - math.log(x)) if j >= 0 else -math.inf
         if k >= 0 and gain_in >= gain_out:
             if not gain_in > tol:
                 break
             gain = gain_in
             if math.isinf(alpha_in):  # delete
-                shift(Sigma, m, G, S, Q, k, 1.0 / Sigma[k, k], beta, work)
+                shift(Sigma, m, T, rows, S, Q, k, 1.0 / Sigma[k, k], beta, work)
                 blocked[:] = False
                 included[active[k]] = False
-                Sigma, m, alpha, active = drop_function(G, Sigma, m, alpha, active, k)
+                Sigma, m, alpha, active = drop_function(G, T, Sigma, m, alpha, active, k)
             else:  # re-estimate
                 delta = alpha_in - alpha[k]
                 if delta != 0.0:
-                    shift(Sigma, m, G, S, Q, k, 1.0 / (Sigma[k, k] + 1.0 / delta), beta, work)
+                    shift(Sigma, m, T, rows, S, Q, k, 1.0 / (Sigma[k, k] + 1.0 / delta), beta, work)
                 alpha[k] = alpha_in
         else:
             if j < 0 or not gain_out > tol:
@@ -264,7 +283,7 @@ def pool_steps(G, Sigma, m, alpha, active, S, Q, gram, norms, blocked, included,
                 break
             gain = gain_out
             alpha_j = S[j] / (x - 1.0)  # (7.101)
-            Sigma, m = add_function(G, Sigma, m, S, Q, gram[j], j, alpha_j, beta, work)
+            Sigma, m = add_function(G, T, rows, gram, Sigma, m, S, Q, j, alpha_j, beta, work)
             alpha = np.append(alpha, alpha_j)
             active = np.append(active, j)
             included[j] = True
@@ -280,3 +299,46 @@ def pool_steps(G, Sigma, m, alpha, active, S, Q, gram, norms, blocked, included,
             pending = 2
             break
     return steps, Sigma, m, alpha, active, since_refresh, pending
+
+
+@njit(cache=True)
+def posterior_factor(G, active, alpha, beta, PhiTt, tt, N):  # pragma: no cover
+    """Result 7.12 over the included functions by one Cholesky factorisation; the evidence (*).
+
+    Sigma^-1 = A + beta Phi_a^T Phi_a = L L^T (7.83) with Phi_a^T Phi_a the
+    rows ``active`` of G; m = beta Sigma Phi_a^T t (7.82) by two triangular
+    solves; ln p = (N ln beta - N ln 2pi + sum ln alpha + ln|Sigma|
+    - beta t^T t + beta m^T Phi_a^T t) / 2, the (*) form of Result 7.13 with
+    beta E_D + m^T A m = beta (t^T t - m^T Phi_a^T t). Returns (L, m, value);
+    raises numpy's LinAlgError when Sigma^-1 is not numerically positive definite.
+    """
+    M = active.shape[0]
+    H = np.empty((M, M))
+    b = np.empty(M)
+    for i in range(M):
+        b[i] = PhiTt[active[i]]
+        for j in range(M):
+            H[i, j] = beta * G[active[i], j]
+        H[i, i] += alpha[i]
+    L = np.linalg.cholesky(H)
+    y = np.empty(M)
+    for i in range(M):  # L y = b
+        acc = b[i]
+        for j in range(i):
+            acc -= L[i, j] * y[j]
+        y[i] = acc / L[i, i]
+    m = np.empty(M)
+    for i in range(M - 1, -1, -1):  # L^T m = y
+        acc = y[i]
+        for j in range(i + 1, M):
+            acc -= L[j, i] * m[j]
+        m[i] = acc / L[i, i]
+    fit, log_det, log_alpha = 0.0, 0.0, 0.0
+    for i in range(M):
+        m[i] *= beta
+        fit += m[i] * b[i]
+        log_det += math.log(L[i, i])
+        log_alpha += math.log(alpha[i])
+    value = 0.5 * (N * math.log(beta) - N * LOG_2PI + log_alpha - 2.0 * log_det
+                   - beta * (tt - fit))
+    return L, m, value

@@ -35,6 +35,7 @@ __all__ = [
     "FLAT",
     "Posterior",
     "precision_factor",
+    "not_positive_definite",
     "covariance_from_factor",
     "posterior",
     "gamma_of",
@@ -116,12 +117,17 @@ def precision_factor(H: Array) -> Array:
     try:
         return scipy.linalg.cholesky(H, lower=False, check_finite=False)
     except np.linalg.LinAlgError as exc:
-        raise SolverError(
-            f"the posterior precision ({H.shape[0]} x {H.shape[0]}) is not numerically positive "
-            "definite; lower alpha_max or raise noise_floor",
-            status="cholesky",
-            solver="rvm",
-        ) from exc
+        raise not_positive_definite(H.shape[0]) from exc
+
+
+def not_positive_definite(M: int) -> SolverError:
+    """The error for a posterior precision (M x M) that Cholesky cannot factor."""
+    return SolverError(
+        f"the posterior precision ({M} x {M}) is not numerically positive definite; "
+        "lower alpha_max or raise noise_floor",
+        status="cholesky",
+        solver="rvm",
+    )
 
 
 def covariance_from_factor(R: Array) -> Array:

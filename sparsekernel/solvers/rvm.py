@@ -436,8 +436,9 @@ def rvm_regression(
     restarts : int
         Fast method: attempts to leave a local maximum where the noise
         estimate is too high (beta doubled and held while the alpha steps
-        converge, then released; kept only if the evidence rises). 0 gives
-        the plain Algorithm 7.2.
+        converge, then released; kept only if the evidence rises). Escapes
+        stop at the first one that raises the log evidence by less than
+        1 nat. 0 gives the plain Algorithm 7.2.
 
     Returns
     -------
