@@ -93,10 +93,13 @@ from ._rvm_kernels import (
     best_included_flat,
     beta_would_move,
     drop_function,
+    factors_over_rows,
+    gather_rows,
     moves_beta,
     pool_steps,
     posterior_factor,
     shift,
+    tier_rows,
 )
 from ..errors import SolverError
 from .rvm_design import Design
@@ -231,14 +234,10 @@ class _State:
         if P <= M + 2 * self.tier_size:
             self.rows, self.tier = np.arange(P), self.buffer
         else:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                x = np.where(self.S > self.span_tol * self.beta * self.pool.norms, self.Q**2 / self.S, -np.inf)
-            x[self.included | self.blocked] = -np.inf
-            extra = min(max(self.tier_size, int(np.count_nonzero(x > 1.0))), P)
-            best = np.argpartition(-x, extra - 1)[:extra]
-            self.rows = np.sort(np.concatenate([self.active, best[np.isfinite(x[best])]]))
-            self.tier = np.zeros((self.rows.size, self.buffer.shape[1]), order="F")
-            self.tier[:, :M] = self.buffer[self.rows, :M]
+            self.rows = tier_rows(self.S, self.Q, self.pool.norms, self.included, self.blocked, self.active,
+                                  self.beta, self.span_tol, self.tier_size)
+            self.tier = np.empty((self.rows.size, self.buffer.shape[1]), order="F")
+            gather_rows(self.buffer, self.rows, M, self.tier)
         self.work = np.empty(self.rows.size)
 
     @property
@@ -306,14 +305,10 @@ def _adopt(state: _State, factor: _Factor, whole: bool) -> float:
     beta, pool = factor.beta, state.pool
     state.beta, state.m = beta, factor.m
     state.Sigma = factor.L_inv.T @ factor.L_inv
-    rows = slice(None) if whole else state.rows
+    rows = np.arange(pool.index.size) if whole else state.rows
     G = state.G if whole else state.tier[:, : state.active.size]
-    S, Q = beta * pool.norms[rows], beta * pool.PhiTt[rows]
-    if state.active.size:
-        W = scipy.linalg.blas.dtrmm(1.0, factor.L_inv, G, side=1, lower=1, trans_a=1)  # G L^-T
-        S -= beta**2 * np.einsum("ij,ij->i", W, W)  # (7.107)
-        Q -= beta * (G @ factor.m)  # (7.106), beta Sigma Phi_a^T t = m
-    state.S[rows], state.Q[rows] = S, Q
+    W = scipy.linalg.blas.dtrmm(1.0, factor.L_inv, G, side=1, lower=1, trans_a=1) if state.active.size else G
+    factors_over_rows(W, G, factor.m, pool.norms, pool.PhiTt, rows, beta, state.S, state.Q)  # (7.106)-(7.107)
     if whole:
         state.select_tier()
     return factor.value

@@ -20,7 +20,8 @@ LOG_2PI = math.log(2.0 * math.pi)
 
 __all__ = [
     "add_function", "aligned", "best_excluded_flat", "best_included_flat", "beta_would_move", "drop_function",
-    "gemv_columns", "mackay_beta", "moves_beta", "pool_steps", "posterior_factor", "shift",
+    "factors_over_rows", "gather_rows", "gemv_columns", "mackay_beta", "moves_beta", "pool_steps",
+    "posterior_factor", "shift", "tier_rows",
 ]
 
 
@@ -342,3 +343,60 @@ def posterior_factor(G, active, alpha, beta, PhiTt, tt, N):  # pragma: no cover
     value = 0.5 * (N * math.log(beta) - N * LOG_2PI + log_alpha - 2.0 * log_det
                    - beta * (tt - fit))
     return L, m, value
+
+
+@njit(cache=True)
+def factors_over_rows(W, G, m, norms, PhiTt, rows, beta, S, Q):  # pragma: no cover
+    """S_p, Q_p (7.106)-(7.107) of the pool members ``rows`` from W = G L^-T, in place.
+
+    Row r of W and G belongs to member rows[r]: S = beta ||phi||^2 - beta^2 ||w_r||^2
+    (phi^T Sigma phi = ||L^-1 g||^2) and Q = beta phi^T t - beta g_r^T m.
+    """
+    n, M = W.shape
+    ww = np.zeros(n)
+    gm = np.zeros(n)
+    for c in range(M):
+        mc = m[c]
+        for r in range(n):
+            w = W[r, c]
+            ww[r] += w * w
+            gm[r] += G[r, c] * mc
+    for r in range(n):
+        p = rows[r]
+        S[p] = beta * norms[p] - beta * beta * ww[r]
+        Q[p] = beta * PhiTt[p] - beta * gm[r]
+
+
+@njit(cache=True)
+def tier_rows(S, Q, norms, included, blocked, active, beta, span_tol, size):  # pragma: no cover
+    """The tier: the included members, every excluded one with x = Q^2 / S > 1 and the ``size``
+    best other excluded ones by x (those numerically in the included span and blocked copies left
+    out); sorted pool positions."""
+    P = S.shape[0]
+    x = np.full(P, -np.inf)
+    over = 0
+    for p in range(P):
+        if included[p] or blocked[p] or not S[p] > span_tol * beta * norms[p]:
+            continue
+        x[p] = Q[p] * Q[p] / S[p]
+        if x[p] > 1.0:
+            over += 1
+    order = np.argsort(-x, kind="mergesort")
+    extra = min(max(size, over), P)
+    chosen = np.empty(active.shape[0] + extra, dtype=np.intp)
+    chosen[: active.shape[0]] = active
+    n = active.shape[0]
+    for i in range(extra):
+        if not math.isfinite(x[order[i]]):
+            break
+        chosen[n] = order[i]
+        n += 1
+    return np.sort(chosen[:n])
+
+
+@njit(cache=True)
+def gather_rows(buffer, rows, M, out):  # pragma: no cover
+    """out[r, :M] = buffer[rows[r], :M] (both column-major)."""
+    for c in range(M):
+        for r in range(rows.shape[0]):
+            out[r, c] = buffer[rows[r], c]
