@@ -12,11 +12,14 @@ the factors S_i, Q_i (7.102)-(7.103) of a pool of candidates. Each step
      (q^2 <= s, included), each gain lambda(new) - lambda(old) (7.97),
   3. takes it and updates Sigma, m, S and Q by rank-one formulas (gap 7.7;
      Tipping and Faul, 2003, appendix): O(|T| M) per step over the tier T,
-  4. re-estimates beta (step 8) when the (7.88) value, cheap to get from the
-     updated m and Sigma, would move ln beta by more than ``beta_tol``: the
-     (7.88) value is kept if it does not lower the evidence, else the EM value
-     of gap 7.6 (which cannot); Sigma, m and S, Q over the tier are then
-     recomputed from its Cholesky factor.
+  4. re-estimates beta (step 8) instead, when that is worth more: the
+     (7.88) value, cheap to get from m and Sigma, would move ln beta by more
+     than ``beta_tol`` and the move's estimated gain exceeds the best alpha
+     step's times the relative cost of a beta step (``beta_step_due``; under
+     a Gamma hyperprior, after any alpha step that moves (7.88) by more than
+     ``beta_tol``). The (7.88) value is kept if it does not lower the
+     evidence, else the EM value of gap 7.6 (which cannot); Sigma, m and S, Q
+     over the tier are then recomputed from a Cholesky factor.
 
 The tier. S_i and Q_i matter only for the functions a step may add, and most
 excluded functions are far from it (x = q^2/s well below 1). So the steps
@@ -91,7 +94,7 @@ from ._rvm_kernels import (
     aligned,
     best_excluded_flat,
     best_included_flat,
-    beta_would_move,
+    beta_step_due,
     drop_function,
     factors_over_rows,
     gather_rows,
@@ -131,13 +134,14 @@ class FastOptions:
     alpha_max: float
     beta_max: float
     pool_size: int
-    beta_tol: float  # re-estimate beta when (7.88) would move ln beta by more than this
+    beta_tol: float  # beta is re-estimated only when (7.88) would move ln beta by more than this
     sweep_tol: float = 0.0  # an outside function re-enters the pool when it gains more than this
     restarts: int = 5  # escape attempts from a local maximum (0: plain Algorithm 7.2)
     restart_factor: float = 2.0  # beta is multiplied by this at an escape attempt
     restart_gain: float = 1.0  # another escape is tried only after one that gained this many nats
     refresh_every: int = 25  # fresh factorisation after max(refresh_every, M) rank-one steps
     beta_start: int = 10  # no beta re-estimation in the first steps (Tipping and Faul's convention)
+    beta_cost: float = 0.5  # a beta step costs about beta_cost M alpha steps (see ``beta_step_due``)
     prior: Hyperprior = FLAT
     update_beta: bool = True
     span_tol: float = 1e-6  # S_i <= span_tol beta ||phi_i||^2: phi_i numerically in the active span
@@ -356,12 +360,25 @@ def update_beta(state: _State, opts: FastOptions, value: float, whole: bool = Fa
 
 
 def beta_moved(state: _State, opts: FastOptions) -> bool:
-    """Whether (7.88), cheap from the updated Sigma and m, would move ln beta by more than beta_tol."""
-    if opts.prior.flat:
-        return bool(beta_would_move(state.tt, state.pool.PhiTt, state.active, state.alpha, state.Sigma,
-                                    state.m, state.beta, state.N, opts.beta_tol, opts.beta_max))
+    """Whether (7.88) with the hyperprior, cheap from the updated Sigma and m, would move ln beta by more
+    than beta_tol (the Gamma-hyperprior rule for step 8)."""
     mackay, _ = beta_proposals(state, opts.prior)
     return bool(moves_beta(mackay, state.beta, opts.beta_tol, opts.beta_max))
+
+
+def beta_due(run: "_Run", opts: FastOptions, best_gain: float) -> bool:
+    """Whether step 8 (beta) comes before the next alpha step, of gain ``best_gain`` (flat prior).
+
+    Not right after a beta step, nor in the first ``beta_start`` steps; then
+    ``beta_step_due``: when (7.88) would move ln beta by more than beta_tol
+    and the move's estimated gain outweighs the alpha step's by the relative
+    cost of a beta step.
+    """
+    state = run.state
+    if not opts.update_beta or run.beta_fresh or run.iterations < opts.beta_start:
+        return False
+    return bool(beta_step_due(state.tt, state.pool.PhiTt, state.active, state.alpha, state.Sigma, state.m,
+                              state.beta, state.N, opts.beta_tol, opts.beta_max, opts.beta_cost, best_gain))
 
 
 @dataclass(frozen=True)
@@ -603,6 +620,7 @@ class _Run:
     iterations: int = 0
     sweeps: int = 0
     since_refresh: int = 0
+    beta_fresh: bool = False  # beta was re-estimated and no alpha step taken since
 
     def record(self, value: float) -> None:
         self.value = value
@@ -624,13 +642,18 @@ def _aligned(state: _State, j: int, opts: FastOptions) -> bool:
 def pool_step(run: _Run, opts: FastOptions) -> bool:
     """One step of Algorithm 7.2 over the pool; False when no step gains more than ``tol``.
 
-    With a flat prior the steps are taken by the compiled ``pool_steps``, which
-    makes the same choices and updates as the Python step below.
+    A step is one alpha move (steps 5-7) or, before it, the beta
+    re-estimation (step 8) when that is due. With a flat prior the steps are
+    taken by the compiled ``pool_steps``, which makes the same choices and
+    updates as the Python step below.
     """
     state = run.state
     if opts.prior.flat and compiled_steps(run, opts):
         return True
     step = best_step(state, opts)
+    if opts.prior.flat and beta_due(run, opts, step.gain):
+        _beta_step(run, opts)
+        return True
     if step.gain <= opts.tol:
         return False
     if _aligned(state, step.position, opts):
@@ -640,44 +663,53 @@ def pool_step(run: _Run, opts: FastOptions) -> bool:
     apply_step(state, step)  # steps 5-7 of Algorithm 7.2
     value = run.value + step.gain
     run.since_refresh += 1
-    if opts.update_beta and run.iterations >= opts.beta_start and beta_moved(state, opts):  # step 8
-        value = update_beta(state, opts, value)  # over the tier: the refresh stays due
+    run.beta_fresh = False
+    if (not opts.prior.flat and opts.update_beta and run.iterations >= opts.beta_start
+            and beta_moved(state, opts)):  # step 8 under a hyperprior: after a step that moves (7.88)
+        value = update_beta(state, opts, value)
     elif run.since_refresh >= max(opts.refresh_every, state.active.size):
         value, run.since_refresh = refresh(state), 0
     run.record(value)
     return True
 
 
-def compiled_steps(run: _Run, opts: FastOptions) -> bool:
-    """Steps in compiled code until one needs Python; False if none was taken and none can be.
+def _beta_step(run: _Run, opts: FastOptions) -> None:
+    """Step 8: re-estimate beta (over the tier; the whole-pool refresh stays due)."""
+    run.iterations += 1
+    run.record(update_beta(run.state, opts, run.value))
+    run.beta_fresh = True
 
-    After the last one, the beta re-estimation or the refresh it calls for is
-    done here, as in ``pool_step``, or the buffer of G grows; the log evidence
-    of every step is recorded.
+
+def compiled_steps(run: _Run, opts: FastOptions) -> bool:
+    """Steps in compiled code until one needs Python; False if none was taken and none is due.
+
+    Then the beta step or the refresh the loop stopped for is done here, as
+    in ``pool_step``, or the buffer of G grows; the log evidence of every step
+    is recorded.
     """
     state = run.state
     values = np.empty(STEP_BLOCK)
     check_beta_from = opts.beta_start if opts.update_beta else opts.max_iter + 1
     steps, state.Sigma, state.m, state.alpha, state.active, since_refresh, pending = pool_steps(
         state.buffer, state.tier, state.rows, np.ascontiguousarray(state.Sigma), state.m, state.alpha,
-        state.active, state.S, state.Q, state.pool.gram, state.pool.norms, state.blocked, state.included, state.pool.PhiTt, state.tt, state.N,
-        state.beta, run.value, opts.tol, opts.alpha_max, opts.span_tol, opts.align_max, opts.beta_tol,
-        opts.beta_max, check_beta_from, run.iterations, opts.max_iter, run.since_refresh, opts.refresh_every,
-        values, state.work)
-    if pending == 3:
-        state.reserve(state.active.size + 1)
-    if steps == 0:
-        return pending == 3
-    run.iterations += steps
-    run.since_refresh = since_refresh
-    run.history.extend(values[: steps - 1].tolist())
-    value = float(values[steps - 1])
-    if pending == 1:  # step 8: (7.88) would move beta
-        value = update_beta(state, opts, value)  # over the tier: the refresh stays due
+        state.active, state.S, state.Q, state.pool.gram, state.pool.norms, state.blocked, state.included,
+        state.pool.PhiTt, state.tt, state.N, state.beta, run.value, opts.tol, opts.alpha_max, opts.span_tol,
+        opts.align_max, opts.beta_tol, opts.beta_max, opts.beta_cost, check_beta_from, not run.beta_fresh,
+        run.iterations, opts.max_iter, run.since_refresh, opts.refresh_every, values, state.work)
+    if steps:
+        run.iterations += steps
+        run.since_refresh = since_refresh
+        run.history.extend(values[:steps].tolist())
+        run.value = float(values[steps - 1])
+        run.beta_fresh = False
+    if pending == 1:
+        _beta_step(run, opts)
     elif pending == 2:
-        value, run.since_refresh = refresh(state), 0
-    run.record(value)
-    return True
+        run.value, run.since_refresh = refresh(state), 0
+        run.history[-1] = run.value
+    elif pending == 3:
+        state.reserve(state.active.size + 1)
+    return steps > 0 or pending in (1, 3)
 
 
 def settle(run: _Run, opts: FastOptions) -> bool:

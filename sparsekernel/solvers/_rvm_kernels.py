@@ -19,7 +19,7 @@ from numba import njit
 LOG_2PI = math.log(2.0 * math.pi)
 
 __all__ = [
-    "add_function", "aligned", "best_excluded_flat", "best_included_flat", "beta_would_move", "drop_function",
+    "add_function", "aligned", "best_excluded_flat", "best_included_flat", "beta_step_due", "drop_function",
     "factors_over_rows", "gather_rows", "gemv_columns", "mackay_beta", "moves_beta", "pool_steps",
     "posterior_factor", "shift", "tier_rows",
 ]
@@ -81,10 +81,10 @@ def best_included_flat(alpha, Sigma, m, alpha_max):  # pragma: no cover
 
 @njit(cache=True)
 def mackay_beta(tt, PhiTt, active, alpha, Sigma, m, beta, N):  # pragma: no cover
-    """(7.88) from the current posterior, in O(M).
+    """(7.88) from the current posterior, in O(M): returns (N - sum gamma, beta_new).
 
     ||t - Phi m||^2 = t^T t - m^T Phi_a^T t - m^T A m / beta (from (7.82)-(7.83)),
-    sum gamma = sum (1 - alpha_i Sigma_ii) (7.89). Returns inf for a perfect fit.
+    sum gamma = sum (1 - alpha_i Sigma_ii) (7.89); beta_new = inf for a perfect fit.
     """
     mb, mam, gamma = 0.0, 0.0, 0.0
     for k in range(alpha.shape[0]):
@@ -93,8 +93,8 @@ def mackay_beta(tt, PhiTt, active, alpha, Sigma, m, beta, N):  # pragma: no cove
         gamma += 1.0 - alpha[k] * Sigma[k, k]
     misfit = max(tt - mb - mam / beta, 0.0)
     if misfit <= 0.0:
-        return math.inf
-    return (N - gamma) / misfit
+        return N - gamma, math.inf
+    return N - gamma, (N - gamma) / misfit
 
 
 @njit(cache=True)
@@ -226,25 +226,39 @@ def moves_beta(proposal, beta, beta_tol, beta_max):  # pragma: no cover
 
 
 @njit(cache=True)
-def beta_would_move(tt, PhiTt, active, alpha, Sigma, m, beta, N, beta_tol, beta_max):  # pragma: no cover
-    """Whether (7.88) would move ln beta by more than beta_tol (flat prior)."""
-    return moves_beta(mackay_beta(tt, PhiTt, active, alpha, Sigma, m, beta, N), beta, beta_tol, beta_max)
+def beta_step_due(tt, PhiTt, active, alpha, Sigma, m, beta, N, beta_tol, beta_max, cost, best_gain):  # pragma: no cover
+    """Whether to re-estimate beta (step 8) before the next alpha step, whose gain is ``best_gain``.
+
+    At fixed alphas the log evidence is near its maximum over ln beta at the
+    (7.88) value, with curvature about -(N - sum gamma)/2, so moving there
+    gains about (N - sum gamma) delta^2 / 4, delta = ln(beta_new / beta). The
+    beta step is taken when delta exceeds beta_tol and that gain exceeds
+    ``cost`` M times the best alpha step's: a beta step refactorises the
+    posterior (O(M^3 + |T| M^2)), about M/2 alpha steps' work (O(|T| M) each)
+    for ``cost`` = 1/2. A proposal that is not a positive number is always due.
+    """
+    dof, target = mackay_beta(tt, PhiTt, active, alpha, Sigma, m, beta, N)
+    if not (math.isfinite(target) and target > 0.0):
+        return True
+    delta = math.log(min(target, beta_max) / beta)
+    return abs(delta) > beta_tol and 0.25 * dof * delta * delta > cost * alpha.shape[0] * best_gain
 
 
 @njit(cache=True)
 def pool_steps(G, T, rows, Sigma, m, alpha, active, S, Q, gram, norms, blocked, included, PhiTt, tt, N, beta,
-               value, tol, alpha_max, span_tol, align_max, beta_tol, beta_max, check_beta_from,
-               iterations, max_iter, since_refresh, refresh_at, values, work):  # pragma: no cover
+               value, tol, alpha_max, span_tol, align_max, beta_tol, beta_max, beta_cost, check_beta_from,
+               check_first, iterations, max_iter, since_refresh, refresh_at, values, work):  # pragma: no cover
     """Steps of Algorithm 7.2 over the pool (flat prior) until one needs the caller.
 
     The same choice, update and bookkeeping as ``_rvm_fast.pool_step``: the
     included function of largest gain (``best_included_flat``: re-estimate by
     (7.101) or delete) against the excluded one of largest gain
-    (``best_excluded_flat``: add), the included one winning ties; an addition
-    that copies an included column is blocked instead (``aligned``); the
-    rank-one updates ``shift``, ``add_function`` and ``drop_function``; then
-    whether (7.88) would move ln beta by more than beta_tol (from iteration
-    ``check_beta_from`` on) or a refresh is due. ``values[i]`` is the log
+    (``best_excluded_flat``: add), the included one winning ties, unless beta
+    is to be re-estimated first (``beta_step_due``, from iteration
+    ``check_beta_from`` on and, when ``check_first`` is False, not before the
+    first step); an addition that copies an included column is blocked
+    instead (``aligned``); the rank-one updates ``shift``, ``add_function``
+    and ``drop_function``; then whether a refresh is due. ``values[i]`` is the log
     evidence after step i. Returns (steps, Sigma, m, alpha, active,
     since_refresh, pending): pending 0 when no step gains more than tol (or
     ``values`` is full, or max_iter is reached), 1 when beta is to be
@@ -259,6 +273,10 @@ def pool_steps(G, T, rows, Sigma, m, alpha, active, S, Q, gram, norms, blocked, 
             k, alpha_in, gain_in = best_included_flat(alpha, Sigma, m, alpha_max)
         j, x = best_excluded_flat(S, Q, norms, blocked, included, rows, beta, span_tol, alpha_max)
         gain_out = 0.5 * (x - 1.0 - math.log(x)) if j >= 0 else -math.inf
+        if (steps > 0 or check_first) and iterations + steps >= check_beta_from and beta_step_due(
+                tt, PhiTt, active, alpha, Sigma, m, beta, N, beta_tol, beta_max, beta_cost, max(gain_in, gain_out)):
+            pending = 1
+            break
         if k >= 0 and gain_in >= gain_out:
             if not gain_in > tol:
                 break
@@ -292,10 +310,6 @@ def pool_steps(G, T, rows, Sigma, m, alpha, active, S, Q, gram, norms, blocked, 
         values[steps] = value
         steps += 1
         since_refresh += 1
-        if iterations + steps >= check_beta_from and beta_would_move(
-                tt, PhiTt, active, alpha, Sigma, m, beta, N, beta_tol, beta_max):
-            pending = 1
-            break
         if since_refresh >= max(refresh_at, alpha.shape[0]):
             pending = 2
             break

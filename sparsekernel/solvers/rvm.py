@@ -421,11 +421,13 @@ def rvm_regression(
         Fast method: candidates whose Gram matrix is held in memory
         (pool_size^2 values); the whole basis when it has fewer functions.
     beta_tol : float
-        Fast method: after each step the (7.88) estimate of beta is computed
-        from the updated Sigma and m; when it would move ln beta by more than
-        ``beta_tol``, beta is re-estimated and Sigma, m, S, Q recomputed from a
-        Cholesky factor (rank-one updates in between). Also the convergence
-        tolerance on ln beta.
+        Fast method: before each step the (7.88) estimate of beta is computed
+        from Sigma and m; beta is re-estimated (and Sigma, m, S, Q recomputed
+        from a Cholesky factor; rank-one updates in between) only when that
+        estimate would move ln beta by more than ``beta_tol``, and then when
+        the move's estimated gain outweighs the best alpha step's by the
+        relative cost of a re-estimation. Also the convergence tolerance on
+        ln beta.
     sweep_tol : float or None
         Fast method with a pool smaller than the basis: after the pool
         converges, one pass over the whole basis computes the exact S_i, Q_i
