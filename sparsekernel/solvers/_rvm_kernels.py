@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def best_excluded_flat(S, Q, norms, blocked, included, rows, beta, span_tol, alpha_max):  # pragma: no cover
     """The excluded member of largest x = Q_j^2 / S_j > 1 (gain (x - 1 - ln x)/2, Result 7.18(c)).
 
@@ -48,7 +48,7 @@ def best_excluded_flat(S, Q, norms, blocked, included, rows, beta, span_tol, alp
     return best, best_x
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def best_included_flat(alpha, Sigma, m, alpha_max):  # pragma: no cover
     """The included function whose re-estimation or deletion gains most.
 
@@ -79,7 +79,7 @@ def best_included_flat(alpha, Sigma, m, alpha_max):  # pragma: no cover
     return best, best_alpha, best_gain
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def mackay_beta(tt, PhiTt, active, alpha, Sigma, m, beta, N):  # pragma: no cover
     """(7.88) from the current posterior, in O(M): returns (N - sum gamma, beta_new).
 
@@ -97,7 +97,7 @@ def mackay_beta(tt, PhiTt, active, alpha, Sigma, m, beta, N):  # pragma: no cove
     return N - gamma, (N - gamma) / misfit
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def gemv_columns(G, M, x, out):  # pragma: no cover
     """out = G[:, :M] x for a column-major buffer G (P, capacity): four columns per pass over out."""
     P = G.shape[0]
@@ -116,7 +116,7 @@ def gemv_columns(G, M, x, out):  # pragma: no cover
         c += 1
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def shift(Sigma, m, T, rows, S, Q, k, kappa, beta, work):  # pragma: no cover
     """Sigma^-1 += (1/kappa - Sigma_kk)^-1 e_k e_k^T in place (Sherman-Morrison, gap 7.7).
 
@@ -143,7 +143,7 @@ def shift(Sigma, m, T, rows, S, Q, k, kappa, beta, work):  # pragma: no cover
         S[p] += kappa * (v * v)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def add_function(G, T, rows, gram, Sigma, m, S, Q, j, alpha_j, beta, work):  # pragma: no cover
     """Include pool member j with alpha_j (Tipping and Faul, appendix; gap 7.7); returns (Sigma, m).
 
@@ -184,7 +184,7 @@ def add_function(G, T, rows, gram, Sigma, m, S, Q, j, alpha_j, beta, work):  # p
     return new_Sigma, new_m
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def drop_function(G, T, Sigma, m, alpha, active, k):  # pragma: no cover
     """Remove included function k (after its ``shift`` to alpha = inf): the last one takes its place.
 
@@ -207,7 +207,7 @@ def drop_function(G, T, Sigma, m, alpha, active, k):  # pragma: no cover
     return new_Sigma, m[order], alpha[order], active[order]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def aligned(G, M, j, norms, active, align_max):  # pragma: no cover
     """Whether pool member j is (nearly) parallel to an included column (cosine > align_max)."""
     for k in range(M):
@@ -216,7 +216,7 @@ def aligned(G, M, j, norms, active, align_max):  # pragma: no cover
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def moves_beta(proposal, beta, beta_tol, beta_max):  # pragma: no cover
     """Whether moving beta to ``proposal`` (capped at beta_max) changes ln beta by more than beta_tol;
     a proposal that is not a positive number always counts as a move."""
@@ -225,7 +225,7 @@ def moves_beta(proposal, beta, beta_tol, beta_max):  # pragma: no cover
     return abs(math.log(min(proposal, beta_max) / beta)) > beta_tol
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def beta_step_due(tt, PhiTt, active, alpha, Sigma, m, beta, N, beta_tol, beta_max, cost, best_gain):  # pragma: no cover
     """Whether to re-estimate beta (step 8) before the next alpha step, whose gain is ``best_gain``.
 
@@ -244,7 +244,7 @@ def beta_step_due(tt, PhiTt, active, alpha, Sigma, m, beta, N, beta_tol, beta_ma
     return abs(delta) > beta_tol and 0.25 * dof * delta * delta > cost * alpha.shape[0] * best_gain
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def pool_steps(G, T, rows, Sigma, m, alpha, active, S, Q, gram, norms, blocked, included, PhiTt, tt, N, beta,
                value, tol, alpha_max, span_tol, align_max, beta_tol, beta_max, beta_cost, check_beta_from,
                check_first, iterations, max_iter, since_refresh, refresh_at, values, work):  # pragma: no cover
@@ -316,7 +316,7 @@ def pool_steps(G, T, rows, Sigma, m, alpha, active, S, Q, gram, norms, blocked, 
     return steps, Sigma, m, alpha, active, since_refresh, pending
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def posterior_factor(G, active, alpha, beta, PhiTt, tt, N):  # pragma: no cover
     """Result 7.12 over the included functions by one Cholesky factorisation; the evidence (*).
 
@@ -359,7 +359,7 @@ def posterior_factor(G, active, alpha, beta, PhiTt, tt, N):  # pragma: no cover
     return L, m, value
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def factors_over_rows(W, G, m, norms, PhiTt, rows, beta, S, Q):  # pragma: no cover
     """S_p, Q_p (7.106)-(7.107) of the pool members ``rows`` from W = G L^-T, in place.
 
@@ -381,7 +381,7 @@ def factors_over_rows(W, G, m, norms, PhiTt, rows, beta, S, Q):  # pragma: no co
         Q[p] = beta * PhiTt[p] - beta * gm[r]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def tier_rows(S, Q, norms, included, blocked, active, beta, span_tol, size):  # pragma: no cover
     """The tier: the included members, every excluded one with x = Q^2 / S > 1 and the ``size``
     best other excluded ones by x (those numerically in the included span and blocked copies left
@@ -408,7 +408,7 @@ def tier_rows(S, Q, norms, included, blocked, active, beta, span_tol, size):  # 
     return np.sort(chosen[:n])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def gather_rows(buffer, rows, M, out):  # pragma: no cover
     """out[r, :M] = buffer[rows[r], :M] (both column-major)."""
     for c in range(M):

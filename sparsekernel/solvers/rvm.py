@@ -42,7 +42,7 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from threadpoolctl import threadpool_limits
+from .._threads import limit_blas
 
 from .._validation import check_matrix, check_param, check_real_targets, check_same_length, fail
 from ..errors import ConvergenceWarning, ValidationError
@@ -484,7 +484,7 @@ def rvm_regression(
             ConvergenceWarning,
             stacklevel=2,
         )
-    with threadpool_limits(limits=1, user_api="blas"):  # (R x R) matrices: one thread is fastest
+    with limit_blas(1):  # (R x R) matrices: one thread is fastest
         return _regression_result(problem, run, method, alpha_max)
 
 
@@ -550,7 +550,7 @@ def _run_iterative(problem: _Problem, opts: IterativeOptions) -> _RunResult:
     usable = problem.units.usable
     Phi_u = problem.design.columns(usable)
     threads = 1 if usable.size <= SMALL_BASIS else None  # small matrices: one BLAS thread
-    with threadpool_limits(limits=threads, user_api="blas"):
+    with limit_blas(threads):
         out = iterative_regression(Phi_u.T @ Phi_u, problem.PhiTt[usable], float(problem.t @ problem.t),
                                    problem.t.shape[0], problem.beta0, opts)
     return _RunResult(usable[out.active], out.alpha, out.beta, out.log_evidence, out.iterations,
@@ -694,7 +694,7 @@ def rvm_classification(
     opts = ClassOptions(
         method, tol, max_iter, alpha_max, ALPHA_INIT, max_newton, newton_tol, keep_if_empty=0 if bias else None
     )
-    with threadpool_limits(limits=1, user_api="blas"):  # matrices of size MK: one thread is fastest
+    with limit_blas(1):  # matrices of size MK: one thread is fastest
         out = classify(Phi_u, T, opts)
     if not out.converged:
         warnings.warn(
