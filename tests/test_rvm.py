@@ -692,16 +692,19 @@ def test_flat_hyperprior_equals_none():
     assert r1.log_evidence[-1] == r2.log_evidence[-1]
 
 
-def test_fast_with_hyperprior_sits_at_the_penalised_maximum():
-    """Under Gam(alpha | c, d) each kept alpha_i maximises lambda + (c - 1) ln alpha - d alpha."""
+@pytest.mark.parametrize("N, tier", [(60, None), (300, 10)])
+def test_fast_with_hyperprior_sits_at_the_penalised_maximum(monkeypatch, N, tier):
+    """Under Gam(alpha | c, d) each kept alpha_i maximises lambda + (c - 1) ln alpha - d alpha, also
+    when the steps run over a tier of the pool (N = 300)."""
+    sizes = _watch_tier(monkeypatch, tier) if tier is not None else []
     rng = np.random.default_rng(14)
-    X = rng.uniform(-2, 2, size=(60, 1))
-    t = np.sin(2 * X[:, 0]) + 0.2 * rng.normal(size=60)
+    X = rng.uniform(-2, 2, size=(N, 1))
+    t = np.sin(2 * X[:, 0]) + 0.2 * rng.normal(size=N)
     K = RBF(1.0)(X)
     prior = (1.0, 0.0, 1.5, 1e-3)
     r = rvm_regression(K, t, hyperprior=prior, tol=1e-9, beta_tol=1e-9, restarts=0)
-    Phi = np.column_stack([np.ones(60), K])
-    alpha = np.full(61, np.inf)
+    Phi = np.column_stack([np.ones(N), K])
+    alpha = np.full(N + 1, np.inf)
     kept = np.concatenate([[0] if r.bias_used else [], r.relevance + 1]).astype(int)
     alpha[kept] = r.alpha
     Ci = np.linalg.inv(dense_C(Phi, alpha, r.beta))
@@ -709,6 +712,8 @@ def test_fast_with_hyperprior_sits_at_the_penalised_maximum():
     s, q = sparsity_quality(S, Q, alpha)
     expected = alpha_star(s[kept], q[kept], Hyperprior(*prior))
     np.testing.assert_allclose(r.alpha, expected, rtol=1e-4)
+    if tier is not None:
+        assert min(sizes) < N + 1  # the steps ran over a tier, not the whole pool
 
 
 @pytest.mark.parametrize("delta", [0.05, -0.05, 0.2])

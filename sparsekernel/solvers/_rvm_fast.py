@@ -446,7 +446,9 @@ def _best_excluded(state: _State, opts: FastOptions) -> _Step:
             return NO_STEP
         gain = 0.5 * (x - 1.0 - math.log(x))  # Result 7.18(c)
         return _Step(position=int(j), alpha_new=float(S[j] / (x - 1.0)), gain=gain)  # (7.101)
-    out = ~state.included & ~state.blocked & (S > opts.span_tol * state.beta * state.pool.norms)
+    out = np.zeros(S.size, dtype=bool)
+    out[state.rows] = True  # the tier
+    out &= ~state.included & ~state.blocked & (S > opts.span_tol * state.beta * state.pool.norms)
     return _best_excluded_general(state, out, opts)
 
 
