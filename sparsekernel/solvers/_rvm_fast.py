@@ -245,11 +245,6 @@ class _State:
         self.work = np.empty(self.rows.size)
 
     @property
-    def G_aa(self) -> Array:
-        """Phi_a^T Phi_a, (M, M)."""
-        return self.G[self.active]
-
-    @property
     def b_a(self) -> Array:
         """Phi_a^T t, (M,)."""
         return self.pool.PhiTt[self.active]
