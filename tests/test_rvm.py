@@ -36,7 +36,7 @@ from sparsekernel.solvers.rvm import (
     rvm_classification,
     rvm_regression,
 )
-from sparsekernel.solvers.rvm_design import KernelDesign
+from sparsekernel.solvers.rvm_design import DenseDesign, KernelDesign, Scaled, WithBias, gram_matrix
 
 SINUSOID_GAMMA = 10.0
 RIPLEY_GAMMA = 0.45
@@ -399,6 +399,24 @@ def test_kernel_design_products_match_the_dense_matrix():
     PhiTt, norms = d.moments(t)
     np.testing.assert_allclose(PhiTt, K.T @ t, rtol=1e-10)
     np.testing.assert_allclose(norms, np.sum(K**2, axis=0), rtol=1e-10)
+
+
+@pytest.mark.parametrize("idx", [np.arange(31), np.arange(1, 31), np.array([0, 4, 9, 30]), np.array([5, 0, 2]),
+                                 np.array([7, 3, 12])])
+def test_gram_matrix_equals_the_product_of_the_columns(idx):
+    """The shortcuts of ``gram_matrix`` (whole stored array, bordered bias row, rescaling) against
+    Phi[:, idx]^T Phi[:, idx] from the columns, for stored and kernel designs."""
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(40, 3))
+    K = RBF(0.7)(X)[:, :30]
+    scale = rng.uniform(0.5, 2.0, size=31)
+    designs = [Scaled(WithBias(DenseDesign(K)), scale), WithBias(DenseDesign(K)),
+               Scaled(WithBias(KernelDesign(RBF(0.7), X[:31])), scale)]
+    for design in designs:
+        C = design.columns(idx)
+        np.testing.assert_allclose(gram_matrix(design, idx), C.T @ C, rtol=1e-12, atol=1e-12)
+    inner = np.arange(30) if idx.size == 31 else idx[idx < 30]
+    np.testing.assert_allclose(gram_matrix(DenseDesign(K), inner), K[:, inner].T @ K[:, inner], rtol=1e-12)
 
 
 # ---------------------------------------------------------------------------

@@ -105,7 +105,7 @@ from ._rvm_kernels import (
     tier_rows,
 )
 from ..errors import SolverError
-from .rvm_design import Design
+from .rvm_design import Design, gram_matrix
 
 __all__ = ["FastOptions", "FastOutcome", "fast_regression"]
 
@@ -510,10 +510,10 @@ def _pool_from(
 
 
 def _pool_gram(design: Design, index: Index, PhiTt: Array, norms: Array, old: _Pool | None) -> _Pool:
-    columns = design.columns(index)
     if old is None:
-        gram = columns.T @ columns  # numpy computes it as a symmetric rank-k update
+        gram = gram_matrix(design, index)
     else:
+        columns = design.columns(index)
         kept = np.isin(index, old.index)
         where = np.searchsorted(old.index, index[kept])
         gram = np.empty((index.size, index.size))

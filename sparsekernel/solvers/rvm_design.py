@@ -34,6 +34,7 @@ __all__ = [
     "WithBias",
     "Scaled",
     "as_design",
+    "gram_matrix",
     "estimator_kernel",
     "estimator_design",
 ]
@@ -219,6 +220,40 @@ def as_design(Phi: ArrayLike | Design) -> Design:
     if isinstance(Phi, Design) and not isinstance(Phi, np.ndarray):
         return Phi
     return DenseDesign(np.asarray(Phi, dtype=np.float64))
+
+
+def gram_matrix(design: Design, idx: Index) -> Array:
+    """Phi[:, idx]^T Phi[:, idx], shape (len(idx), len(idx)), without copying Phi where it can.
+
+    Through ``Scaled`` and ``WithBias`` the product is that of the inner
+    design, rescaled (D G D) and bordered by the bias row (N and the column
+    sums); a stored design whose columns are all asked for in order gives
+    Phi^T Phi straight from the array (one symmetric rank-k update). Any
+    other design: the product of its ``columns``.
+    """
+    idx = np.asarray(idx, dtype=np.intp)
+    if isinstance(design, Scaled):
+        G = gram_matrix(design.inner, idx)
+        s = design.scale[idx]
+        G *= s[:, None]
+        G *= s[None, :]
+        return G
+    if isinstance(design, WithBias) and idx.size and np.all(idx[1:] != 0):
+        if idx[0] != 0:
+            return gram_matrix(design.inner, idx - 1)
+        inner = idx[1:] - 1
+        G = np.empty((idx.size, idx.size))
+        G[1:, 1:] = gram_matrix(design.inner, inner)
+        G[0, 0] = design.shape[0]  # phi_0^T phi_0 = N
+        G[0, 1:] = G[1:, 0] = design.inner.project(np.ones(design.shape[0]), inner)
+        return G
+    if isinstance(design, DenseDesign):
+        Phi = design.Phi
+        whole = idx.size == Phi.shape[1] and np.array_equal(idx, np.arange(idx.size))
+        C = Phi if whole else Phi[:, idx]
+        return C.T @ C  # numpy takes A^T A as a symmetric rank-k update
+    C = design.columns(idx)
+    return C.T @ C
 
 
 def estimator_kernel(
