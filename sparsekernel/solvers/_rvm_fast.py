@@ -23,8 +23,11 @@ the factors S_i, Q_i (7.102)-(7.103) of a pool of candidates. Each step
 
 The tier. S_i and Q_i matter only for the functions a step may add, and most
 excluded functions are far from it (x = q^2/s well below 1). So the steps
-update S, Q over a tier T of the pool: the included functions, every excluded
-one with x > 1 and the ``TIER_SIZE`` best others by x. Every
+update S, Q over a tier T of the pool: the ``TIER_SIZE`` excluded functions of
+largest x (every one with x > 1 when there are more). Included functions need
+no S, Q (their s, q come from Sigma and m), and a deleted one gets its exact
+S, Q from its s, q at the deletion (``excluded_factors``); it may be added
+again once a refresh has put it in the tier. Every
 max(refresh_every, M) steps, and before any convergence test, ``refresh``
 recomputes Sigma, m and S, Q of the whole pool from a fresh Cholesky factor
 (which also clears the rounding that rank-one updates accumulate) and
@@ -96,6 +99,7 @@ from ._rvm_kernels import (
     best_included_flat,
     beta_step_due,
     drop_function,
+    excluded_factors,
     factors_over_rows,
     gather_rows,
     moves_beta,
@@ -118,7 +122,7 @@ HOLD_TOL = 10.0
 STEP_BLOCK = 512
 #: Columns of the first Phi_P^T Phi_a buffer; it doubles when full.
 FIRST_CAPACITY = 64
-#: Excluded pool members kept in the tier besides those with x = q^2/s > 1 (see ``_State.select_tier``).
+#: Excluded pool members in the tier: the best by x = q^2/s (all with x > 1 when more; see ``_State.select_tier``).
 TIER_SIZE = 150
 
 Array = NDArray[np.float64]
@@ -225,11 +229,12 @@ class _State:
         self.tier = self.buffer if whole else _grown(self.tier, columns)
 
     def select_tier(self) -> None:
-        """The tier: the included functions and the excluded ones most likely to be added next.
+        """The tier: the excluded functions most likely to be added next.
 
         Run after S and Q of the whole pool are exact (``refresh``): the
         excluded members are ranked by x = Q^2 / S (Result 7.18: added when
-        x > 1); every one with x > 1 and the ``tier_size`` best others join.
+        x > 1) and the ``tier_size`` best join (every one with x > 1 when
+        there are more); on a small pool the tier is the whole pool.
         The steps update S and Q over the tier only, O(|T| M) each; the rest
         of the pool is brought up to date at the next refresh, which is due
         every max(refresh_every, M) steps and before any convergence test.
@@ -238,8 +243,8 @@ class _State:
         if P <= M + 2 * self.tier_size:
             self.rows, self.tier = np.arange(P), self.buffer
         else:
-            self.rows = tier_rows(self.S, self.Q, self.pool.norms, self.included, self.blocked, self.active,
-                                  self.beta, self.span_tol, self.tier_size)
+            self.rows = tier_rows(self.S, self.Q, self.pool.norms, self.included, self.blocked, self.beta,
+                                  self.span_tol, self.tier_size)
             self.tier = np.empty((self.rows.size, self.buffer.shape[1]), order="F")
             gather_rows(self.buffer, self.rows, M, self.tier)
         self.work = np.empty(self.rows.size)
@@ -485,6 +490,7 @@ def _reestimate(state: _State, k: int, alpha_new: float) -> None:
 
 
 def _delete(state: _State, k: int) -> None:
+    excluded_factors(state.S, state.Q, state.Sigma, state.m, state.alpha, state.active, k)
     _shift(state, k, 1.0 / state.Sigma[k, k])  # the limit Delta^-1 -> 0
     state.blocked[:] = False  # a blocked copy may be the better function now
     state.included[state.active[k]] = False

@@ -20,7 +20,7 @@ LOG_2PI = math.log(2.0 * math.pi)
 
 __all__ = [
     "add_function", "aligned", "best_excluded_flat", "best_included_flat", "beta_step_due", "drop_function",
-    "factors_over_rows", "gather_rows", "gemv_columns", "mackay_beta", "moves_beta", "pool_steps",
+    "excluded_factors", "factors_over_rows", "gather_rows", "gemv_columns", "mackay_beta", "moves_beta", "pool_steps",
     "posterior_factor", "shift", "tier_rows",
 ]
 
@@ -185,6 +185,20 @@ def add_function(G, T, rows, gram, Sigma, m, S, Q, j, alpha_j, beta, work):  # p
 
 
 @njit(cache=True, error_model="numpy")
+def excluded_factors(S, Q, Sigma, m, alpha, active, k):  # pragma: no cover
+    """S, Q of included function k as they will be once it is deleted: its s_k, q_k (7.104)-(7.105).
+
+    s_k = 1/Sigma_kk - alpha_k and q_k = m_k / Sigma_kk do not depend on
+    alpha_k, and at alpha_k = inf S_k = s_k, Q_k = q_k. The steps do not
+    update S, Q of included functions (the tier holds excluded ones only), so
+    a deletion sets them here, exactly.
+    """
+    p = active[k]
+    S[p] = 1.0 / Sigma[k, k] - alpha[k]
+    Q[p] = m[k] / Sigma[k, k]
+
+
+@njit(cache=True, error_model="numpy")
 def drop_function(G, T, Sigma, m, alpha, active, k):  # pragma: no cover
     """Remove included function k (after its ``shift`` to alpha = inf): the last one takes its place.
 
@@ -282,6 +296,7 @@ def pool_steps(G, T, rows, Sigma, m, alpha, active, S, Q, gram, norms, blocked, 
                 break
             gain = gain_in
             if math.isinf(alpha_in):  # delete
+                excluded_factors(S, Q, Sigma, m, alpha, active, k)
                 shift(Sigma, m, T, rows, S, Q, k, 1.0 / Sigma[k, k], beta, work)
                 blocked[:] = False
                 included[active[k]] = False
@@ -382,10 +397,10 @@ def factors_over_rows(W, G, m, norms, PhiTt, rows, beta, S, Q):  # pragma: no co
 
 
 @njit(cache=True, error_model="numpy")
-def tier_rows(S, Q, norms, included, blocked, active, beta, span_tol, size):  # pragma: no cover
-    """The tier: the included members, every excluded one with x = Q^2 / S > 1 and the ``size``
-    best other excluded ones by x (those numerically in the included span and blocked copies left
-    out); sorted pool positions."""
+def tier_rows(S, Q, norms, included, blocked, beta, span_tol, size):  # pragma: no cover
+    """The tier: the ``size`` excluded members of largest x = Q^2 / S, or every one with x > 1 when
+    there are more (those numerically in the included span and blocked copies left out); sorted
+    pool positions."""
     P = S.shape[0]
     x = np.full(P, -np.inf)
     over = 0
@@ -397,9 +412,8 @@ def tier_rows(S, Q, norms, included, blocked, active, beta, span_tol, size):  # 
             over += 1
     order = np.argsort(-x, kind="mergesort")
     extra = min(max(size, over), P)
-    chosen = np.empty(active.shape[0] + extra, dtype=np.intp)
-    chosen[: active.shape[0]] = active
-    n = active.shape[0]
+    chosen = np.empty(extra, dtype=np.intp)
+    n = 0
     for i in range(extra):
         if not math.isfinite(x[order[i]]):
             break
