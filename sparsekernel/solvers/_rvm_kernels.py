@@ -66,14 +66,22 @@ def best_included_flat(alpha, Sigma, m, alpha_max):  # pragma: no cover
         q = m[k] / d
         # lambda(alpha_k) = (ln(a d) + q^2 d)/2 (7.97), as a/(a+s) = a d and a + s = 1/d;
         # lambda(alpha*) = (x - 1 - ln x)/2; the two logarithms are taken as one.
+        # Each gain is first bounded above with ln y >= 1 - 1/y; the logarithm is taken only for a
+        # function whose bound beats the best gain so far (most of them do not).
         qqd = q * q * d
-        new = math.inf
         x = q * q / s if s > 0.0 else -1.0
         if x > 1.0 and s / (x - 1.0) <= alpha_max:
+            y = x * a * d
+            if 0.5 * (x - 2.0 - qqd + 1.0 / y) <= best_gain:
+                continue
             new = s / (x - 1.0)
-            gain = 0.5 * (x - 1.0 - qqd - math.log(x * a * d))
+            gain = 0.5 * (x - 1.0 - qqd - math.log(y))
         else:
-            gain = -0.5 * (math.log(a * d) + qqd)
+            y = a * d
+            if -0.5 * (qqd + 1.0 - 1.0 / y) <= best_gain:
+                continue
+            new = math.inf
+            gain = -0.5 * (math.log(y) + qqd)
         if math.isfinite(gain) and gain > best_gain:
             best, best_alpha, best_gain = k, new, gain
     return best, best_alpha, best_gain
