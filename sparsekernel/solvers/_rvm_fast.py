@@ -27,13 +27,13 @@ update S, Q over a tier T of the pool: the ``TIER_SIZE`` excluded functions of
 largest x (every one with x > 1 when there are more). Included functions need
 no S, Q (their s, q come from Sigma and m), and a deleted one gets its exact
 S, Q from its s, q at the deletion (``excluded_factors``); it may be added
-again once a refresh has put it in the tier. Every
-max(refresh_every, M) steps, and before any convergence test, ``refresh``
-recomputes Sigma, m and S, Q of the whole pool from a fresh Cholesky factor
-(which also clears the rounding that rank-one updates accumulate) and
-chooses the tier again. A result is therefore checked against every function
-of the pool, as without a tier; the tier only decides which functions the
-steps look at between refreshes.
+again once the tier is chosen again. Every max(refresh_every, M) steps
+``reselect`` recomputes S, Q of the whole pool from the current Sigma and m
+and chooses the tier again; before any convergence test (and at every beta
+step) ``refresh`` recomputes Sigma, m and S, Q from a fresh Cholesky factor,
+which also clears the rounding that rank-one updates accumulate. A result
+is therefore checked against every function of the pool, as without a tier;
+the tier only decides which functions the steps look at in between.
 
 As each alpha step maximises the evidence exactly in one coordinate and each
 beta step is checked, the log evidence never decreases. The run stops when no
@@ -316,6 +316,26 @@ def _adopt(state: _State, factor: _Factor, whole: bool) -> float:
     if whole:
         state.select_tier()
     return factor.value
+
+
+def reselect(state: _State) -> bool:
+    """S, Q of the whole pool from the current Sigma and m, and the tier chosen again; False if Sigma
+    is not numerically positive definite (then nothing is changed).
+
+    No refactorisation of Sigma^-1: with the Cholesky factor Sigma = R R^T
+    (O(M^3 / 3)) and W = Phi_P^T Phi_a R (a triangular multiply),
+    S_i = beta ||phi_i||^2 - beta^2 ||w_i||^2 and Q_i = beta phi_i^T t - beta g_i^T m (7.106)-(7.107).
+    """
+    if state.active.size == 0:
+        return False
+    R, info = scipy.linalg.lapack.dpotrf(state.Sigma, lower=1, clean=1)
+    if info != 0:
+        return False
+    W = scipy.linalg.blas.dtrmm(1.0, R, state.G, side=1, lower=1)
+    factors_over_rows(W, state.G, state.m, state.pool.norms, state.pool.PhiTt, np.arange(state.pool.index.size),
+                      state.beta, state.S, state.Q)
+    state.select_tier()
+    return True
 
 
 def refresh(state: _State) -> float:
@@ -667,13 +687,25 @@ def pool_step(run: _Run, opts: FastOptions) -> bool:
     value = run.value + step.gain
     run.since_refresh += 1
     run.beta_fresh = False
-    if (not opts.prior.flat and opts.update_beta and run.iterations >= opts.beta_start
-            and beta_moved(state, opts)):  # step 8 under a hyperprior: after a step that moves (7.88)
-        value = update_beta(state, opts, value)
-    elif run.since_refresh >= max(opts.refresh_every, state.active.size):
-        value, run.since_refresh = refresh(state), 0
-    run.record(value)
+    beta_now = (not opts.prior.flat and opts.update_beta and run.iterations >= opts.beta_start
+                and beta_moved(state, opts))  # step 8 under a hyperprior: after a step that moves (7.88)
+    run.record(update_beta(state, opts, value) if beta_now else value)
+    if not beta_now and run.since_refresh >= max(opts.refresh_every, state.active.size):
+        _periodic_refresh(run)
     return True
+
+
+def _periodic_refresh(run: _Run) -> None:
+    """The refresh due every max(refresh_every, M) steps: S, Q of the whole pool and a new tier.
+
+    From the current Sigma and m (``reselect``); a fresh factorisation only
+    when Sigma is no longer numerically positive definite. Fresh factors come
+    with every beta step and before every convergence test.
+    """
+    run.since_refresh = 0
+    if not reselect(run.state):
+        run.value = refresh(run.state)
+        run.history[-1] = run.value
 
 
 def _beta_step(run: _Run, opts: FastOptions) -> None:
@@ -708,8 +740,7 @@ def compiled_steps(run: _Run, opts: FastOptions) -> bool:
     if pending == 1:
         _beta_step(run, opts)
     elif pending == 2:
-        run.value, run.since_refresh = refresh(state), 0
-        run.history[-1] = run.value
+        _periodic_refresh(run)
     elif pending == 3:
         state.reserve(state.active.size + 1)
     return steps > 0 or pending in (1, 3)
