@@ -29,9 +29,10 @@ no S, Q (their s, q come from Sigma and m), and a deleted one gets its exact
 S, Q from its s, q at the deletion (``excluded_factors``); it may be added
 again once the tier is chosen again. Every max(refresh_every, M) steps
 ``reselect`` recomputes S, Q of the whole pool from the current Sigma and m
-and chooses the tier again; before any convergence test (and at every beta
-step) ``refresh`` recomputes Sigma, m and S, Q from a fresh Cholesky factor,
-which also clears the rounding that rank-one updates accumulate. A result
+and chooses the tier again; before any convergence test ``refresh``
+recomputes Sigma, m and S, Q from a fresh Cholesky factor (as a beta step
+does over the tier), which also clears the rounding that rank-one updates
+accumulate. A result
 is therefore checked against every function of the pool, as without a tier;
 the tier only decides which functions the steps look at in between.
 
