@@ -107,6 +107,7 @@ from ._rvm_kernels import (
     pool_steps,
     posterior_factor,
     shift,
+    symmetrize,
     tier_rows,
 )
 from ..errors import SolverError
@@ -496,10 +497,13 @@ def apply_step(state: _State, step: _Step) -> None:
         _delete(state, int(where[0]))
     else:
         _reestimate(state, int(where[0]), step.alpha_new)
+    symmetrize(state.Sigma)  # the compiled updates keep its lower triangle
 
 
 def _shift(state: _State, k: int, kappa: float) -> None:
-    """Sigma^-1 += (1/kappa - Sigma_kk)^-1 e_k e_k^T (Sherman-Morrison, gap 7.7), in place, with m, S, Q."""
+    """Sigma^-1 += (1/kappa - Sigma_kk)^-1 e_k e_k^T (Sherman-Morrison, gap 7.7), in place, with m, S, Q.
+
+    ``shift`` updates the lower triangle of Sigma; the caller of a step symmetrizes it."""
     shift(state.Sigma, state.m, state.tier, state.rows, state.S, state.Q, k, kappa, state.beta, state.work)
 
 

@@ -19,9 +19,10 @@ from numba import njit
 LOG_2PI = math.log(2.0 * math.pi)
 
 __all__ = [
-    "add_function", "aligned", "best_excluded_flat", "best_included_flat", "beta_step_due", "drop_function",
+    "add_function", "aligned", "best_excluded_flat", "best_included_flat", "beta_step_due", "column_of_lower",
+    "drop_function",
     "excluded_factors", "factors_over_rows", "gather_rows", "gemv_columns", "mackay_beta", "moves_beta", "pool_steps",
-    "posterior_factor", "shift", "tier_rows",
+    "posterior_factor", "shift", "symmetric_product", "symmetrize", "tier_rows",
 ]
 
 
@@ -125,22 +126,79 @@ def gemv_columns(G, M, x, out):  # pragma: no cover
 
 
 @njit(cache=True, error_model="numpy")
+def column_of_lower(Sigma, k):  # pragma: no cover
+    """Sigma e_k from the lower triangle of a symmetric Sigma (row k left of the diagonal, column k below)."""
+    M = Sigma.shape[0]
+    out = np.empty(M)
+    for i in range(k):
+        out[i] = Sigma[k, i]
+    for i in range(k, M):
+        out[i] = Sigma[i, k]
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def symmetrize(Sigma):  # pragma: no cover
+    """Copy the lower triangle of Sigma onto its upper triangle, in place."""
+    M = Sigma.shape[0]
+    for i in range(M):
+        for j in range(i + 1, M):
+            Sigma[i, j] = Sigma[j, i]
+
+
+@njit(cache=True, error_model="numpy")
+def symmetric_product(Sigma, g, scale):  # pragma: no cover
+    """scale Sigma g from the lower triangle of a symmetric Sigma, in one pass over it.
+
+    Row i gives the dot product of its part left of the diagonal with g
+    (four partial sums) and adds g_i times that part to the entries above i.
+    """
+    M = g.shape[0]
+    z = np.zeros(M)
+    for i in range(M):
+        row = Sigma[i]
+        g_i = g[i]
+        a0, a1, a2, a3 = 0.0, 0.0, 0.0, 0.0
+        j = 0
+        while j + 4 <= i:
+            a0 += row[j] * g[j]
+            a1 += row[j + 1] * g[j + 1]
+            a2 += row[j + 2] * g[j + 2]
+            a3 += row[j + 3] * g[j + 3]
+            z[j] += row[j] * g_i
+            z[j + 1] += row[j + 1] * g_i
+            z[j + 2] += row[j + 2] * g_i
+            z[j + 3] += row[j + 3] * g_i
+            j += 4
+        while j < i:
+            a0 += row[j] * g[j]
+            z[j] += row[j] * g_i
+            j += 1
+        z[i] += (a0 + a1) + (a2 + a3) + row[i] * g_i
+    for i in range(M):
+        z[i] *= scale
+    return z
+
+
+@njit(cache=True, error_model="numpy")
 def shift(Sigma, m, T, rows, S, Q, k, kappa, beta, work):  # pragma: no cover
     """Sigma^-1 += (1/kappa - Sigma_kk)^-1 e_k e_k^T in place (Sherman-Morrison, gap 7.7).
 
     Sigma -= kappa s s^T, m -= kappa m_k s with s = Sigma e_k, and S, Q of the
     tier (pool members ``rows``) by (7.106)-(7.107) after the update, from
     v = beta Phi_T^T Phi_a s (T holds Phi_T^T Phi_a in its first M columns;
-    ``work`` is a scratch of the tier's size).
+    ``work`` is a scratch of the tier's size). Sigma is read and updated in
+    its lower triangle only (half the work; ``symmetrize`` restores the rest).
     """
     M = m.shape[0]
-    sigma_k = Sigma[:, k].copy()
+    sigma_k = column_of_lower(Sigma, k)
     m_k = m[k]
     gemv_columns(T, M, sigma_k, work)
     for i in range(M):
         c = kappa * sigma_k[i]
-        for j in range(M):
-            Sigma[i, j] -= c * sigma_k[j]
+        row = Sigma[i]
+        for j in range(i + 1):
+            row[j] -= c * sigma_k[j]
     c = kappa * m_k
     for i in range(M):
         m[i] -= c * sigma_k[i]
@@ -166,16 +224,15 @@ def add_function(G, T, rows, gram, Sigma, m, S, Q, j, alpha_j, beta, work):  # p
     M = m.shape[0]
     g = G[j, :M].copy()
     Sigma_jj = 1.0 / (alpha_j + S[j])
-    z = beta * (Sigma @ g) if M else np.zeros(0)
+    z = symmetric_product(Sigma, g, beta)
     m_j = Sigma_jj * Q[j]
     gemv_columns(T, M, z, work)
-    new_Sigma = np.empty((M + 1, M + 1))
+    new_Sigma = np.zeros((M + 1, M + 1))  # its lower triangle
     new_m = np.empty(M + 1)
     for a in range(M):
         c = Sigma_jj * z[a]
-        for b in range(M):
+        for b in range(a + 1):
             new_Sigma[a, b] = Sigma[a, b] + c * z[b]
-        new_Sigma[a, M] = -c
         new_Sigma[M, a] = -c
         new_m[a] = m[a] - m_j * z[a]
     new_Sigma[M, M] = Sigma_jj
@@ -222,10 +279,11 @@ def drop_function(G, T, Sigma, m, alpha, active, k):  # pragma: no cover
             G[p, k] = G[p, last]
         for r in range(T.shape[0]):
             T[r, k] = T[r, last]
-    new_Sigma = np.empty((last, last))
+    new_Sigma = np.zeros((last, last))  # its lower triangle, from that of Sigma
     for a in range(last):
-        for b in range(last):
-            new_Sigma[a, b] = Sigma[order[a], order[b]]
+        for b in range(a + 1):
+            i, j = order[a], order[b]
+            new_Sigma[a, b] = Sigma[i, j] if i >= j else Sigma[j, i]
     return new_Sigma, m[order], alpha[order], active[order]
 
 
@@ -336,6 +394,7 @@ def pool_steps(G, T, rows, Sigma, m, alpha, active, S, Q, gram, norms, blocked, 
         if since_refresh >= max(refresh_at, alpha.shape[0]):
             pending = 2
             break
+    symmetrize(Sigma)
     return steps, Sigma, m, alpha, active, since_refresh, pending
 
 
