@@ -322,6 +322,58 @@ def test_compiled_steps_follow_the_python_steps(monkeypatch, N, tier):
         assert min(sizes) < N + 1  # the steps ran over a tier, not the whole pool
 
 
+def _factors_from_inverse(state):
+    """S, Q of every pool member by (7.106)-(7.107) with Sigma = (A + beta Phi_a^T Phi_a)^-1 from
+    numpy's inverse of the pool's Gram matrix (independent of the run's rank-one updates)."""
+    gram, a, beta = state.pool.gram, state.active, state.beta
+    Sigma = np.linalg.inv(np.diag(state.alpha) + beta * gram[np.ix_(a, a)])
+    G = gram[:, a]
+    m = beta * Sigma @ state.pool.PhiTt[a]
+    S = beta * state.pool.norms - beta**2 * np.einsum("pi,ij,pj->p", G, Sigma, G)
+    Q = beta * state.pool.PhiTt - beta * G @ m
+    return S, Q
+
+
+def test_reselect_and_deletions_keep_exact_factors(monkeypatch):
+    """The periodic ``reselect`` (S, Q of the pool from the running Sigma, no refactorisation) and the
+    S, Q a deletion sets from s, q (``excluded_factors``) equal (7.106)-(7.107) with a freshly inverted
+    Sigma; the tier holds no included function."""
+    from sparsekernel.solvers import _rvm_fast
+
+    sizes = _watch_tier(monkeypatch, 20)
+    checked = {"reselect": 0, "delete": 0}
+    reselect, delete = _rvm_fast.reselect, _rvm_fast._delete
+
+    def checked_reselect(state):
+        done = reselect(state)
+        if done:
+            S, Q = _factors_from_inverse(state)
+            out = ~state.included
+            np.testing.assert_allclose(state.S[out], S[out], rtol=1e-7, atol=1e-9 * state.beta)
+            np.testing.assert_allclose(state.Q[out], Q[out], rtol=1e-7, atol=1e-9 * state.beta)
+            assert not np.any(state.included[state.rows])
+            checked["reselect"] += 1
+        return done
+
+    def checked_delete(state, k):
+        p = int(state.active[k])
+        delete(state, k)
+        S, Q = _factors_from_inverse(state)
+        assert state.S[p] == pytest.approx(S[p], rel=1e-7)
+        assert state.Q[p] == pytest.approx(Q[p], rel=1e-7, abs=1e-9 * state.beta)
+        checked["delete"] += 1
+
+    monkeypatch.setattr(_rvm_fast, "reselect", checked_reselect)
+    monkeypatch.setattr(_rvm_fast, "_delete", checked_delete)
+    monkeypatch.setattr(_rvm_fast, "compiled_steps", lambda run, opts: False)  # the Python steps: _delete is seen
+    rng = np.random.default_rng(23)
+    X = rng.uniform(-2, 2, size=(200, 2))
+    t = np.sin(X[:, 0]) * X[:, 1] + 0.2 * rng.normal(size=200)
+    rvm_regression(RBF(1.0)(X), t, tol=1e-6)
+    assert checked["reselect"] >= 3 and checked["delete"] >= 3
+    assert min(sizes) < 201  # a tier, not the whole pool
+
+
 @pytest.mark.parametrize("N, tier", [(80, None), (300, 10)])
 def test_fast_result_is_a_maximum_over_every_function(monkeypatch, N, tier):
     """At convergence no excluded function has q^2 > s and every included one sits at (7.101), also

@@ -26,7 +26,7 @@ excluded functions are far from it (x = q^2/s well below 1). So the steps
 update S, Q over a tier T of the pool: the ``TIER_SIZE`` excluded functions of
 largest x (every one with x > 1 when there are more). Included functions need
 no S, Q (their s, q come from Sigma and m), and a deleted one gets its exact
-S, Q from its s, q at the deletion (``excluded_factors``); it may be added
+S, Q from its s, q at the deletion (``delete_function``); it may be added
 again once the tier is chosen again. Every max(refresh_every, M) steps
 ``reselect`` recomputes S, Q of the whole pool from the current Sigma and m
 and chooses the tier again; before any convergence test ``refresh``
@@ -99,8 +99,7 @@ from ._rvm_kernels import (
     best_excluded_flat,
     best_included_flat,
     beta_step_due,
-    drop_function,
-    excluded_factors,
+    delete_function,
     factors_over_rows,
     gather_rows,
     moves_beta,
@@ -515,12 +514,11 @@ def _reestimate(state: _State, k: int, alpha_new: float) -> None:
 
 
 def _delete(state: _State, k: int) -> None:
-    excluded_factors(state.S, state.Q, state.Sigma, state.m, state.alpha, state.active, k)
-    _shift(state, k, 1.0 / state.Sigma[k, k])  # the limit Delta^-1 -> 0
     state.blocked[:] = False  # a blocked copy may be the better function now
     state.included[state.active[k]] = False
-    state.Sigma, state.m, state.alpha, state.active = drop_function(
-        state.buffer, state.tier, state.Sigma, state.m, state.alpha, state.active, k)
+    state.Sigma, state.m, state.alpha, state.active = delete_function(
+        state.buffer, state.tier, state.rows, state.Sigma, state.m, state.alpha, state.active, state.S, state.Q, k,
+        state.beta, state.work)
 
 
 def _add(state: _State, j: int, alpha: float) -> None:

@@ -21,7 +21,7 @@ LOG_2PI = math.log(2.0 * math.pi)
 __all__ = [
     "add_function", "aligned", "best_excluded_flat", "best_included_flat", "beta_step_due", "column_of_lower",
     "drop_function",
-    "excluded_factors", "factors_over_rows", "gather_rows", "gemv_columns", "mackay_beta", "moves_beta", "pool_steps",
+    "delete_function", "factors_over_rows", "gather_rows", "gemv_columns", "mackay_beta", "moves_beta", "pool_steps",
     "posterior_factor", "shift", "symmetric_product", "symmetrize", "tier_rows",
 ]
 
@@ -250,17 +250,22 @@ def add_function(G, T, rows, gram, Sigma, m, S, Q, j, alpha_j, beta, work):  # p
 
 
 @njit(cache=True, error_model="numpy")
-def excluded_factors(S, Q, Sigma, m, alpha, active, k):  # pragma: no cover
-    """S, Q of included function k as they will be once it is deleted: its s_k, q_k (7.104)-(7.105).
+def delete_function(G, T, rows, Sigma, m, alpha, active, S, Q, k, beta, work):  # pragma: no cover
+    """Delete included function k (alpha_k -> inf) by ``shift`` and ``drop_function``.
 
-    s_k = 1/Sigma_kk - alpha_k and q_k = m_k / Sigma_kk do not depend on
-    alpha_k, and at alpha_k = inf S_k = s_k, Q_k = q_k. The steps do not
-    update S, Q of included functions (the tier holds excluded ones only), so
-    a deletion sets them here, exactly.
+    Returns (Sigma, m, alpha, active) of size M - 1.
+
+    Its own S, Q become its s_k = 1/Sigma_kk - alpha_k and q_k = m_k / Sigma_kk
+    (7.104)-(7.105), taken before the update: they do not depend on alpha_k,
+    and at alpha_k = inf S_k = s_k, Q_k = q_k. (The steps update S, Q over the
+    tier only, which holds excluded functions and those added since the tier
+    was chosen, so a deleted function's S, Q are otherwise out of date.)
     """
     p = active[k]
-    S[p] = 1.0 / Sigma[k, k] - alpha[k]
-    Q[p] = m[k] / Sigma[k, k]
+    s_k, q_k = 1.0 / Sigma[k, k] - alpha[k], m[k] / Sigma[k, k]
+    shift(Sigma, m, T, rows, S, Q, k, 1.0 / Sigma[k, k], beta, work)  # the limit Delta^-1 -> 0
+    S[p], Q[p] = s_k, q_k
+    return drop_function(G, T, Sigma, m, alpha, active, k)
 
 
 @njit(cache=True, error_model="numpy")
@@ -362,11 +367,9 @@ def pool_steps(G, T, rows, Sigma, m, alpha, active, S, Q, gram, norms, blocked, 
                 break
             gain = gain_in
             if math.isinf(alpha_in):  # delete
-                excluded_factors(S, Q, Sigma, m, alpha, active, k)
-                shift(Sigma, m, T, rows, S, Q, k, 1.0 / Sigma[k, k], beta, work)
                 blocked[:] = False
                 included[active[k]] = False
-                Sigma, m, alpha, active = drop_function(G, T, Sigma, m, alpha, active, k)
+                Sigma, m, alpha, active = delete_function(G, T, rows, Sigma, m, alpha, active, S, Q, k, beta, work)
             else:  # re-estimate
                 delta = alpha_in - alpha[k]
                 if delta != 0.0:
