@@ -19,7 +19,7 @@ from numba import njit
 LOG_2PI = math.log(2.0 * math.pi)
 
 __all__ = [
-    "add_function", "aligned", "best_excluded_flat", "best_included_flat", "beta_step_due", "column_of_lower",
+    "add_function", "aligned", "assemble_gram", "best_excluded_flat", "best_included_flat", "beta_step_due", "column_of_lower",
     "drop_function",
     "delete_function", "factors_over_rows", "gather_rows", "gemv_columns", "mackay_beta", "moves_beta", "pool_steps",
     "posterior_factor", "shift", "symmetric_product", "symmetrize", "tier_rows",
@@ -498,3 +498,30 @@ def gather_rows(buffer, rows, M, out):  # pragma: no cover
     for c in range(M):
         for r in range(rows.shape[0]):
             out[r, c] = buffer[rows[r], c]
+
+
+@njit(cache=True, error_model="numpy")
+def assemble_gram(U, colsum, N, scale, bias, out):  # pragma: no cover
+    """out = D [[N, 1^T Phi], [Phi^T 1, Phi^T Phi]] D (the bordered part only when ``bias``), D = diag(scale).
+
+    U holds Phi^T Phi in its upper triangle (BLAS syrk); each 32 x 32 tile of
+    it is written with its mirror image, so that both stay in cache.
+    """
+    n = U.shape[0]
+    o = 1 if bias else 0
+    if bias:
+        out[0, 0] = N * scale[0] * scale[0]
+        for j in range(n):
+            v = colsum[j] * scale[0] * scale[j + 1]
+            out[0, j + 1] = v
+            out[j + 1, 0] = v
+    B = 32
+    for j0 in range(0, n, B):
+        j1 = min(j0 + B, n)
+        for i0 in range(0, j1, B):
+            i1 = min(i0 + B, n)
+            for j in range(j0, j1):
+                for i in range(i0, min(i1, j + 1)):
+                    v = U[i, j] * scale[i + o] * scale[j + o]
+                    out[i + o, j + o] = v
+                    out[j + o, i + o] = v

@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import fail
 from ..kernels import RBF, Kernel, make_kernel
+from ._rvm_kernels import assemble_gram
 
 __all__ = [
     "Design",
@@ -232,6 +234,9 @@ def gram_matrix(design: Design, idx: Index) -> Array:
     other design: the product of its ``columns``.
     """
     idx = np.asarray(idx, dtype=np.intp)
+    whole = _whole_stored_gram(design, idx)
+    if whole is not None:
+        return whole
     if isinstance(design, Scaled):
         G = gram_matrix(design.inner, idx)
         s = design.scale[idx]
@@ -254,6 +259,29 @@ def gram_matrix(design: Design, idx: Index) -> Array:
         return C.T @ C  # numpy takes A^T A as a symmetric rank-k update
     C = design.columns(idx)
     return C.T @ C
+
+
+def _whole_stored_gram(design: Design, idx: Index) -> Array | None:
+    """``gram_matrix`` of every column, in order, of a stored Phi under a bias column and a rescaling.
+
+    One symmetric rank-k update (the upper triangle of Phi^T Phi) and one pass
+    that mirrors it, borders it with N and the column sums and rescales it.
+    None for any other design or set of columns.
+    """
+    scale, inner = (design.scale, design.inner) if isinstance(design, Scaled) else (None, design)
+    bias = isinstance(inner, WithBias)
+    stored = inner.inner if bias else inner
+    if not isinstance(stored, DenseDesign):
+        return None
+    Phi = stored.Phi
+    n = Phi.shape[1] + int(bias)
+    if idx.size != n or not np.array_equal(idx, np.arange(n)):
+        return None
+    U = scipy.linalg.blas.dsyrk(1.0, Phi.T)  # Phi^T Phi, upper triangle
+    colsum = Phi.sum(axis=0) if bias else np.zeros(0)
+    out = np.empty((n, n))
+    assemble_gram(U, colsum, float(Phi.shape[0]), np.ones(n) if scale is None else scale[idx], bias, out)
+    return out
 
 
 def estimator_kernel(
