@@ -473,23 +473,34 @@ def tier_rows(S, Q, norms, included, blocked, beta, span_tol, size):  # pragma: 
     pool positions."""
     P = S.shape[0]
     x = np.full(P, -np.inf)
-    over = 0
+    over, finite = 0, 0
     for p in range(P):
         if included[p] or blocked[p] or not S[p] > span_tol * beta * norms[p]:
             continue
         x[p] = Q[p] * Q[p] / S[p]
+        if math.isfinite(x[p]):
+            finite += 1
         if x[p] > 1.0:
             over += 1
-    order = np.argsort(-x, kind="mergesort")
-    extra = min(max(size, over), P)
-    chosen = np.empty(extra, dtype=np.intp)
+    extra = min(max(size, over), finite)
+    if extra == 0:
+        return np.empty(0, dtype=np.intp)
+    cutoff = -math.inf  # the extra-th largest x (a partial sort): every member at or above it joins
+    if extra < finite:
+        values = np.empty(finite)
+        n = 0
+        for p in range(P):
+            if math.isfinite(x[p]):
+                values[n] = x[p]
+                n += 1
+        cutoff = np.partition(values, finite - extra)[finite - extra]
+    chosen = np.empty(P, dtype=np.intp)
     n = 0
-    for i in range(extra):
-        if not math.isfinite(x[order[i]]):
-            break
-        chosen[n] = order[i]
-        n += 1
-    return np.sort(chosen[:n])
+    for p in range(P):
+        if math.isfinite(x[p]) and x[p] >= cutoff:
+            chosen[n] = p
+            n += 1
+    return chosen[:n].copy()
 
 
 @njit(cache=True, error_model="numpy")
