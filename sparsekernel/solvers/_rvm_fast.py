@@ -32,9 +32,9 @@ again once the tier is chosen again. Every max(refresh_every, M) steps
 and chooses the tier again; before any convergence test ``refresh``
 recomputes Sigma, m and S, Q from a fresh Cholesky factor (as a beta step
 does over the tier), which also clears the rounding that rank-one updates
-accumulate. A result
-is therefore checked against every function of the pool, as without a tier;
-the tier only decides which functions the steps look at in between.
+accumulate. A result is therefore checked against every function of the
+pool, as without a tier; the tier only decides which functions the steps
+look at in between.
 
 As each alpha step maximises the evidence exactly in one coordinate and each
 beta step is checked, the log evidence never decreases. The run stops when no
@@ -232,12 +232,12 @@ class _State:
     def select_tier(self) -> None:
         """The tier: the excluded functions most likely to be added next.
 
-        Run after S and Q of the whole pool are exact (``refresh``): the
-        excluded members are ranked by x = Q^2 / S (Result 7.18: added when
-        x > 1) and the ``tier_size`` best join (every one with x > 1 when
-        there are more); on a small pool the tier is the whole pool.
-        The steps update S and Q over the tier only, O(|T| M) each; the rest
-        of the pool is brought up to date at the next refresh, which is due
+        Run after S and Q of the whole pool are brought up to date
+        (``refresh`` or ``reselect``): the excluded members are ranked by
+        x = Q^2 / S (Result 7.18: added when x > 1) and the ``tier_size``
+        best join (every one with x > 1 when there are more); on a small pool
+        the tier is the whole pool. The steps update S and Q over the tier
+        only, O(|T| M) each; the rest of the pool is brought up to date again
         every max(refresh_every, M) steps and before any convergence test.
         """
         P, M = self.pool.index.size, self.active.size
@@ -646,6 +646,7 @@ class _Run:
     iterations: int = 0
     sweeps: int = 0
     since_refresh: int = 0
+    reselected: bool = False  # S, Q come from a reselect (the running Sigma), not from a fresh factor
     beta_fresh: bool = False  # beta was re-estimated and no alpha step taken since
 
     def record(self, value: float) -> None:
@@ -706,7 +707,8 @@ def _periodic_refresh(run: _Run) -> None:
     with every beta step and before every convergence test.
     """
     run.since_refresh = 0
-    if not reselect(run.state):
+    run.reselected = reselect(run.state)
+    if not run.reselected:
         run.value = refresh(run.state)
         run.history[-1] = run.value
 
@@ -752,8 +754,8 @@ def compiled_steps(run: _Run, opts: FastOptions) -> bool:
 def settle(run: _Run, opts: FastOptions) -> bool:
     """At a pool optimum: refresh the factors and re-estimate beta. True when steps remain."""
     state = run.state
-    if run.since_refresh:  # confirm on exact factors
-        run.value, run.since_refresh = refresh(state), 0
+    if run.since_refresh or run.reselected:  # confirm on a fresh factorisation
+        run.value, run.since_refresh, run.reselected = refresh(state), 0, False
         run.history[-1] = run.value
         if best_step(state, opts).gain > opts.tol:
             return True
