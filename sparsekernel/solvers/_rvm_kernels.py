@@ -19,10 +19,10 @@ from numba import njit
 LOG_2PI = math.log(2.0 * math.pi)
 
 __all__ = [
-    "add_function", "aligned", "assemble_gram", "best_excluded_flat", "best_included_flat", "beta_step_due", "column_of_lower",
-    "drop_function",
-    "delete_function", "factors_over_rows", "gather_rows", "gemv_columns", "mackay_beta", "moves_beta", "pool_steps",
-    "posterior_factor", "shift", "symmetric_product", "symmetrize", "tier_rows",
+    "add_function", "aligned", "assemble_gram", "best_excluded_flat", "best_included_flat", "beta_step_due",
+    "column_of_lower", "delete_function", "drop_function", "factors_over_rows", "gather_rows", "gemv_columns",
+    "mackay_beta", "moves_beta", "pool_steps", "posterior_factor", "shift", "symmetric_product", "symmetrize",
+    "tier_rows",
 ]
 
 
