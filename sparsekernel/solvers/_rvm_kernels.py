@@ -7,6 +7,12 @@ one loop each. ``pool_steps`` runs the steps themselves until one needs the
 caller (a beta re-estimation, a refresh, more room). The maths is that of
 ``_rvm_fast.best_step`` and ``_rvm_fast.apply_step`` with a flat
 hyperprior; the numpy path remains for Gamma hyperpriors.
+
+Inside the steps Sigma is kept in its lower triangle only: ``shift``,
+``add_function`` and ``drop_function`` read and write that half (half the
+work of a rank-one update), and ``symmetrize`` restores the upper half before
+Sigma is handed back. ``assemble_gram`` finishes the pool's Gram matrix for
+``rvm_design.gram_matrix``.
 """
 
 from __future__ import annotations
