@@ -421,11 +421,11 @@ def posterior_factor(G, active, alpha, beta, PhiTt, tt, N):  # pragma: no cover
     M = active.shape[0]
     H = np.empty((M, M))
     b = np.empty(M)
-    for i in range(M):
-        b[i] = PhiTt[active[i]]
-        for j in range(M):
-            H[i, j] = beta * G[active[i], j]
-        H[i, i] += alpha[i]
+    for j in range(M):  # row j of the symmetric H from column j of G (contiguous in G's layout)
+        b[j] = PhiTt[active[j]]
+        for i in range(M):
+            H[j, i] = beta * G[active[i], j]
+        H[j, j] += alpha[j]
     L = np.linalg.cholesky(H)
     y = np.empty(M)
     for i in range(M):  # L y = b
