@@ -4,7 +4,7 @@ Run from the repository root (after ``pip install -e ".[test]"`` and
 ``pip install sklearn-rvm``, or ``pip install -e ".[bench]"``)::
 
     python benchmarks/rvm_vs_peers.py            # N = 250 ... 2,000 side by side, then 5,000 and 20,000
-                                                 # (ours), then N = 1,000 on five draws of the data
+                                                 # (ours), then N = 1,000 on ten draws of the data
     python benchmarks/rvm_vs_peers.py --quick    # N = 250, 500 side by side, 2,000 ours
 
 Regression: ``make_friedman1`` (10 inputs, noise standard deviation 1),
@@ -25,9 +25,9 @@ classification (the notes' value). Peers, in one run:
   iteration takes minutes at N = 2,000).
 
 The greedy path of the fast algorithm, and so its fit time, changes from one
-draw of the data to another (at N = 1,000 from about 0.13 to 0.25 s), and
-EMRVR's time more so (4 to 13 s). So the last section fits ours and EMRVR on
-five draws (random_state 0-4) and prints each ratio and their median, to
+draw of the data to another (at N = 1,000 from about 0.08 to 0.14 s), and
+EMRVR's time more so (3.6 to 13 s). So the last section fits ours and EMRVR on
+ten draws (random_state 0-9) and prints each ratio and their median, to
 read beside the single draw of the main table.
 
 Columns: fit time (s), ``x ours`` = the peer's time over ours, relevance
@@ -67,7 +67,7 @@ ARD_MAX_N = 1000
 OUR_REPEATS = 3  # our fits up to OUR_REPEAT_MAX_N are timed as the median of three
 OUR_REPEAT_MAX_N = 2000
 DRAWS_N = 1000  # the issue's target size: ours and EMRVR on DRAWS draws of the data
-DRAWS = 5
+DRAWS = 10
 
 
 def regression_data(n: int, seed: int = 0) -> tuple[np.ndarray, ...]:
