@@ -336,7 +336,7 @@ def _factors_from_inverse(state):
 
 def test_reselect_and_deletions_keep_exact_factors(monkeypatch):
     """The periodic ``reselect`` (S, Q of the pool from the running Sigma, no refactorisation) and the
-    S, Q a deletion sets from s, q (``excluded_factors``) equal (7.106)-(7.107) with a freshly inverted
+    S, Q a deletion sets from s, q (``delete_function``) equal (7.106)-(7.107) with a freshly inverted
     Sigma; the tier holds no included function."""
     from sparsekernel.solvers import _rvm_fast
 

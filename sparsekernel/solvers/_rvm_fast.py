@@ -144,7 +144,7 @@ class FastOptions:
     restarts: int = 5  # escape attempts from a local maximum (0: plain Algorithm 7.2)
     restart_factor: float = 2.0  # beta is multiplied by this at an escape attempt
     restart_gain: float = 1.0  # another escape is tried only after one that gained this many nats
-    refresh_every: int = 25  # fresh factorisation after max(refresh_every, M) rank-one steps
+    refresh_every: int = 25  # S, Q of the whole pool again after max(refresh_every, M) rank-one steps
     beta_start: int = 10  # no beta re-estimation in the first steps (Tipping and Faul's convention)
     beta_cost: float = 0.5  # a beta step costs about beta_cost M alpha steps (see ``beta_step_due``)
     prior: Hyperprior = FLAT
@@ -320,8 +320,8 @@ def _adopt(state: _State, factor: _Factor, whole: bool) -> float:
 
 
 def reselect(state: _State) -> bool:
-    """S, Q of the whole pool from the current Sigma and m, and the tier chosen again; False if Sigma
-    is not numerically positive definite (then nothing is changed).
+    """S, Q of the whole pool from the current Sigma and m, and the tier chosen again; False (and
+    nothing changed) when no function is included or Sigma is not numerically positive definite.
 
     No refactorisation of Sigma^-1: with the Cholesky factor Sigma = R R^T
     (O(M^3 / 3)) and W = Phi_P^T Phi_a R (a triangular multiply),
@@ -695,19 +695,22 @@ def pool_step(run: _Run, opts: FastOptions) -> bool:
                 and beta_moved(state, opts))  # step 8 under a hyperprior: after a step that moves (7.88)
     run.record(update_beta(state, opts, value) if beta_now else value)
     if not beta_now and run.since_refresh >= max(opts.refresh_every, state.active.size):
-        _periodic_refresh(run)
+        _periodic_refresh(run, opts)
     return True
 
 
-def _periodic_refresh(run: _Run) -> None:
+def _periodic_refresh(run: _Run, opts: FastOptions) -> None:
     """The refresh due every max(refresh_every, M) steps: S, Q of the whole pool and a new tier.
 
-    From the current Sigma and m (``reselect``); a fresh factorisation only
-    when Sigma is no longer numerically positive definite. Fresh factors come
-    with every beta step and before every convergence test.
+    With a flat prior from the current Sigma and m (``reselect``); a fresh
+    factorisation only when Sigma is no longer numerically positive definite.
+    Fresh factors come with every beta step and before every convergence test.
+    Under a Gamma hyperprior the tracked value also carries the alpha prior's
+    terms of each step's gain (7.97), while ``update_beta`` compares it with
+    the evidence alone; a fresh ``refresh`` sets it back to the evidence.
     """
     run.since_refresh = 0
-    run.reselected = reselect(run.state)
+    run.reselected = opts.prior.flat and reselect(run.state)
     if not run.reselected:
         run.value = refresh(run.state)
         run.history[-1] = run.value
@@ -745,7 +748,7 @@ def compiled_steps(run: _Run, opts: FastOptions) -> bool:
     if pending == 1:
         _beta_step(run, opts)
     elif pending == 2:
-        _periodic_refresh(run)
+        _periodic_refresh(run, opts)
     elif pending == 3:
         state.reserve(state.active.size + 1)
     return steps > 0 or pending in (1, 3)

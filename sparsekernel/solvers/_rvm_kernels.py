@@ -349,7 +349,7 @@ def pool_steps(G, T, rows, Sigma, m, alpha, active, S, Q, gram, norms, blocked, 
     ``check_beta_from`` on and, when ``check_first`` is False, not before the
     first step); an addition that copies an included column is blocked
     instead (``aligned``); the rank-one updates ``shift``, ``add_function``
-    and ``drop_function``; then whether a refresh is due. ``values[i]`` is the log
+    and ``delete_function``; then whether a refresh is due. ``values[i]`` is the log
     evidence after step i. Returns (steps, Sigma, m, alpha, active,
     since_refresh, pending): pending 0 when no step gains more than tol (or
     ``values`` is full, or max_iter is reached), 1 when beta is to be

@@ -240,8 +240,7 @@ def gram_matrix(design: Design, idx: Index) -> Array:
     if isinstance(design, Scaled):
         G = gram_matrix(design.inner, idx)
         s = design.scale[idx]
-        G *= s[:, None]
-        G *= s[None, :]
+        G *= np.outer(s, s)  # s_i s_j = s_j s_i exactly: G stays exactly symmetric
         return G
     if isinstance(design, WithBias) and idx.size and np.all(idx[1:] != 0):
         if idx[0] != 0:
