@@ -406,7 +406,13 @@ def beta_due(run: "_Run", opts: FastOptions, best_gain: float) -> bool:
 class _Step:
     position: int  # pool position
     alpha_new: float  # inf for a deletion
-    gain: float
+    gain: float  # of the objective the steps maximise: the evidence plus, if any, the alpha hyperprior
+    evidence_gain: float | None = None  # of the log evidence (7.85) alone (7.97), when it differs from gain
+
+    @property
+    def evidence(self) -> float:
+        """The change of the log evidence (7.85) the step makes."""
+        return self.gain if self.evidence_gain is None else self.evidence_gain
 
 
 NO_STEP = _Step(position=-1, alpha_new=math.inf, gain=-math.inf)
@@ -444,10 +450,13 @@ def _best_included_general(state: _State, s: Array, q: Array, opts: FastOptions)
     alpha_new = alpha_star(s, q, opts.prior)  # (7.101) with the hyperprior; inf: delete
     alpha_new[alpha_new > opts.alpha_max] = np.inf
     with np.errstate(invalid="ignore", divide="ignore"):
-        gain = alpha_gain(a, alpha_new, s, q, opts.prior)  # (7.97)
+        gain = alpha_gain(a, alpha_new, s, q, opts.prior)  # (7.97) and the hyperprior
     gain[~np.isfinite(gain)] = -np.inf
     k = int(np.argmax(gain))
-    return _Step(position=int(state.active[k]), alpha_new=float(alpha_new[k]), gain=float(gain[k]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        evidence = alpha_gain(a[k], alpha_new[k], s[k], q[k])  # (7.97)
+    return _Step(position=int(state.active[k]), alpha_new=float(alpha_new[k]), gain=float(gain[k]),
+                 evidence_gain=float(evidence))
 
 
 def _best_excluded(state: _State, opts: FastOptions) -> _Step:
@@ -484,7 +493,10 @@ def _best_excluded_general(state: _State, out: NDArray[np.bool_], opts: FastOpti
         gain = alpha_gain(np.inf, alpha_new, state.S[idx], state.Q[idx], opts.prior)
     gain[~np.isfinite(alpha_new) | ~np.isfinite(gain)] = -np.inf
     k = int(np.argmax(gain))
-    return _Step(position=int(idx[k]), alpha_new=float(alpha_new[k]), gain=float(gain[k]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        evidence = alpha_gain(np.inf, alpha_new[k], state.S[idx[k]], state.Q[idx[k]])  # (7.97)
+    return _Step(position=int(idx[k]), alpha_new=float(alpha_new[k]), gain=float(gain[k]),
+                 evidence_gain=float(evidence))
 
 
 def apply_step(state: _State, step: _Step) -> None:
@@ -688,29 +700,26 @@ def pool_step(run: _Run, opts: FastOptions) -> bool:
         return True
     run.iterations += 1
     apply_step(state, step)  # steps 5-7 of Algorithm 7.2
-    value = run.value + step.gain
+    value = run.value + step.evidence  # the log evidence (7.85) is what is tracked and recorded
     run.since_refresh += 1
     run.beta_fresh = False
     beta_now = (not opts.prior.flat and opts.update_beta and run.iterations >= opts.beta_start
                 and beta_moved(state, opts))  # step 8 under a hyperprior: after a step that moves (7.88)
     run.record(update_beta(state, opts, value) if beta_now else value)
     if not beta_now and run.since_refresh >= max(opts.refresh_every, state.active.size):
-        _periodic_refresh(run, opts)
+        _periodic_refresh(run)
     return True
 
 
-def _periodic_refresh(run: _Run, opts: FastOptions) -> None:
+def _periodic_refresh(run: _Run) -> None:
     """The refresh due every max(refresh_every, M) steps: S, Q of the whole pool and a new tier.
 
-    With a flat prior from the current Sigma and m (``reselect``); a fresh
-    factorisation only when Sigma is no longer numerically positive definite.
-    Fresh factors come with every beta step and before every convergence test.
-    Under a Gamma hyperprior the tracked value also carries the alpha prior's
-    terms of each step's gain (7.97), while ``update_beta`` compares it with
-    the evidence alone; a fresh ``refresh`` sets it back to the evidence.
+    From the current Sigma and m (``reselect``); a fresh factorisation only
+    when Sigma is no longer numerically positive definite. Fresh factors come
+    with every beta step and before every convergence test.
     """
     run.since_refresh = 0
-    run.reselected = opts.prior.flat and reselect(run.state)
+    run.reselected = reselect(run.state)
     if not run.reselected:
         run.value = refresh(run.state)
         run.history[-1] = run.value
@@ -748,7 +757,7 @@ def compiled_steps(run: _Run, opts: FastOptions) -> bool:
     if pending == 1:
         _beta_step(run, opts)
     elif pending == 2:
-        _periodic_refresh(run, opts)
+        _periodic_refresh(run)
     elif pending == 3:
         state.reserve(state.active.size + 1)
     return steps > 0 or pending in (1, 3)
