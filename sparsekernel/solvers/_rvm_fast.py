@@ -37,8 +37,10 @@ pool, as without a tier; the tier only decides which functions the steps
 look at in between.
 
 As each alpha step maximises the evidence exactly in one coordinate and each
-beta step is checked, the log evidence never decreases. The run stops when no
-step gains more than ``tol`` nats and beta has settled.
+beta step is checked, the log evidence never decreases (under a Gamma
+hyperprior the objective is the evidence plus the log prior; the value
+tracked and recorded is the evidence alone). The run stops when no step gains
+more than ``tol`` nats and beta has settled.
 
 Safeguards. A candidate whose S_i is below ``span_tol`` beta ||phi_i||^2 lies
 numerically in the span of the included columns (its S_i, Q_i are then

@@ -13,7 +13,7 @@ by one of three methods:
               each step the exact maximiser (7.101) of lambda(alpha_i) (7.97)
               from q_i, s_i (7.104)-(7.107), with rank-one updates of Sigma
               and m (gap 7.7); see ``_rvm_fast``. It starts from the empty
-              model and never decreases the evidence.
+              model and never decreases the evidence (with a flat prior).
 ``"mackay"``  all alpha_i at once by (7.87)-(7.89) (Result 7.14).
 ``"em"``      the EM updates of gap 7.6.
 
