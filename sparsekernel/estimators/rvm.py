@@ -1,36 +1,70 @@
-"""scikit-learn compatible estimators over sparsekernel's machines.
+"""scikit-learn estimators over the relevance vector machine: RVR and RVC.
 
-``SVC``, ``NuSVC``, ``SVR``, ``NuSVR`` and ``OneClassSVM`` are defined in
-``_svm_estimators`` (the SMO by default, any solver by ``solver=``).
-``RVR`` and ``RVC`` wrap ``solvers.rvm``: the basis functions are kernels
-centred on the training points (7.78) plus an optional bias, fitted by
-evidence maximisation. ``__init__`` only stores hyperparameters; ``fit``
-validates, works and returns ``self``; fitted state ends in ``_``.
-RVM-specific helpers live in ``solvers/rvm_estimator_base.py``,
-``solvers/rvm_design.py`` and ``solvers/rvm.py``.
+The basis functions are kernels centred on the training points (7.78) plus an
+optional bias, fitted by evidence maximisation (``solvers.rvm``).
+``__init__`` only stores hyperparameters; ``fit`` validates, works and
+returns ``self``; fitted state ends in ``_``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._svm_estimators import SVC, SVR, NuSVC, NuSVR, OneClassSVM
-from .solvers.rvm import (
+from ..solvers.rvm import (
     moderated_logits,
     moderated_probabilities,
     predictive_distribution,
     rvm_classification,
     rvm_regression,
 )
-from .solvers.rvm_estimator_base import RVMEstimatorBase
+from ..solvers.rvm_design import estimator_design, estimator_kernel
 
-__all__ = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM", "RVR", "RVC"]
+__all__ = ["RVR", "RVC", "RVMEstimatorBase"]
 
 Array = NDArray[np.float64]
+
+
+class RVMEstimatorBase(BaseEstimator):
+    """Shared helpers of ``RVR`` and ``RVC`` (the hyperparameters live in their ``__init__``)."""
+
+    def _kernel_and_design(self, X: Array):
+        kernel = estimator_kernel(self.kernel, self.gamma, self.degree, self.coef0, X)
+        design, pool = estimator_design(kernel, X, self.cache_mb)
+        return kernel, design, pool
+
+    def _store(self, X: Array, kernel, result) -> None:
+        self.kernel_ = kernel
+        self.relevance_vectors_ = np.asarray(result.relevance)
+        self.bias_used_ = bool(result.bias_used)
+        self.alpha_ = np.asarray(result.alpha)
+        self.mean_ = np.asarray(result.mean)
+        self.covariance_ = np.asarray(result.covariance)
+        self.log_evidence_ = np.asarray(result.log_evidence)
+        self.n_iter_ = int(result.iterations)
+        self.all_pruned_ = bool(result.all_pruned)
+        self.beta_ = float(result.beta)
+        self.result_ = result
+        precomputed = self.kernel == "precomputed"
+        self.X_relevance_ = None if precomputed else X[self.relevance_vectors_].copy()
+
+    def _relevant_columns(self, X: ArrayLike) -> Array:
+        """Kernel values k(x, x_i) of test points against the relevance vectors, (n_test, R)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        if self.kernel == "precomputed":
+            return X[:, self.relevance_vectors_]
+        if self.X_relevance_.shape[0] == 0:
+            return np.zeros((X.shape[0], 0))
+        return np.asarray(self.kernel_(X, self.X_relevance_))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
 
 
 class RVR(RegressorMixin, RVMEstimatorBase):

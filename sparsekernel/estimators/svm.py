@@ -1,0 +1,562 @@
+"""scikit-learn estimators over the SVM machines: SVC, NuSVC, SVR, NuSVR, OneClassSVM.
+
+They take scikit-learn's parameters with scikit-learn's meaning (so that they
+drop into pipelines and grid searches in place of ``sklearn.svm``), plus
+``solver``: ``"smo"`` (the default) or any ``Machine.solve`` method
+(``"clarabel"``, ``"osqp"``, ``"primal-clarabel"``, ``"qp-clarabel"``,
+``"qp-osqp"``). Where LIBSVM scales a machine differently from the notes,
+the estimator follows LIBSVM, so that its numbers are scikit-learn's: NuSVC's
+decision values are the notes' divided by rho, OneClassSVM's are the notes'
+times nu N, and NuSVR's ``C`` is the notes' C divided by N. The notes' own
+dual, all N multipliers, is ``dual_``; the KKT report of each solve is
+``kkt_report_``; the machines' Solutions are ``solutions_``.
+
+Multiclass classification is one-versus-one as in LIBSVM (a machine for each
+pair i < j, t = +1 for class i), with ``decision_function_shape`` "ovo" (the
+pairwise values) or "ovr" (votes plus a confidence term bounded by 1/3, as
+scikit-learn computes it). ``predict`` is the argmax of the "ovr" values, so
+it never disagrees with ``decision_function`` (on an exact vote tie LIBSVM
+instead takes the lowest class index). With ``probability=True``, Platt's
+sigmoid (7.43) is fitted per pair on five-fold cross-validated decision
+values (seeded by ``random_state``), pairs are coupled by Wu, Lin and Weng's
+method, and the result is projected onto the decision function's ranking, so
+``predict_proba`` never ranks the classes differently from
+``decision_function`` and its most probable class is always ``predict``'s.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
+from sklearn.model_selection import StratifiedKFold
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import check_matrix, check_param, fail
+from ..duality.kkt import check as kkt_check
+from ..errors import ValidationError
+from ..formulations import EpsilonSVR, Machine, NuSVC as NuSVCMachine, NuSVR as NuSVRMachine
+from ..formulations import OneClassSVM as OneClassMachine
+from ..formulations import SoftMarginSVC, Solution
+from ..kernels import Kernel, make_kernel
+from .probability import Sigmoid, consistent_with, couple, fit_platt
+
+__all__ = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM"]
+
+Array = NDArray[np.float64]
+KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
+
+
+class _BaseSVM(BaseEstimator):
+    """Kernel construction, validation and solving shared by the five estimators."""
+
+    def _check_common(self) -> None:
+        if not isinstance(self.kernel, Kernel) and self.kernel not in KERNELS:
+            raise fail("kernel", f"one of {list(KERNELS)} or a Kernel", self.kernel)
+        if not (self.gamma in ("scale", "auto") or (isinstance(self.gamma, numbers.Real) and self.gamma > 0)):
+            raise fail("gamma", "'scale', 'auto' or a positive number", self.gamma)
+        check_param("degree", self.degree)
+        check_param("coef0", self.coef0)
+        check_param("tol", self.tol)
+        check_param("cache_size", self.cache_size, "cache_mb")
+        if not (self.max_iter == -1 or (isinstance(self.max_iter, numbers.Integral) and self.max_iter > 0)):
+            raise fail("max_iter", "-1 (no limit) or a positive integer", self.max_iter)
+        if not isinstance(self.solver, str):
+            raise fail("solver", "'smo' or a Machine.solve method name", self.solver)
+
+    @property
+    def _precomputed(self) -> bool:
+        return getattr(self.kernel, "name", self.kernel) == "precomputed"
+
+    def _make_kernel(self, X: Array) -> Kernel:
+        if isinstance(self.kernel, Kernel):
+            return self.kernel
+        gamma = None if self.gamma == "scale" else (1.0 / X.shape[1] if self.gamma == "auto" else float(self.gamma))
+        return make_kernel(self.kernel, gamma=gamma, degree=self.degree, coef0=self.coef0,
+                           n_features=X.shape[1], X_var=float(X.var()))
+
+    def _validate_X(self, X: ArrayLike, reset: bool) -> Array:
+        X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
+        X = check_matrix(X, "X")
+        if self._precomputed and reset and X.shape[0] != X.shape[1]:
+            raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
+        if self._precomputed and not reset and X.shape[1] != self.shape_fit_[0]:
+            raise ValidationError(
+                f"X must be the cross-kernel matrix of shape (n, {self.shape_fit_[0]}); got shape {X.shape}"
+            )
+        return X
+
+    def _solve(self, machine: Machine) -> Solution:
+        """Solve by the estimator's solver; ``tol`` has LIBSVM's meaning (its gradient units)."""
+        if self.solver == "smo":
+            max_iter = None if self.max_iter == -1 else int(self.max_iter)
+            return machine.solve("smo", tol=self.tol / machine.libsvm_scale, shrinking=self.shrinking,
+                                 cache_mb=self.cache_size, max_iter=max_iter)
+        return machine.solve(self.solver)
+
+    def _rows(self, X: Array, index: NDArray[np.intp]) -> Array:
+        """The inputs a sub-machine trained on ``index`` needs at prediction time."""
+        return X[:, index] if self._precomputed else X
+
+    def _sub(self, X: Array, index: NDArray[np.intp]) -> Array:
+        """Training inputs of the points ``index`` (a Gram sub-block when precomputed)."""
+        return X[np.ix_(index, index)] if self._precomputed else X[index]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self._precomputed
+        return tags
+
+
+def _sample_weight(sample_weight: ArrayLike | None, n: int) -> Array:
+    if sample_weight is None:
+        return np.ones(n)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim != 1 or w.shape[0] != n:
+        raise ValidationError(f"sample_weight must have shape ({n},); got shape {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValidationError("sample_weight must be non-negative and finite; got a negative or non-finite entry")
+    if not np.any(w > 0):
+        raise ValidationError("sample_weight must have at least one positive entry; got all weights zero")
+    return w
+
+
+def _has_probability(estimator: Any) -> bool:
+    if not estimator.probability:
+        raise AttributeError("predict_proba is available only when probability=True")
+    return True
+
+
+class _ClassifierBase(ClassifierMixin, _BaseSVM):
+    """One-versus-one binary machines, voting, Platt probabilities."""
+
+    def _machine(self, X: Array, t: Array, weight: Array, kernel: Kernel) -> Machine:
+        raise NotImplementedError
+
+    def _scale(self, sol: Solution) -> float:
+        """Factor from the notes' decision values to LIBSVM's."""
+        return 1.0
+
+    def _check_classifier(self) -> None:
+        self._check_common()
+        if self.decision_function_shape not in ("ovr", "ovo"):
+            raise fail("decision_function_shape", "'ovr' or 'ovo'", self.decision_function_shape)
+
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "_ClassifierBase":
+        self._check_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False)
+        X = check_matrix(X, "X")
+        if self._precomputed and X.shape[0] != X.shape[1]:
+            raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
+        check_classification_targets(y)
+        self.classes_, labels = np.unique(y, return_inverse=True)
+        if self.classes_.shape[0] < 2:
+            raise ValidationError(f"y must hold at least two classes; got one class, {self.classes_[0]!r}")
+        weight = _sample_weight(sample_weight, X.shape[0]) * self._class_weights(y)
+        kernel = self._make_kernel(X)
+        self.shape_fit_ = X.shape
+        self._fit_pairs(X, labels, weight, kernel)
+        self._sklearn_attributes(X, labels)
+        return self
+
+    def _class_weights(self, y: Array) -> Array:
+        cw = getattr(self, "class_weight", None)
+        if cw is None:
+            return np.ones(y.shape[0])
+        if isinstance(cw, str) and cw != "balanced":
+            raise fail("class_weight", "None, 'balanced' or a dict {label: weight}", cw)
+        weights = compute_class_weight(cw, classes=self.classes_, y=y)
+        return weights[np.searchsorted(self.classes_, y)]
+
+    def _pairs(self) -> list[tuple[int, int]]:
+        K = self.classes_.shape[0]
+        return [(1, 0)] if K == 2 else [(i, j) for i in range(K) for j in range(i + 1, K)]
+
+    def _fit_pairs(self, X: Array, labels: NDArray[np.intp], weight: Array, kernel: Kernel) -> None:
+        """One machine per pair (positive class, negative class), on its non-zero-weight points."""
+        self.pairs_, self.solutions_, self.machines_, self._index = [], [], [], []
+        self._sigmoids: list[Sigmoid] = []
+        for positive, negative in self._pairs():
+            index = np.flatnonzero(((labels == positive) | (labels == negative)) & (weight > 0))
+            t = np.where(labels[index] == positive, 1.0, -1.0)
+            for c, sign in ((positive, 1.0), (negative, -1.0)):
+                if not np.any(t == sign):
+                    raise ValidationError("sample_weight must leave a positive weight in every class; got "
+                                          f"zero weight on every point of class {self.classes_[c]!r}")
+            machine = self._machine(self._sub(X, index), t, weight[index], kernel)
+            self.pairs_.append((positive, negative))
+            self.machines_.append(machine)
+            self.solutions_.append(self._solve(machine))
+            self._index.append(index)
+            if self.probability:
+                self._sigmoids.append(self._platt(X, index, t, weight[index], kernel))
+
+    def _platt(self, X: Array, index: NDArray[np.intp], t: Array, weight: Array, kernel: Kernel) -> Sigmoid:
+        """Platt's sigmoid on five-fold cross-validated decision values (LIBSVM's recipe)."""
+        folds = StratifiedKFold(n_splits=min(5, int(min(np.sum(t > 0), np.sum(t < 0)))) if min(
+            np.sum(t > 0), np.sum(t < 0)) >= 2 else 2, shuffle=True, random_state=self.random_state)
+        decision = np.zeros(t.shape[0])
+        for train, test in folds.split(np.zeros(t.shape[0]), t):
+            if np.unique(t[train]).shape[0] < 2:
+                decision[test] = t[train][0]
+                continue
+            sub = index[train]
+            machine = self._machine(self._sub(X, sub), t[train], weight[train], kernel)
+            sol = self._solve(machine)
+            rows = X[np.ix_(index[test], sub)] if self._precomputed else X[index[test]]
+            decision[test] = self._scale(sol) * sol.decision_function(rows)
+        return fit_platt(decision, t)
+
+    def _sklearn_attributes(self, X: Array, labels: NDArray[np.intp]) -> None:
+        """support_, support_vectors_, n_support_, dual_coef_ (LIBSVM's layout), intercept_, n_iter_."""
+        K = self.classes_.shape[0]
+        N = X.shape[0]
+        coef = np.zeros((len(self.pairs_), N))
+        for k, (index, sol) in enumerate(zip(self._index, self.solutions_)):
+            coef[k, index] = self._scale(sol) * sol.coef
+        is_sv = np.zeros(N, dtype=bool)
+        for index, sol in zip(self._index, self.solutions_):
+            is_sv[index[sol.support]] = True
+        support = np.concatenate([np.flatnonzero(is_sv & (labels == c)) for c in range(K)])
+        self.support_ = support.astype(np.int32)
+        self.n_support_ = np.array([np.sum(labels[support] == c) for c in range(K)], dtype=np.int32)
+        self.support_vectors_ = np.empty((0, 0)) if self._precomputed else X[support]
+        self.dual_coef_ = self._dual_coef(coef, labels, support)
+        self.intercept_ = np.array([self._scale(s) * s.b for s in self.solutions_])
+        self.n_iter_ = np.array([s.iterations for s in self.solutions_], dtype=np.int32)
+        self.fit_status_ = 0
+        dual = np.zeros((len(self.pairs_), N))
+        for k, (index, sol) in enumerate(zip(self._index, self.solutions_)):
+            dual[k, index] = sol.a
+        self.dual_ = dual[0] if K == 2 else dual
+        reports = [kkt_check(m, s, max(self.tol, 1e-6)) for m, s in zip(self.machines_, self.solutions_)]
+        self.kkt_report_ = reports[0] if K == 2 else reports
+        if self.probability:
+            self.probA_ = np.array([s.A for s in self._sigmoids])
+            self.probB_ = np.array([s.B for s in self._sigmoids])
+
+    def _dual_coef(self, coef: Array, labels: NDArray[np.intp], support: NDArray[np.intp]) -> Array:
+        """LIBSVM's layout: a support vector of class c has, in row r, its coefficient in the
+        machine against class o, with r = o if o < c else o - 1 (binary: one row)."""
+        K = self.classes_.shape[0]
+        if K == 2:
+            return coef[:, support]
+        out = np.zeros((K - 1, support.shape[0]))
+        pair_of = {pair: k for k, pair in enumerate(self.pairs_)}
+        for col, n in enumerate(support):
+            c = labels[n]
+            for o in range(K):
+                if o != c:
+                    out[o if o < c else o - 1, col] = coef[pair_of[(min(c, o), max(c, o))], n]
+        return out
+
+    def _pair_decisions(self, X: Array) -> Array:
+        """(n, n_pairs): each machine's decision value, positive for its first class."""
+        return np.column_stack([
+            self._scale(sol) * sol.decision_function(self._rows(X, index))
+            for index, sol in zip(self._index, self.solutions_)
+        ])
+
+    def decision_function(self, X: ArrayLike) -> Array:
+        """Binary: (n,), positive for classes_[1]. Multiclass: (n, n_pairs) "ovo" or (n, K) "ovr"."""
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        dec = self._pair_decisions(X)
+        if self.classes_.shape[0] == 2:
+            return dec[:, 0]
+        return dec if self.decision_function_shape == "ovo" else _ovr(dec, self.classes_.shape[0])
+
+    def _ovr_scores(self, X: Array) -> Array:
+        dec = self._pair_decisions(X)
+        if self.classes_.shape[0] == 2:
+            return np.column_stack([-dec[:, 0], dec[:, 0]])
+        return _ovr(dec, self.classes_.shape[0])
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        return self.classes_[np.argmax(self._ovr_scores(X), axis=1)]
+
+    @available_if(_has_probability)
+    def predict_proba(self, X: ArrayLike) -> Array:
+        """Class probabilities, ranked as decision_function ranks the classes (probability=True)."""
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        dec = self._pair_decisions(X)
+        K = self.classes_.shape[0]
+        if K == 2:
+            p1 = self._sigmoids[0](dec[:, 0])
+            P = np.column_stack([1.0 - p1, p1])
+            return consistent_with(P, np.column_stack([-dec[:, 0], dec[:, 0]]))
+        R = np.full((X.shape[0], K, K), 0.5)
+        for k, (i, j) in enumerate(self.pairs_):
+            r = np.clip(self._sigmoids[k](dec[:, k]), 1e-7, 1 - 1e-7)   # p(i | i or j, x)
+            R[:, i, j], R[:, j, i] = r, 1.0 - r
+        return consistent_with(couple(R), _ovr(dec, K))
+
+    @available_if(_has_probability)
+    def predict_log_proba(self, X: ArrayLike) -> Array:
+        return np.log(self.predict_proba(X))
+
+
+def _ovr(dec: Array, K: int) -> Array:
+    """Pairwise values to one score per class: votes plus confidences squashed into (-1/3, 1/3)."""
+    votes = np.zeros((dec.shape[0], K))
+    confidence = np.zeros((dec.shape[0], K))
+    k = 0
+    for i in range(K):
+        for j in range(i + 1, K):
+            votes[:, i] += dec[:, k] > 0
+            votes[:, j] += dec[:, k] <= 0
+            confidence[:, i] += dec[:, k]
+            confidence[:, j] -= dec[:, k]
+            k += 1
+    return votes + confidence / (3.0 * (np.abs(confidence) + 1.0))
+
+
+class SVC(_ClassifierBase):
+    """C-support vector classification (the soft-margin machine, (7.20)-(7.37)).
+
+    Parameters as scikit-learn's ``SVC``, plus ``solver``. ``class_weight`` and
+    ``sample_weight`` set each point's box C_n = C * class weight * sample
+    weight (Veropoulos et al.'s C+/C- boxes); zero-weight points are left out.
+    """
+
+    def __init__(self, *, C: float = 1.0, kernel: str | Kernel = "rbf", degree: int = 3,
+                 gamma: str | float = "scale", coef0: float = 0.0, shrinking: bool = True,
+                 probability: bool = False, tol: float = 1e-3, cache_size: float = 200,
+                 class_weight: Any = None, max_iter: int = -1, decision_function_shape: str = "ovr",
+                 random_state: Any = None, solver: str = "smo") -> None:
+        self.C = C
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.shrinking = shrinking
+        self.probability = probability
+        self.tol = tol
+        self.cache_size = cache_size
+        self.class_weight = class_weight
+        self.max_iter = max_iter
+        self.decision_function_shape = decision_function_shape
+        self.random_state = random_state
+        self.solver = solver
+
+    def _check_params(self) -> None:
+        self._check_classifier()
+        check_param("C", self.C)
+
+    def _machine(self, X: Array, t: Array, weight: Array, kernel: Kernel) -> Machine:
+        return SoftMarginSVC(X, t, kernel, C=self.C, sample_weight=weight)
+
+
+class NuSVC(_ClassifierBase):
+    """nu-support vector classification (Result 7.7, (7.38)-(7.41)).
+
+    Decision values are LIBSVM's: the notes' y(x) divided by rho, so that the
+    margin is at +/-1 as in scikit-learn's ``NuSVC``.
+    """
+
+    def __init__(self, *, nu: float = 0.5, kernel: str | Kernel = "rbf", degree: int = 3,
+                 gamma: str | float = "scale", coef0: float = 0.0, shrinking: bool = True,
+                 probability: bool = False, tol: float = 1e-3, cache_size: float = 200, max_iter: int = -1,
+                 decision_function_shape: str = "ovr", random_state: Any = None, solver: str = "smo") -> None:
+        self.nu = nu
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.shrinking = shrinking
+        self.probability = probability
+        self.tol = tol
+        self.cache_size = cache_size
+        self.max_iter = max_iter
+        self.decision_function_shape = decision_function_shape
+        self.random_state = random_state
+        self.solver = solver
+
+    def _check_params(self) -> None:
+        self._check_classifier()
+        check_param("nu", self.nu)
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "NuSVC":  # type: ignore[override]
+        return super().fit(X, y)
+
+    def _machine(self, X: Array, t: Array, weight: Array, kernel: Kernel) -> Machine:
+        return NuSVCMachine(X, t, kernel, nu=self.nu)
+
+    def _scale(self, sol: Solution) -> float:
+        return 1.0 / sol.rho
+
+
+class _RegressorBase(RegressorMixin, _BaseSVM):
+    def _machine(self, X: Array, t: Array, weight: Array | None, kernel: Kernel) -> Machine:
+        raise NotImplementedError
+
+    def _fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None) -> "_RegressorBase":
+        self._check_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False, y_numeric=True)
+        X = check_matrix(X, "X")
+        if self._precomputed and X.shape[0] != X.shape[1]:
+            raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
+        weight = _sample_weight(sample_weight, X.shape[0]) if sample_weight is not None else None
+        index = np.arange(X.shape[0]) if weight is None else np.flatnonzero(weight > 0)
+        kernel = self._make_kernel(X)
+        machine = self._machine(self._sub(X, index), y[index], None if weight is None else weight[index], kernel)
+        sol = self._solve(machine)
+        self.shape_fit_ = X.shape
+        self.machine_, self.solution_, self._index = machine, sol, index
+        support = index[sol.support]
+        self.support_ = support.astype(np.int32)
+        self.support_vectors_ = np.empty((0, 0)) if self._precomputed else X[support]
+        self.n_support_ = np.array([support.shape[0]], dtype=np.int32)
+        self.dual_coef_ = sol.coef[sol.support][None, :]
+        self.intercept_ = np.array([sol.b])
+        self.n_iter_ = sol.iterations
+        self.fit_status_ = 0
+        dual = np.zeros((2, X.shape[0]))
+        dual[0, index], dual[1, index] = sol.a, sol.a_hat
+        self.dual_ = dual
+        self.kkt_report_ = kkt_check(machine, sol, max(self.tol, 1e-6))
+        return self
+
+    def predict(self, X: ArrayLike) -> Array:
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        return self.solution_.decision_function(self._rows(X, self._index))
+
+
+class SVR(_RegressorBase):
+    """epsilon-support vector regression ((7.51)-(7.69)); ``sample_weight`` scales each box."""
+
+    def __init__(self, *, kernel: str | Kernel = "rbf", degree: int = 3, gamma: str | float = "scale",
+                 coef0: float = 0.0, tol: float = 1e-3, C: float = 1.0, epsilon: float = 0.1,
+                 shrinking: bool = True, cache_size: float = 200, max_iter: int = -1, solver: str = "smo") -> None:
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.C = C
+        self.epsilon = epsilon
+        self.shrinking = shrinking
+        self.cache_size = cache_size
+        self.max_iter = max_iter
+        self.solver = solver
+
+    def _check_params(self) -> None:
+        self._check_common()
+        check_param("C", self.C)
+        check_param("epsilon", self.epsilon)
+
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "SVR":
+        return self._fit(X, y, sample_weight)
+
+    def _machine(self, X: Array, t: Array, weight: Array | None, kernel: Kernel) -> Machine:
+        return EpsilonSVR(X, t, kernel, C=self.C, epsilon=self.epsilon, sample_weight=weight)
+
+
+class NuSVR(_RegressorBase):
+    """nu-support vector regression (Result 7.10). ``C`` is scikit-learn's (LIBSVM's), the notes'
+    C divided by N, so the same numbers give the same model as ``sklearn.svm.NuSVR``."""
+
+    def __init__(self, *, nu: float = 0.5, C: float = 1.0, kernel: str | Kernel = "rbf", degree: int = 3,
+                 gamma: str | float = "scale", coef0: float = 0.0, shrinking: bool = True, tol: float = 1e-3,
+                 cache_size: float = 200, max_iter: int = -1, solver: str = "smo") -> None:
+        self.nu = nu
+        self.C = C
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.shrinking = shrinking
+        self.tol = tol
+        self.cache_size = cache_size
+        self.max_iter = max_iter
+        self.solver = solver
+
+    def _check_params(self) -> None:
+        self._check_common()
+        check_param("C", self.C)
+        check_param("nu", self.nu)
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "NuSVR":
+        return self._fit(X, y, None)
+
+    def _machine(self, X: Array, t: Array, weight: Array | None, kernel: Kernel) -> Machine:
+        return NuSVRMachine(X, t, kernel, C=self.C * X.shape[0], nu=self.nu)
+
+
+class OneClassSVM(OutlierMixin, _BaseSVM):
+    """One-class SVM (Schölkopf et al., 2001). Decision values are LIBSVM's: the notes'
+    sum_n a_n k(x, x_n) - rho times nu N, as in ``sklearn.svm.OneClassSVM``."""
+
+    def __init__(self, *, kernel: str | Kernel = "rbf", degree: int = 3, gamma: str | float = "scale",
+                 coef0: float = 0.0, tol: float = 1e-3, nu: float = 0.5, shrinking: bool = True,
+                 cache_size: float = 200, max_iter: int = -1, solver: str = "smo") -> None:
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.nu = nu
+        self.shrinking = shrinking
+        self.cache_size = cache_size
+        self.max_iter = max_iter
+        self.solver = solver
+
+    def _check_params(self) -> None:
+        self._check_common()
+        check_param("nu", self.nu)
+
+    def fit(self, X: ArrayLike, y: Any = None) -> "OneClassSVM":
+        self._check_params()
+        X = self._validate_X(X, reset=True)
+        machine = OneClassMachine(X, self._make_kernel(X), nu=self.nu)
+        sol = self._solve(machine)
+        scale = self.nu * machine.N
+        self.shape_fit_ = X.shape
+        self.machine_, self.solution_ = machine, sol
+        self.support_ = sol.support.astype(np.int32)
+        self.support_vectors_ = np.empty((0, 0)) if self._precomputed else X[sol.support]
+        self.n_support_ = np.array([sol.n_support], dtype=np.int32)
+        self.dual_coef_ = scale * sol.coef[sol.support][None, :]
+        self.intercept_ = np.array([scale * sol.b])
+        self.offset_ = -self.intercept_[0]
+        self.n_iter_ = sol.iterations
+        self.fit_status_ = 0
+        self.dual_ = sol.a
+        self.kkt_report_ = kkt_check(machine, sol, max(self.tol, 1e-6))
+        return self
+
+    #: scores within this (relative to the offset) of the boundary are put on it
+    boundary_tol = 1e-10
+
+    def score_samples(self, X: ArrayLike) -> Array:
+        """nu N sum_n a_n k(x, x_n), LIBSVM's scale.
+
+        The free support vectors lie exactly on the boundary, where the
+        computed score differs from ``offset_`` only by rounding (which
+        changes with the batch the kernel is evaluated in); scores within
+        ``boundary_tol`` of it are set to it, so that a point's prediction does
+        not depend on the other points it is predicted with.
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        score = self.nu * self.machine_.N * (self.solution_.decision_function(X) - self.solution_.b)
+        near = np.abs(score - self.offset_) <= self.boundary_tol * max(1.0, abs(self.offset_))
+        return np.where(near, self.offset_, score)
+
+    def decision_function(self, X: ArrayLike) -> Array:
+        """score_samples - offset_: positive for inliers, zero on the boundary."""
+        return self.score_samples(X) - self.offset_
+
+    def predict(self, X: ArrayLike) -> NDArray[np.int64]:
+        """+1 inside or on the boundary, -1 outside."""
+        return np.where(self.decision_function(X) >= 0, 1, -1)
