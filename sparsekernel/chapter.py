@@ -24,7 +24,7 @@ from .formulations import (
 )
 from .kernels import RBF
 
-__all__ = ["NotesCase", "notes_cases", "SINUSOID_GAMMA", "RIPLEY_GAMMA", "RING_GAMMA"]
+__all__ = ["NotesCase", "notes_cases", "sparsity_machines", "SINUSOID_GAMMA", "RIPLEY_GAMMA", "RING_GAMMA"]
 
 RING_GAMMA = 0.8
 RIPLEY_GAMMA = 0.45
@@ -58,3 +58,11 @@ def notes_cases(n_ripley: int = 200) -> list[NotesCase]:
                   lambda: OneClassSVM(ripley[0], RBF(RIPLEY_GAMMA), nu=0.1)),
         NotesCase("SVDD", f"ripley ({n_ripley})", "gap 7.5", lambda: SVDD(ripley[0], RBF(RIPLEY_GAMMA), nu=0.1)),
     ]
+
+
+def sparsity_machines(n_ripley: int = 200) -> tuple[Machine, Machine]:
+    """The SVMs that the tour sets beside the RVM (section 7.2's comparison of sparsity):
+    the nu-SVR on the sinusoid (nu = 0.7, C = 5) and the nu-SVC on the mixture (nu = 0.5)."""
+    X, t = datasets.sinusoid()
+    Xr, tr = datasets.ripley_mixture(n=n_ripley)
+    return NuSVR(X, t, RBF(SINUSOID_GAMMA), C=5.0, nu=0.7), NuSVC(Xr, tr, RBF(RIPLEY_GAMMA), nu=0.5)

@@ -97,7 +97,7 @@ def machine_from_args(args: argparse.Namespace) -> tuple[Any, list[str]]:
 
 def _kkt(args: argparse.Namespace) -> int:
     from .duality import categories, check
-    from .duality.kkt import matched_tol
+    from .formulations.solve import matched_tol
 
     machine, notes = machine_from_args(args)
     sol = solve_by(machine, args.method)

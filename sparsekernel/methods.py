@@ -1,10 +1,9 @@
-"""Every way to solve a machine, by name: the one dispatch the tour, the command line and the demo share.
+"""Solving a machine by name, as the tour, the command line and the demo do.
 
-``"smo"`` runs the hand-written SMO at tol 1e-6 in LIBSVM's units (scaled to
-the machine by ``libsvm_scale``); ``"libsvm"`` fits scikit-learn's LIBSVM twin
-(at tol 1e-8) and converts its answer with ``duality.from_sklearn``; every
-other name is a ``Machine.solve`` method (``"clarabel"``, ``"osqp"``,
-``"primal-clarabel"``, ``"qp-clarabel"``, ``"qp-osqp"``, ...).
+``solve_by(machine, method)`` is ``formulations.solve.solve`` with one default:
+the SMO runs at ``SMO_TOL`` = 1e-6 in LIBSVM's units (converted to the
+machine's by ``formulations.solve.libsvm_tol``); ``"libsvm"`` fits
+scikit-learn's LIBSVM twin at tol 1e-8.
 """
 
 from __future__ import annotations
@@ -12,24 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 from .formulations import Machine, Solution
+from .formulations.solve import SMO_TOL, solve
 
 __all__ = ["solve_by", "SMO_TOL", "has_libsvm_twin"]
 
-#: the SMO's tolerance in LIBSVM's gradient units
-SMO_TOL = 1e-6
-
 
 def has_libsvm_twin(machine: Machine) -> bool:
-    """LIBSVM solves C-SVC, nu-SVC, epsilon-SVR, nu-SVR and the one-class SVM (not hard margin, not SVDD)."""
-    return machine.name not in ("HardMarginSVC", "SVDD")
+    """Whether the machine declares a LIBSVM twin (C-SVC, nu-SVC, epsilon-SVR, nu-SVR, one-class)."""
+    return machine.libsvm_twin is not None
 
 
 def solve_by(machine: Machine, method: str, **opts: Any) -> Solution:
-    """Solve ``machine`` by ``method`` (see the module docstring)."""
-    if method == "libsvm":
-        from .duality import solve_with_libsvm
-
-        return solve_with_libsvm(machine, **opts)
-    if method == "smo":
-        return machine.solve("smo", **{"tol": SMO_TOL / machine.libsvm_scale, **opts})
-    return machine.solve(method, **opts)
+    """Solve ``machine`` by ``method``; the SMO at ``SMO_TOL`` in LIBSVM's units unless ``tol`` is given."""
+    if method == "smo" and "tol" not in opts:
+        opts = {"tol": SMO_TOL, "tol_units": "libsvm", **opts}
+    return solve(machine, method, **opts)

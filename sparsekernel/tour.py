@@ -22,10 +22,10 @@ from typing import Callable, Iterable
 import numpy as np
 
 from . import chapter, datasets
-from .chapter import notes_cases
-from .duality.kkt import check, matched_tol
+from .chapter import notes_cases, sparsity_machines
+from .duality.conditions import check
+from .formulations.solve import matched_tol
 from .errors import ConvergenceWarning
-from .formulations import NuSVC, NuSVR
 from .kernels import RBF
 from .methods import has_libsvm_twin, solve_by
 
@@ -144,11 +144,11 @@ def _rvm_row(label: str, data: str, task: str, method: str, n_ripley: int) -> To
 
 
 def _sparsity(n_ripley: int) -> list[Sparsity]:
-    X, t = datasets.sinusoid()
-    svr = solve_by(NuSVR(X, t, RBF(chapter.SINUSOID_GAMMA), C=5.0, nu=0.7), "smo")
+    svr_machine, svc_machine = sparsity_machines(n_ripley)
+    svr = solve_by(svr_machine, "smo")
     rvr, *_ = _rvm_fit("regression", "fast", n_ripley)
-    Xr, tr = datasets.ripley_mixture(n=n_ripley)
-    svc = solve_by(NuSVC(Xr, tr, RBF(chapter.RIPLEY_GAMMA), nu=0.5), "smo")
+    Xr, tr = svc_machine.X, svc_machine.t
+    svc = solve_by(svc_machine, "smo")
     rvc, Xc, labels, kernel = _rvm_fit("classification", "fast", n_ripley)
     p = rvc.predict_proba(kernel(Xc, Xc)[:, rvc.relevance])[:, -1]
     error = float(np.mean((p >= 0.5) != (labels == 1.0)))

@@ -303,7 +303,8 @@ def test_nu_svr_with_slack_7_74_keeps_epsilon_non_negative_on_every_path() -> No
     X = rng.normal(size=(6, 2)) * rng.uniform(0.5, 1.0, size=2)
     t = np.sin(X[:, 0]) + 0.5 * X[:, 1] + 0.1 * np.random.default_rng(2).normal(size=6)
     m = NuSVR(X, t, Linear(), C=1.0, nu=1.0)
-    assert smo(m, tol=1e-8).epsilon < -1e-3  # the equality form alone (LIBSVM's too)
+    # the equality form alone (LIBSVM's too): the standard QP's r gives epsilon = -r < 0
+    assert -smo(m.standard_qp(), tol=1e-8).rho.r < -1e-3
     objectives = []
     for method, opts in (("smo", {"tol": 1e-8}), ("qp-clarabel", {}), ("qp-osqp", {}), ("clarabel", {}),
                          ("primal-clarabel", {})):

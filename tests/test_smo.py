@@ -369,8 +369,8 @@ def test_bad_arguments_name_the_argument(argument, value):
         smo(machine("soft-ripley"), **{argument: value})
 
 
-def test_machine_must_be_a_machine():
-    with pytest.raises(ValidationError, match="^machine must be"):
+def test_problem_must_be_a_standard_qp_or_a_machine():
+    with pytest.raises(ValidationError, match="^problem must be a StandardQP or a sparsekernel machine"):
         smo(np.eye(3))
 
 

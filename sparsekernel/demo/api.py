@@ -17,17 +17,17 @@ from typing import Any, Callable
 import numpy as np
 
 from ..duality import categories, check
-from ..duality.kkt import matched_tol
 from ..errors import InfeasibleError, SolverError, ValidationError
-from ..formulations import SVDD, EpsilonSVR, HardMarginSVC, NuSVC, NuSVR, OneClassSVM, SoftMarginSVC
+from ..formulations import MACHINES
+from ..formulations.solve import matched_tol
 from ..kernels import RBF, Linear
+from ..methods import solve_by
 
 __all__ = ["ApiError", "handle_svm", "handle_rvm", "MAX_POINTS", "SVM_METHODS"]
 
 MAX_POINTS = 5000
 MAX_GRID = 120
-SVM_MACHINES = {"hard": HardMarginSVC, "soft": SoftMarginSVC, "nu-svc": NuSVC, "eps-svr": EpsilonSVR,
-                "nu-svr": NuSVR, "one-class": OneClassSVM, "svdd": SVDD}
+SVM_MACHINES = MACHINES
 SVM_METHODS = ("smo", "clarabel", "osqp", "primal-clarabel", "qp-clarabel", "qp-osqp")
 RVM_METHODS = ("fast", "mackay", "em")
 
@@ -187,7 +187,7 @@ def _svm_field(spec: dict[str, Any], machine: Any, sol: Any, X: np.ndarray) -> d
     xs, ys = np.linspace(grid["xmin"], grid["xmax"], n), np.linspace(grid["ymin"], grid["ymax"], n)
     g1, g2 = np.meshgrid(xs, ys)
     values = sol.decision_function(np.column_stack([g1.ravel(), g2.ravel()])).reshape(n, n)
-    scale = sol.rho if machine.name == "NuSVC" else 1.0  # nu-SVC margins at +/- rho
+    scale = machine.margin_level(sol)               # the margin at t y = +/- 1 on the page
     return {"field": {"x": xs, "y": ys, "values": values / scale, "margin": 1.0 if machine.task == "classification"
                       else None}}
 
@@ -234,8 +234,8 @@ def handle_rvm(payload: Any) -> dict[str, Any]:
         answer["training_error"] = float(np.mean((train >= 0.5) != (labels == 1.0)))
     if spec.get("compare_svm") and labels is not None:
         nu = _number(spec, "nu", 0.5, 0.0, 1.0)
-        svm = NuSVC(X, np.where(labels == 1.0, 1.0, -1.0), kernel, nu=nu)
-        answer["svm_support"] = _library_call(lambda: svm.solve("smo", tol=1e-6 / svm.libsvm_scale)).support
+        svm = MACHINES["nu-svc"](X, np.where(labels == 1.0, 1.0, -1.0), kernel, nu=nu)
+        answer["svm_support"] = _library_call(lambda: solve_by(svm, "smo")).support
     return _json(answer)
 
 

@@ -7,18 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..formulations.base import BOUND_TOL, Machine
+from ..formulations.machine import BOUND_TOL, CATEGORY_NAMES, Machine
 from ..formulations.solution import Solution
 from ..solvers.standard_qp import bound_masks
 
 __all__ = ["Categories", "categories", "CATEGORY_NAMES"]
-
-#: The cases, in table order, for each kind of machine.
-CATEGORY_NAMES: dict[str, tuple[str, ...]] = {
-    "classification": ("not a support vector", "on the margin", "inside the margin", "misclassified"),
-    "regression": ("inside the tube", "on the tube", "outside the tube"),
-    "novelty": ("inside", "on the boundary", "outside"),
-}
 
 
 @dataclass(frozen=True)
@@ -49,7 +42,7 @@ def categories(machine: Machine, solution: Solution, bound_tol: float = BOUND_TO
     at_lower, at_upper = bound_masks(np.asarray(z, dtype=np.float64), qp.lower, qp.upper, bound_tol)
     all_zero = _both(at_lower, machine.N)          # every multiplier of the point is 0
     none_at_box = _both(~at_upper, machine.N)      # no multiplier of the point is at its upper bound
-    names = CATEGORY_NAMES[machine.task]
+    names = machine.category_names
     case = np.where(all_zero, 0, np.where(none_at_box, 1, 2))  # 0: a = 0, 1: free, 2: at the bound
     if machine.task == "classification":
         wrong = machine.t * solution.decision_function(_points(machine)) < 0

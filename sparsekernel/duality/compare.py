@@ -11,10 +11,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import ValidationError
-from ..formulations.base import Machine
+from ..formulations.machine import Machine
 from ..formulations.solution import Solution
 from .categories import categories
-from .kkt import check
+from .conditions import check
 from .report import Gap, _clean
 
 __all__ = ["gap", "compare", "Comparison", "compare_many"]

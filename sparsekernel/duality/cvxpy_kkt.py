@@ -26,11 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
-from cvxpy.constraints import SOC, Equality, Inequality, NonNeg, NonPos, Zero
 
+from .._lazy import cvxpy as cp
 from .._validation import check_param
 from ..errors import ValidationError
 from .report import Gap, KKTReport, KKTRow, row_from_values
@@ -104,22 +103,22 @@ def _dual(con: Any) -> np.ndarray:
 
 def _constraint(con: Any, label: str, tol: float) -> tuple[list[_Term], list[KKTRow]]:
     """The Lagrangian terms and the three rows (feasibility, cone, slackness) of one constraint."""
-    if isinstance(con, Inequality):
+    if isinstance(con, cp.constraints.Inequality):
         g, lam = np.asarray(con.expr.value, dtype=np.float64), _dual(con)
         scale = _magnitude(con.args)
         return [_Term(con.expr, lam, 1.0)], _scalar_rows(label, "g(x) <= 0", g, lam, scale, tol)
-    if isinstance(con, NonPos):
+    if isinstance(con, cp.constraints.NonPos):
         x, lam = np.asarray(con.args[0].value, dtype=np.float64), _dual(con)
         return [_Term(con.args[0], lam, 1.0)], _scalar_rows(label, "x <= 0", x, lam, _magnitude(con.args), tol)
-    if isinstance(con, NonNeg):
+    if isinstance(con, cp.constraints.NonNeg):
         x, lam = np.asarray(con.args[0].value, dtype=np.float64), _dual(con)
         return [_Term(con.args[0], lam, -1.0)], _scalar_rows(label, "x >= 0", -x, lam, _magnitude(con.args), tol)
-    if isinstance(con, (Equality, Zero)):
-        expr = con.expr if isinstance(con, Equality) else con.args[0]
+    if isinstance(con, (cp.constraints.Equality, cp.constraints.Zero)):
+        expr = con.expr if isinstance(con, cp.constraints.Equality) else con.args[0]
         h = np.asarray(expr.value, dtype=np.float64)
         row = row_from_values(label, PRIMAL, "h(x) = 0", np.abs(h), _magnitude(con.args), tol)
         return [_Term(expr, _dual(con), 1.0)], [row]
-    if isinstance(con, SOC):
+    if isinstance(con, cp.constraints.SOC):
         return _soc(con, label, tol)
     raise ValidationError(f"constraint must be an inequality, equality, NonNeg, NonPos or SOC; got {type(con).__name__}")
 
@@ -134,7 +133,7 @@ def _scalar_rows(label: str, text: str, g: np.ndarray, lam: np.ndarray, scale: f
     ]
 
 
-def _soc(con: SOC, label: str, tol: float) -> tuple[list[_Term], list[KKTRow]]:
+def _soc(con: Any, label: str, tol: float) -> tuple[list[_Term], list[KKTRow]]:
     """||X_i|| <= t_i (per cone along ``axis``) with dual (mu, lam) in the same cone."""
     t_expr, X_expr = con.args[0], con.args[1]
     t = np.atleast_1d(np.asarray(t_expr.value, dtype=np.float64))

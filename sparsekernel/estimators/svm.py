@@ -39,11 +39,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_matrix, check_param, fail
-from ..duality.kkt import check as kkt_check
+from ..duality.conditions import check as kkt_check
 from ..errors import ValidationError
-from ..formulations import EpsilonSVR, Machine, NuSVC as NuSVCMachine, NuSVR as NuSVRMachine
-from ..formulations import OneClassSVM as OneClassMachine
-from ..formulations import SoftMarginSVC, Solution
+from ..formulations import Machine, Solution
+from ..formulations.libsvm import machine_for_twin
+from ..formulations.solve import solve
 from ..kernels import Kernel, make_kernel
 from .probability import Sigmoid, consistent_with, couple, fit_platt
 
@@ -96,9 +96,9 @@ class _BaseSVM(BaseEstimator):
         """Solve by the estimator's solver; ``tol`` has LIBSVM's meaning (its gradient units)."""
         if self.solver == "smo":
             max_iter = None if self.max_iter == -1 else int(self.max_iter)
-            return machine.solve("smo", tol=self.tol / machine.libsvm_scale, shrinking=self.shrinking,
-                                 cache_mb=self.cache_size, max_iter=max_iter)
-        return machine.solve(self.solver)
+            return solve(machine, "smo", tol=self.tol, tol_units="libsvm", shrinking=self.shrinking,
+                         cache_mb=self.cache_size, max_iter=max_iter)
+        return solve(machine, self.solver)
 
     def _rows(self, X: Array, index: NDArray[np.intp]) -> Array:
         """The inputs a sub-machine trained on ``index`` needs at prediction time."""
@@ -353,7 +353,7 @@ class SVC(_ClassifierBase):
         check_param("C", self.C)
 
     def _machine(self, X: Array, t: Array, weight: Array, kernel: Kernel) -> Machine:
-        return SoftMarginSVC(X, t, kernel, C=self.C, sample_weight=weight)
+        return machine_for_twin("SVC").from_libsvm(X, t, kernel, {"C": self.C}, weight)
 
 
 class NuSVC(_ClassifierBase):
@@ -389,7 +389,7 @@ class NuSVC(_ClassifierBase):
         return super().fit(X, y)
 
     def _machine(self, X: Array, t: Array, weight: Array, kernel: Kernel) -> Machine:
-        return NuSVCMachine(X, t, kernel, nu=self.nu)
+        return machine_for_twin("NuSVC").from_libsvm(X, t, kernel, {"nu": self.nu}, None)
 
     def _scale(self, sol: Solution) -> float:
         return 1.0 / sol.rho
@@ -459,7 +459,7 @@ class SVR(_RegressorBase):
         return self._fit(X, y, sample_weight)
 
     def _machine(self, X: Array, t: Array, weight: Array | None, kernel: Kernel) -> Machine:
-        return EpsilonSVR(X, t, kernel, C=self.C, epsilon=self.epsilon, sample_weight=weight)
+        return machine_for_twin("SVR").from_libsvm(X, t, kernel, {"C": self.C, "epsilon": self.epsilon}, weight)
 
 
 class NuSVR(_RegressorBase):
@@ -490,7 +490,7 @@ class NuSVR(_RegressorBase):
         return self._fit(X, y, None)
 
     def _machine(self, X: Array, t: Array, weight: Array | None, kernel: Kernel) -> Machine:
-        return NuSVRMachine(X, t, kernel, C=self.C * X.shape[0], nu=self.nu)
+        return machine_for_twin("NuSVR").from_libsvm(X, t, kernel, {"C": self.C, "nu": self.nu}, None)
 
 
 class OneClassSVM(OutlierMixin, _BaseSVM):
@@ -518,7 +518,7 @@ class OneClassSVM(OutlierMixin, _BaseSVM):
     def fit(self, X: ArrayLike, y: Any = None) -> "OneClassSVM":
         self._check_params()
         X = self._validate_X(X, reset=True)
-        machine = OneClassMachine(X, self._make_kernel(X), nu=self.nu)
+        machine = machine_for_twin("OneClassSVM").from_libsvm(X, None, self._make_kernel(X), {"nu": self.nu}, None)
         sol = self._solve(machine)
         scale = self.nu * machine.N
         self.shape_fit_ = X.shape

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_binary_targets, check_same_length
-from .base import STATIONARITY, Condition, KKTState, Machine
+from .machine import STATIONARITY, Condition, KKTState, Machine
 
 Array = NDArray[np.float64]
 

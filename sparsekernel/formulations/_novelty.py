@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import check_param
 from ..errors import ValidationError
 from ..solvers.standard_qp import StandardQP
-from .base import DUAL, STATIONARITY, Condition, KKTState, Machine
+from .machine import DUAL, STATIONARITY, Condition, KKTState, Machine
 
 Array = NDArray[np.float64]
 

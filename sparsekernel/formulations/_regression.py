@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._lazy import cvxpy as cp
 from .._validation import check_real_targets, check_same_length
-from .base import DUAL, PRIMAL, SLACKNESS, STATIONARITY, Condition, Formulation, KKTState, Machine
+from .machine import DUAL, PRIMAL, SLACKNESS, STATIONARITY, Condition, Formulation, KKTState, Machine
 
 Array = NDArray[np.float64]
 
@@ -29,6 +29,11 @@ class RegressionMachine(Machine):
 
     def split(self, z: Array) -> tuple[Array, Array]:
         return z[: self.N], z[self.N:]
+
+    @staticmethod
+    def _split_coef(coef: Array) -> Array:
+        """(a, a_hat) from LIBSVM's dual_coef_ = a_n - a_hat_n (at most one of the two is non-zero)."""
+        return np.concatenate([np.maximum(coef, 0.0), np.maximum(-coef, 0.0)])
 
     def _doubled(self) -> tuple[NDArray[np.intp], Array]:
         index = np.concatenate([np.arange(self.N), np.arange(self.N)])

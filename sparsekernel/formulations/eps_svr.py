@@ -20,17 +20,17 @@ Predictions (7.64); b by (7.69), averaged over the free multipliers.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
-import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._lazy import cvxpy as cp
 from .._validation import check_param, check_sample_weight
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._regression import RegressionMachine
-from .base import Condition, Formulation, KKTState, flatten
+from .machine import Condition, Formulation, KKTState, flatten
 from .solution import Solution
 
 __all__ = ["EpsilonSVR"]
@@ -56,6 +56,7 @@ class EpsilonSVR(RegressionMachine):
 
     name = "EpsilonSVR"
     cli_name = "eps-svr"
+    libsvm_twin = "SVR"
     _hyper_names = ("C", "epsilon")
 
     def __init__(self, X: ArrayLike, t: ArrayLike, kernel: Kernel | str = Linear(), C: float = 1.0,
@@ -118,7 +119,7 @@ class EpsilonSVR(RegressionMachine):
         return (self._tube_conditions(s, self.C_n, self.epsilon, ("(7.62)", "(7.63)"), "Result 7.9")
                 + [self._sum_condition(s, "(7.58)")])
 
-    def standard_qp(self) -> StandardQP:
+    def _standard_qp(self) -> StandardQP:
         """z = (a, a_hat): min 1/2 z^T Q z + (eps - t, eps + t)^T z, y^T z = 0, 0 <= z <= C."""
         index, y = self._doubled()
         p = np.concatenate([self.epsilon - self.t, self.epsilon + self.t])
@@ -130,6 +131,17 @@ class EpsilonSVR(RegressionMachine):
 
     def _box_scale(self) -> float:
         return float(np.max(self.C_n))
+
+    def libsvm_params(self) -> dict[str, Any]:
+        return {"C": self.C, "epsilon": self.epsilon}
+
+    @classmethod
+    def from_libsvm(cls, X: ArrayLike, t: ArrayLike | None, kernel: Kernel,
+                    params: Mapping[str, Any], sample_weight: ArrayLike | None) -> "EpsilonSVR":
+        return cls(X, t, kernel, C=params["C"], epsilon=params["epsilon"], sample_weight=sample_weight)
+
+    def libsvm_multipliers(self, coef: Array, intercept: float) -> tuple[Array, RhoEstimate]:
+        return self._split_coef(coef), RhoEstimate(-intercept)
 
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # (7.69): b = t_n - epsilon - sum_m (a_m - a_hat_m) k_nm for free a_n,

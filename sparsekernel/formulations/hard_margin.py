@@ -20,15 +20,15 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._lazy import cvxpy as cp
 from ..errors import InfeasibleError
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._binary import BinaryMachine
-from .base import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
+from .machine import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
 from .solution import Solution
 
 __all__ = ["HardMarginSVC"]
@@ -91,7 +91,7 @@ class HardMarginSVC(BinaryMachine):
             Condition("(7.16)", SLACKNESS, "a_n {t_n y(x_n) - 1} = 0", np.abs(s.a * (margin - 1.0)), size),
         ]
 
-    def standard_qp(self) -> StandardQP:
+    def _standard_qp(self) -> StandardQP:
         """min 1/2 a^T (t t^T o K) a - e^T a, t^T a = 0, 0 <= a < inf."""
         return StandardQP(
             kernel=self.kernel, X=self.X, index=np.arange(self.N), y=self.t, scale=1.0,

@@ -21,18 +21,18 @@ a_n <= 1/N cap sum_n a_n there.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
-import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._lazy import cvxpy as cp
 from .._validation import check_param
 from ..errors import InfeasibleError
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._binary import BinaryMachine
-from .base import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
+from .machine import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
 from .solution import Solution
 
 __all__ = ["NuSVC"]
@@ -55,6 +55,7 @@ class NuSVC(BinaryMachine):
 
     name = "NuSVC"
     cli_name = "nu-svc"
+    libsvm_twin = "NuSVC"
     _hyper_names = ("nu",)
     #: relative size below which rho counts as zero (a degenerate, infeasible nu)
     rho_tol = 1e-5
@@ -137,7 +138,7 @@ class NuSVC(BinaryMachine):
             self._balance(s, "(7.40)"),
         ]
 
-    def standard_qp(self) -> StandardQP:
+    def _standard_qp(self) -> StandardQP:
         """min 1/2 a^T (t t^T o K) a, t^T a = 0, e^T a = nu, 0 <= a <= 1/N."""
         return StandardQP(
             kernel=self.kernel, X=self.X, index=np.arange(self.N), y=self.t, scale=1.0,
@@ -151,6 +152,24 @@ class NuSVC(BinaryMachine):
     @property
     def libsvm_scale(self) -> float:
         return float(self.N)                    # LIBSVM: 0 <= a <= 1, sum a = nu N
+
+    def margin_level(self, solution: Solution) -> float:
+        """On the margin t_n y(x_n) = rho (Result 7.7)."""
+        return float(solution.rho)
+
+    def libsvm_params(self) -> dict[str, Any]:
+        return {"nu": self.nu}
+
+    @classmethod
+    def from_libsvm(cls, X: ArrayLike, t: ArrayLike | None, kernel: Kernel,
+                    params: Mapping[str, Any], sample_weight: ArrayLike | None) -> "NuSVC":
+        return cls(X, t, kernel, nu=params["nu"])
+
+    def libsvm_multipliers(self, coef: Array, intercept: float) -> tuple[Array, RhoEstimate]:
+        # LIBSVM solves with 0 <= alpha <= 1, sum alpha = nu N, then divides by its r; the notes'
+        # a sums to nu, so a = |coef| nu / sum |coef|, rho = nu / sum |coef|, b = intercept * rho
+        rho = self.nu / float(np.sum(np.abs(coef)))
+        return np.abs(coef) * rho, RhoEstimate(-intercept * rho, rho)
 
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # On the margin t_n y_n = rho: averaging over free a_n of each class gives

@@ -25,18 +25,18 @@ with epsilon = 0 and box C/N, and ``solve`` solves it by the same method.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
-import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._lazy import cvxpy as cp
 from .._validation import check_param
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._regression import RegressionMachine
 from .eps_svr import EpsilonSVR
-from .base import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
+from .machine import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
 from .solution import Solution
 
 __all__ = ["NuSVR"]
@@ -60,6 +60,7 @@ class NuSVR(RegressionMachine):
 
     name = "NuSVR"
     cli_name = "nu-svr"
+    libsvm_twin = "NuSVR"
     _hyper_names = ("C", "nu")
 
     def __init__(self, X: ArrayLike, t: ArrayLike, kernel: Kernel | str = Linear(), C: float = 1.0,
@@ -121,7 +122,7 @@ class NuSVR(RegressionMachine):
             Condition("Result 7.10", SLACKNESS, "delta epsilon = 0", abs(delta * s.epsilon), self.nu * self.C * size),
         ]
 
-    def standard_qp(self) -> StandardQP:
+    def _standard_qp(self) -> StandardQP:
         """z = (a, a_hat): min 1/2 z^T Q z + (-t, t)^T z, y^T z = 0, e^T z = nu C, 0 <= z <= C/N."""
         index, y = self._doubled()
         return StandardQP(
@@ -157,6 +158,21 @@ class NuSVR(RegressionMachine):
         note = (f"(7.74) is slack at nu = {self.nu:g} (the equality form gave epsilon = {sol.epsilon:.3g} < 0): "
                 "solved as the epsilon-SVR with epsilon = 0 and box C/N")
         return dataclasses.replace(out, notes=out.notes + (note,))
+
+    def libsvm_params(self) -> dict[str, Any]:
+        return {"C": self.C / self.N, "nu": self.nu}          # LIBSVM's nu-SVR C is the notes' C / N
+
+    @classmethod
+    def from_libsvm(cls, X: ArrayLike, t: ArrayLike | None, kernel: Kernel,
+                    params: Mapping[str, Any], sample_weight: ArrayLike | None) -> "NuSVR":
+        N = np.asarray(X).shape[0]
+        return cls(X, t, kernel, C=params["C"] * N, nu=params["nu"])        # LIBSVM's C is the notes' C / N
+
+    def libsvm_multipliers(self, coef: Array, intercept: float) -> tuple[Array, RhoEstimate]:
+        # epsilon, which scikit-learn does not keep, is recovered from the free multipliers
+        z = self._split_coef(coef)
+        r = self.recover_rho(z, self.kernel_times(self.aggregate(z))).r
+        return z, RhoEstimate(-intercept, r)
 
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # free a_n: t_n - sum_m u_m k_nm = b + epsilon; free a_hat_n: = b - epsilon.

@@ -17,16 +17,16 @@ multipliers sum to nu N, so its decision values are ours times nu N.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
-import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._lazy import cvxpy as cp
 from ..kernels import RBF, Kernel
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._novelty import NoveltyMachine
-from .base import PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
+from .machine import PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
 from .solution import Solution
 
 __all__ = ["OneClassSVM"]
@@ -48,6 +48,7 @@ class OneClassSVM(NoveltyMachine):
 
     name = "OneClassSVM"
     cli_name = "one-class"
+    libsvm_twin = "OneClassSVM"
 
     def __init__(self, X: ArrayLike, kernel: Kernel | str = RBF(1.0), nu: float = 0.5,
                  psd_tol: float = 1e-8) -> None:
@@ -92,9 +93,22 @@ class OneClassSVM(NoveltyMachine):
     def libsvm_scale(self) -> float:
         return self.nu * self.N                 # LIBSVM: 0 <= a <= 1, sum a = nu N
 
-    def standard_qp(self) -> StandardQP:
+    def _standard_qp(self) -> StandardQP:
         """min 1/2 a^T K a, e^T a = 1, 0 <= a <= 1/(nu N)."""
         return self._unit_sum_qp(1.0, np.zeros(self.N))
+
+    def libsvm_params(self) -> dict[str, Any]:
+        return {"nu": self.nu}
+
+    @classmethod
+    def from_libsvm(cls, X: ArrayLike, t: ArrayLike | None, kernel: Kernel,
+                    params: Mapping[str, Any], sample_weight: ArrayLike | None) -> "OneClassSVM":
+        return cls(X, kernel, nu=params["nu"])
+
+    def libsvm_multipliers(self, coef: Array, intercept: float) -> tuple[Array, RhoEstimate]:
+        # LIBSVM's alpha sums to nu N: a = alpha / (nu N), b = intercept / (nu N) = -rho
+        scale = 1.0 / self.libsvm_scale
+        return coef * scale, RhoEstimate(-intercept * scale)
 
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # free a_n: sum_m a_m k_nm = rho (on the hyperplane)

@@ -20,16 +20,16 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-import cvxpy as cp
 import numpy as np
 import scipy.optimize
 from numpy.typing import ArrayLike, NDArray
 
+from .._lazy import cvxpy as cp
 from .._validation import check_param, check_sample_weight, fail
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._binary import BinaryMachine
-from .base import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
+from .machine import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
 from .solution import Solution
 
 __all__ = ["SoftMarginSVC"]
@@ -60,6 +60,7 @@ class SoftMarginSVC(BinaryMachine):
 
     name = "SoftMarginSVC"
     cli_name = "soft"
+    libsvm_twin = "SVC"
     _hyper_names = ("C", "class_weight")
 
     def __init__(self, X: ArrayLike, t: ArrayLike, kernel: Kernel | str = Linear(), C: float = 1.0,
@@ -170,7 +171,7 @@ class SoftMarginSVC(BinaryMachine):
         ]
 
     # -- standard QP -----------------------------------------------------------
-    def standard_qp(self) -> StandardQP:
+    def _standard_qp(self) -> StandardQP:
         """min 1/2 a^T (t t^T o K) a - e^T a, t^T a = 0, 0 <= a <= C_n."""
         return StandardQP(
             kernel=self.kernel, X=self.X, index=np.arange(self.N), y=self.t, scale=1.0,
@@ -180,6 +181,20 @@ class SoftMarginSVC(BinaryMachine):
 
     def _box_scale(self) -> float:
         return float(np.max(self.C_n))
+
+    # -- LIBSVM twin --------------------------------------------------------------
+    def libsvm_params(self) -> dict[str, Any]:
+        return {"C": self.C, "class_weight": self.class_weight}
+
+    @classmethod
+    def from_libsvm(cls, X: ArrayLike, t: ArrayLike | None, kernel: Kernel,
+                    params: Mapping[str, Any], sample_weight: ArrayLike | None) -> "SoftMarginSVC":
+        class_weight = params.get("class_weight")
+        return cls(X, t, kernel, C=params["C"], class_weight=class_weight, sample_weight=sample_weight)
+
+    def libsvm_multipliers(self, coef: Array, intercept: float) -> tuple[Array, RhoEstimate]:
+        # dual_coef_ = a_n t_n: the notes' a directly, b = intercept_
+        return coef * self.t, RhoEstimate(-intercept)
 
     # -- notes' formulas ---------------------------------------------------------
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:

@@ -81,6 +81,10 @@ class Solution:
         for b when no multiplier is free).
     trace : object
         The SMO's step trace when ``record=True``, else None.
+    n_train : int
+        Number of training points (the width of a precomputed cross-kernel).
+    task : {"classification", "regression", "novelty"}
+        The machine's task: ``predict`` returns y(x) itself for regression.
     """
 
     machine: str
@@ -110,6 +114,7 @@ class Solution:
     notes: tuple[str, ...] = ()
     trace: Any = field(default=None, repr=False)
     n_train: int = 0
+    task: str = "classification"
 
     def __post_init__(self) -> None:
         for name in ("a", "coef", "support", "a_hat", "w", "xi", "xi_hat", "support_vectors"):
@@ -161,6 +166,6 @@ class Solution:
     def predict(self, X: ArrayLike, diag: ArrayLike | None = None) -> Array:
         """Class labels -1/+1 (the sign of y(x), +1 at 0) or, for regression, y(x)."""
         values = self.decision_function(X, diag)
-        if self.machine in ("EpsilonSVR", "NuSVR"):
+        if self.task == "regression":
             return values
         return np.where(values >= 0, 1.0, -1.0)

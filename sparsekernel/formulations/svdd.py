@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._lazy import cvxpy as cp
 from ..kernels import RBF, Kernel
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._novelty import NoveltyMachine
-from .base import PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
+from .machine import PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
 from .solution import Solution
 
 __all__ = ["SVDD"]
@@ -48,6 +48,8 @@ class SVDD(NoveltyMachine):
 
     name = "SVDD"
     cli_name = "svdd"
+    #: its primal is a second-order cone problem, which Clarabel solves to its default 1e-8
+    primal_tol = 1e-5
 
     def __init__(self, X: ArrayLike, kernel: Kernel | str = RBF(1.0), nu: float = 0.5,
                  psd_tol: float = 1e-8) -> None:
@@ -95,7 +97,7 @@ class SVDD(NoveltyMachine):
             self._stationarity_w(s, source, "c = sum_n a_n phi(x_n)"),
         ]
 
-    def standard_qp(self) -> StandardQP:
+    def _standard_qp(self) -> StandardQP:
         """min a^T K a - diag(K)^T a (Q = 2K), e^T a = 1, 0 <= a <= C."""
         return self._unit_sum_qp(2.0, -self.kernel_diagonal())
 

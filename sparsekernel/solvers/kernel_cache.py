@@ -91,6 +91,10 @@ class KernelRowCache:
         Training inputs (the Gram matrix for ``Precomputed``).
     cache_mb : float
         Memory budget for the rows, in megabytes (2^20 bytes, as LIBSVM).
+    dtype : numpy float type, optional
+    shift : array (N,) or None
+        A diagonal added to the kernel: the cache then holds the rows of
+        K + diag(shift) (the L2-loss SVMs' I / (2C), in kernel units).
 
     Attributes
     ----------
@@ -108,8 +112,10 @@ class KernelRowCache:
         Rows computed so far (a measure of the kernel work).
     """
 
-    def __init__(self, kernel: Kernel, X: Array, cache_mb: float, dtype: type | None = None) -> None:
+    def __init__(self, kernel: Kernel, X: Array, cache_mb: float, dtype: type | None = None,
+                 shift: Array | None = None) -> None:
         self.kernel = kernel
+        self.shift = None if shift is None else np.asarray(shift, dtype=np.float64)
         self.X = X
         self.N = int(X.shape[0])
         self.dtype = row_dtype(self.N) if dtype is None else dtype
@@ -133,8 +139,14 @@ class KernelRowCache:
         return self.n_slots - int(self._filled[0])
 
     def diag(self) -> Array:
-        """k(x_n, x_n) for every training point."""
-        return np.asarray(self.kernel.diag(self.X), dtype=np.float64)
+        """k(x_n, x_n) (+ shift_n) for every training point."""
+        d = np.asarray(self.kernel.diag(self.X), dtype=np.float64)
+        return d if self.shift is None else d + self.shift
+
+    def _add_shift(self, points: NDArray[np.int64], out: NDArray[np.floating]) -> None:
+        """out[r, points[r]] += shift[points[r]]: the rows of K + diag(shift)."""
+        if self.shift is not None:
+            out[np.arange(points.size), points] += self.shift[points]
 
     def fill(self, points: NDArray[np.intp], clock: int) -> int:
         """Compute the rows of ``points`` (not cached, distinct) into the least recently used slots.
@@ -152,6 +164,8 @@ class KernelRowCache:
         slots = np.empty(k, dtype=np.int64)
         clock = claim_slots(points, slots, self.slot_of, self.owner, self.last_used, self._filled, clock)
         self._compute_into(points, slots)
+        if self.shift is not None:
+            self.store[slots, points] += self.shift[points].astype(self.dtype)
         self.rows_computed += k
         return clock
 
@@ -192,6 +206,7 @@ class KernelRowCache:
         points = np.asarray(points, dtype=np.int64)
         out = np.empty((points.size, self.N), dtype=self.dtype)
         self._compute_rows(points, out)
+        self._add_shift(points, out)
         return out
 
 
@@ -206,7 +221,7 @@ class KernelRowCache:
         return self._exact_fn(cols)
 
     def products(self, rows: NDArray[np.intp], cols: NDArray[np.intp], coef: Array) -> Array:
-        """K[rows][:, cols] @ coef in float64 throughout (blocks of rows, nothing cached)."""
+        """(K + diag(shift))[rows][:, cols] @ coef in float64 throughout (blocks of rows, nothing cached)."""
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
         out = np.zeros(rows.size)
@@ -216,6 +231,11 @@ class KernelRowCache:
         step = max(1, PRODUCT_ENTRIES // cols.size)
         for r0 in range(0, rows.size, step):
             out[r0:r0 + step] = exact(rows[r0:r0 + step]) @ coef
+        if self.shift is not None:
+            position = np.full(self.N, -1, dtype=np.int64)
+            position[cols] = np.arange(cols.size)
+            hit = position[rows] >= 0
+            out[hit] += self.shift[rows[hit]] * coef[position[rows[hit]]]
         return out
 
 

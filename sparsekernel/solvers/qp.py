@@ -1,144 +1,19 @@
-"""The standard-form dual QP solved directly through OSQP's and Clarabel's own APIs.
+"""Old path of ``solvers.direct`` (kept so that existing imports work).
 
-No cvxpy: the problem (``standard_qp.StandardQP``)
-
-    minimise 1/2 a^T Q a + p^T a  subject to  y^T a = delta, [e^T a = nu_sum], l <= a <= u
-
-goes to the solvers as matrices, exactly the Q, p, y and box the SMO works
-on. This is the reference for the hand-written solvers and the measure of
-cvxpy's modelling overhead.
-
-OSQP takes l <= A x <= u, here A = [y^T; (e^T); I]. Clarabel takes
-A x + s = b with s in a product of cones: the equalities in the zero cone,
-and -a + s = -l, a + s = u (finite u only) in the nonnegative cone.
+``solve_qp(machine, solver)`` is ``machine.solve("qp-" + solver)``: the
+machine builds its StandardQP, calls ``direct.solve_standard_qp`` and maps
+the answer back; this module only forwards.
 """
 
 from __future__ import annotations
 
-import time
-import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
-import scipy.sparse as sp
-from numpy.typing import NDArray
+from .direct import QP_DEFAULTS, SOLVERS, clarabel, osqp, solve_standard_qp
 
-from ..errors import ConvergenceWarning, SolverError, ValidationError
-from .standard_qp import StandardQP
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..formulations.base import Machine
-    from ..formulations.solution import Solution
-
-__all__ = ["solve_qp", "solve_standard_qp", "QP_DEFAULTS"]
-
-Array = NDArray[np.float64]
-
-#: Default solver settings (a caller's keyword arguments override them).
-QP_DEFAULTS: dict[str, dict[str, Any]] = {
-    "osqp": {"eps_abs": 1e-6, "eps_rel": 1e-6, "max_iter": 100_000, "polishing": True, "verbose": False},
-    "clarabel": {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12, "verbose": False},
-}
-
-_SOLVED = {"osqp": {"solved"}, "clarabel": {"Solved"}}
-# stopped early with a point: warn and return it
-_INACCURATE = {
-    "osqp": {"solved inaccurate", "maximum iterations reached", "run time limit reached"},
-    "clarabel": {"AlmostSolved", "MaxIterations", "MaxTime", "InsufficientProgress"},
-}
-_INFEASIBLE = {
-    "osqp": {"primal infeasible", "dual infeasible", "primal infeasible inaccurate", "dual infeasible inaccurate"},
-    "clarabel": {"PrimalInfeasible", "DualInfeasible", "AlmostPrimalInfeasible", "AlmostDualInfeasible"},
-}
+__all__ = ["solve_qp", "solve_standard_qp", "osqp", "clarabel", "QP_DEFAULTS", "SOLVERS"]
 
 
-def solve_qp(machine: "Machine", solver: str = "clarabel", **opts: Any) -> "Solution":
-    """Solve a machine's standard-form dual with ``solver`` ("clarabel" or "osqp")."""
-    from ..formulations.base import BOUND_TOL
-
-    bound_tol = float(opts.pop("bound_tol", BOUND_TOL))
-    qp = machine.standard_qp()
-    z, info = solve_standard_qp(qp, solver, **opts)
-    status = info["status"]
-    if status in _INFEASIBLE[info["solver_key"]]:
-        machine._infeasible(status, "standard-form dual", info["solver"])
-    early = status in _INACCURATE[info["solver_key"]] and bool(np.all(np.isfinite(z)))
-    if status not in _SOLVED[info["solver_key"]] and not early:
-        raise SolverError(f"{info['solver']} did not solve the dual of {machine.name}: status {status}",
-                          status=status, solver=info["solver"])
-    if early:
-        warnings.warn(f"{info['solver']} stopped before its tolerance on the dual of {machine.name} "
-                      f"after {info['iterations']} iterations (status {status}); the solution is inaccurate",
-                      ConvergenceWarning, stacklevel=3)
-    info.pop("solver_key")
-    return machine.solution_from_standard(z, {**info, "method": "qp"}, bound_tol=bound_tol)
-
-
-def solve_standard_qp(qp: StandardQP, solver: str = "clarabel", **opts: Any) -> tuple[Array, dict[str, Any]]:
-    """Solve the QP; returns the variables and a dict of solver, status, iterations and times."""
-    key = solver.lower()
-    if key not in QP_DEFAULTS:
-        raise ValidationError(f"solver must be 'clarabel' or 'osqp'; got {solver!r}")
-    settings = {**QP_DEFAULTS[key], **opts}
-    start = time.perf_counter()
-    Q = qp.dense_Q()
-    P = sp.triu(sp.csc_matrix(Q), format="csc")
-    setup_matrix_time = time.perf_counter() - start
-    run = _run_osqp if key == "osqp" else _run_clarabel
-    try:
-        z, info = run(qp, P, settings)
-    except Exception as exc:  # the solvers raise their own exception types on bad settings or data
-        raise SolverError(f"{solver} failed: {type(exc).__name__}: {exc}", status="solver_error",
-                          solver=solver.upper()) from exc
-    info["compile_time"] += setup_matrix_time
-    info["solver_key"] = key
-    return z, info
-
-
-def _equalities(qp: StandardQP) -> tuple[sp.csc_matrix, Array]:
-    rows = [qp.y[None, :]]
-    rhs = [qp.delta]
-    if qp.nu_sum is not None:
-        rows.append(np.ones((1, qp.n)))
-        rhs.append(qp.nu_sum)
-    return sp.csc_matrix(np.vstack(rows)), np.array(rhs, dtype=np.float64)
-
-
-def _run_osqp(qp: StandardQP, P: sp.csc_matrix, settings: dict[str, Any]) -> tuple[Array, dict[str, Any]]:
-    import osqp
-
-    E, e = _equalities(qp)
-    A = sp.vstack([E, sp.identity(qp.n, format="csc")], format="csc")
-    lower = np.concatenate([e, qp.lower])
-    upper = np.concatenate([e, np.where(np.isfinite(qp.upper), qp.upper, np.inf)])
-    problem = osqp.OSQP()
-    start = time.perf_counter()
-    problem.setup(P, qp.p, A, lower, upper, **settings)
-    setup = time.perf_counter() - start
-    result = problem.solve(raise_error=False)
-    z = np.asarray(result.x, dtype=np.float64)
-    return z, {"solver": "OSQP", "status": str(result.info.status), "iterations": int(result.info.iter),
-               "solve_time": float(result.info.solve_time), "compile_time": setup,
-               "solver_gap": float(result.info.duality_gap)}
-
-
-def _run_clarabel(qp: StandardQP, P: sp.csc_matrix, settings: dict[str, Any]) -> tuple[Array, dict[str, Any]]:
-    import clarabel
-
-    E, e = _equalities(qp)
-    finite = np.flatnonzero(np.isfinite(qp.upper))
-    identity = sp.identity(qp.n, format="csc")
-    A = sp.vstack([E, -identity, identity[finite]], format="csc")
-    b = np.concatenate([e, -qp.lower, qp.upper[finite]])
-    cones = [clarabel.ZeroConeT(E.shape[0]), clarabel.NonnegativeConeT(qp.n + finite.size)]
-    config = clarabel.DefaultSettings()
-    for name, value in settings.items():
-        setattr(config, name, value)
-    start = time.perf_counter()
-    solver = clarabel.DefaultSolver(P, qp.p, A, b, cones, config)
-    setup = time.perf_counter() - start
-    result = solver.solve()
-    z = np.asarray(result.x, dtype=np.float64)
-    return z, {"solver": "CLARABEL", "status": str(result.status), "iterations": int(result.iterations),
-               "solve_time": float(result.solve_time), "compile_time": setup,
-               "solver_gap": float(result.obj_val - result.obj_val_dual)}
+def solve_qp(machine: Any, solver: str = "clarabel", **opts: Any) -> Any:
+    """``machine.solve("qp-" + solver, **opts)``: a machine's standard-form dual by OSQP or Clarabel."""
+    return machine.solve(f"qp-{solver}", **opts)

@@ -80,26 +80,21 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .. import _validation
 from .._threads import limit_blas
-from ..errors import ConvergenceWarning, SolverError
+from ..errors import SolverError
 from ..kernels import RBF
 from . import _smo_numba as nb
 from .kernel_cache import KernelRowCache, row_dtype
-from .standard_qp import RhoEstimate, StandardQP, calculate_rho, calculate_rho_nu
+from .standard_qp import QPResult, StandardQP, calculate_rho, calculate_rho_nu
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ..formulations.base import Machine
-    from ..formulations.solution import Solution
-
-__all__ = ["smo", "smo_standard", "SMOTrace", "SMOResult", "WSS_RULES", "TAU", "MARGIN_TOL"]
+__all__ = ["smo", "smo_standard", "SMOTrace", "SMOResult", "OUTCOME_OF", "WSS_RULES", "TAU", "MARGIN_TOL"]
 
 Array = NDArray[np.float64]
 
@@ -197,45 +192,42 @@ class SMOTrace:
 
 
 @dataclass(frozen=True)
-class SMOResult:
-    """What the solver returns for a standard QP.
+class SMOResult(QPResult):
+    """A ``QPResult`` of the SMO, with its diagnostics.
 
-    ``a`` and ``G`` are in the caller's variable order; ``rho`` is LIBSVM's
-    rho (and r for nu forms) from ``calculate_rho`` / ``calculate_rho_nu``;
-    ``objective`` is f(a). Diagnostics: ``violation`` (m - M at the end),
-    ``rows_computed`` (full kernel rows computed), ``cache_rows`` (full rows the
-    cache holds), ``compact`` (whether compact rows were used).
+    ``status`` is ``"optimal"`` (m(a) - M(a) < tol), ``"max_iter"`` (the cap
+    was reached: outcome "inaccurate") or ``"unbounded"`` (the hard-margin
+    rule of the module docstring fired: outcome "infeasible"). ``rows_computed``
+    counts the full kernel rows computed, ``cache_rows`` the rows the cache
+    holds, ``compact`` whether compact rows were used.
     """
 
-    a: Array
-    G: Array
-    rho: RhoEstimate
-    status: str
-    iterations: int
-    objective: float
-    violation: float
-    solve_time: float
-    rows_computed: int
-    cache_rows: int
+    rows_computed: int = 0
+    cache_rows: int = 0
     compact: bool = False
-    trace: SMOTrace | None = field(default=None, repr=False)
+
+
+#: The SMO's status words by outcome (``standard_qp.OUTCOMES``).
+OUTCOME_OF = {"optimal": "solved", "max_iter": "inaccurate", "unbounded": "infeasible"}
 
 
 def smo(
-    machine: "Machine",
+    problem: Any,
     tol: float = 1e-3,
     wss: str = "second-order",
     shrinking: bool = True,
     cache_mb: float = 200,
     max_iter: int | None = None,
     record: bool = False,
-) -> "Solution":
-    """Solve a machine's dual by SMO.
+) -> Any:
+    """Solve a StandardQP by SMO.
 
     Parameters
     ----------
-    machine : Machine
-        Any of the seven machines; only its ``standard_qp()`` is used.
+    problem : StandardQP, or a sparsekernel machine
+        The QP. A machine is the adapter of its own QP: ``smo(machine, ...)``
+        is ``machine.solve("smo", ...)`` and returns a ``Solution`` (the form
+        of the public contract); the solver itself never reads a machine.
     tol : float > 0
         Stop when the maximal KKT violation m(a) - M(a) is below tol.
     wss : {"platt", "first-order", "second-order"}
@@ -245,47 +237,45 @@ def smo(
     cache_mb : float > 0
         Kernel row cache in megabytes.
     max_iter : int or None
-        Iteration cap; None means max(10_000_000, 100 n). Reaching it warns
-        with ``ConvergenceWarning`` and returns the current iterate.
+        Iteration cap; None means max(10_000_000, 100 n).
     record : bool
-        Keep an ``SMOTrace`` of every step in ``Solution.trace``.
+        Keep an ``SMOTrace`` of every step.
 
     Returns
     -------
-    Solution
-        With solver "SMO", method "smo", status "optimal" or "max_iter",
-        the iteration count, ``solve_time`` and ``compile_time`` (numba's
-        load or compilation on the first call, not part of solve_time).
+    SMOResult
+        For a StandardQP: the variables, the gradient, LIBSVM's rho, the
+        status ("optimal", "max_iter" or "unbounded"), the iteration count,
+        ``solve_time`` and ``compile_time`` (numba's load or compilation on
+        the first call, not part of solve_time). No warning is issued here:
+        the caller's status policy decides what a "max_iter" means.
 
     Raises
     ------
     ValidationError
         For an argument outside its domain.
-    InfeasibleError
-        Hard margin on data that are not separable in feature space (see
-        the module docstring for the rule), or an infeasible nu.
     """
-    _check_machine(machine)
     opts = _check_options(tol, wss, shrinking, cache_mb, max_iter, record)
-    qp = machine.standard_qp()
-    compile_time = ensure_compiled(row_dtype(int(qp.X.shape[0])))
-    result = smo_standard(qp, **opts)
-    if result.status == "unbounded":
-        machine._infeasible("unbounded", "standard-form dual", "SMO")
-        raise SolverError(f"SMO: the standard-form dual of {machine.name} is unbounded below",
-                          status="unbounded", solver="SMO")
-    if result.status == "max_iter":
-        warnings.warn(f"SMO stopped at the iteration cap after {result.iterations} iterations with "
-                      f"maximal KKT violation {result.violation:.3e} >= tol = {opts['tol']:g}",
-                      ConvergenceWarning, stacklevel=2)
-    info = dict(solver="SMO", method="smo", status=result.status, iterations=result.iterations,
-                solve_time=result.solve_time, compile_time=compile_time)
-    return machine.solution_from_standard(result.a, info, rho=result.rho, G=result.G, trace=result.trace)
+    if not isinstance(problem, StandardQP):
+        if not callable(getattr(problem, "solve", None)) or not callable(getattr(problem, "standard_qp", None)):
+            raise _validation.fail("problem", "a StandardQP or a sparsekernel machine", problem)
+        return problem.solve("smo", **opts)
+    _check_diagonal(problem)
+    compile_time = ensure_compiled(row_dtype(int(problem.X.shape[0])))
+    return replace(_solve(problem, opts, None), compile_time=compile_time)
 
 
-def _check_machine(machine: Any) -> None:
-    if not callable(getattr(machine, "standard_qp", None)) or not hasattr(machine, "solution_from_standard"):
-        raise _validation.fail("machine", "a sparsekernel machine (with standard_qp())", machine)
+def _check_diagonal(qp: StandardQP) -> None:
+    """A diagonal term needs one variable per training point (it lives on the kernel rows)."""
+    if qp.diagonal is None:
+        return
+    N = int(qp.X.shape[0])
+    one_each = qp.n == N and np.array_equal(np.sort(qp.index), np.arange(N))
+    if not one_each:
+        raise _validation.fail("qp.diagonal", "None unless each training point has exactly one variable",
+                               f"a diagonal over {qp.n} variables of {N} points")
+    if not np.all(np.isfinite(qp.diagonal)) or np.any(qp.diagonal < 0):
+        raise _validation.fail("qp.diagonal", "finite and >= 0", qp.diagonal)
 
 
 def _check_options(tol: Any, wss: Any, shrinking: Any, cache_mb: Any, max_iter: Any,
@@ -334,7 +324,7 @@ class _Run:
         n = qp.n
         self.qp = qp
         self.wss = wss
-        self.cache = KernelRowCache(qp.kernel, qp.X, (1.0 - COMPACT_SHARE) * cache_mb, dtype)
+        self.cache = KernelRowCache(qp.kernel, qp.X, (1.0 - COMPACT_SHARE) * cache_mb, dtype, _shift(qp))
         index = np.asarray(qp.index, dtype=INDEX_DTYPE).copy()
         QD = qp.scale * self.cache.diag()[index]
         y = np.asarray(qp.y, dtype=np.float64)
@@ -362,7 +352,7 @@ class _Run:
         entries = int(COMPACT_SHARE * cache_mb * (1 << 20)) // self.cache.store.itemsize
         useful = N * (n // nb.COMPACT_RATIO + 1)          # one row per point, of at most n/8 entries
         cbuf = np.empty(max(min(entries, useful), 1), dtype=self.cache.dtype)
-        direct = isinstance(qp.kernel, RBF)
+        direct = isinstance(qp.kernel, RBF) and qp.diagonal is None     # direct rows know no shift
         Xd = np.ascontiguousarray(qp.X, dtype=np.float64) if direct else np.zeros((0, 1))
         return cbuf, np.full(N, -1, dtype=np.int64), np.full(N, -1, dtype=np.int64), np.arange(n, dtype=INDEX_DTYPE), Xd
 
@@ -528,7 +518,8 @@ class _Run:
         rho = (calculate_rho_nu if qp.is_nu else calculate_rho)(qp.y, Gz, at_lower, at_upper)
         m0, m1, M0, M1, *_ = nb.extremes(self.prob, self.st, n)
         status = {nb.OPTIMAL: "optimal", nb.MAX_ITER: "max_iter", nb.UNBOUNDED: "unbounded"}[code]
-        return SMOResult(a=z, G=Gz, rho=rho, status=status, iterations=int(self.ctrl[nb.C_ITER]),
+        return SMOResult(a=z, G=Gz, rho=rho, outcome=OUTCOME_OF[status], status=status, solver="SMO",
+                         iterations=int(self.ctrl[nb.C_ITER]),
                          objective=float(self.fpar[nb.F_OBJ]), violation=float(nb.violation(m0, m1, M0, M1)),
                          solve_time=time.perf_counter() - start, rows_computed=self.cache.rows_computed,
                          cache_rows=self.cache.n_slots, compact=bool(self.ctrl[nb.C_COMPACT_USED]),
@@ -561,6 +552,15 @@ class _Run:
         return SMOTrace(i=ti, j=tj, delta=tdelta, L=tL, H=tH, eta=teta, objective=tobj, violation=tviol,
                         initial_objective=self.initial_objective, initial_violation=self.initial_violation,
                         wss=self.wss)
+
+
+def _shift(qp: StandardQP) -> Array | None:
+    """Q's diagonal term in kernel units on the points: Q_ii = scale (k_ii + d_i / scale)."""
+    if qp.diagonal is None:
+        return None
+    shift = np.zeros(int(qp.X.shape[0]))
+    shift[qp.index] = np.asarray(qp.diagonal, dtype=np.float64) / qp.scale
+    return shift
 
 
 def _trace_buffers(length: int) -> tuple:

@@ -5,7 +5,9 @@
                 l <= a <= u                    (u may be +inf),
                 e^T a = nu_sum                 (nu forms only)
 
-with Q_ij = scale * y_i y_j k(x_index(i), x_index(j)) and y_i in {-1, +1}.
+with Q_ij = scale * y_i y_j k(x_index(i), x_index(j)) + d_i [i = j] and
+y_i in {-1, +1}; the optional diagonal term d >= 0 is that of the L2-loss
+("squared hinge") SVMs, whose dual adds I / (2C) to Q.
 As in LIBSVM's ``svm.cpp``, the solvers know only this problem; each machine
 builds its Q, p, y, box and delta and maps the answer back (for regression the
 2N variables are (a, a_hat) and index(i) = i mod N).
@@ -23,14 +25,14 @@ epsilon or R^2.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..kernels import Kernel
 
-__all__ = ["StandardQP", "RhoEstimate", "calculate_rho", "calculate_rho_nu", "bound_masks"]
+__all__ = ["StandardQP", "QPResult", "RhoEstimate", "calculate_rho", "calculate_rho_nu", "bound_masks", "OUTCOMES"]
 
 Array = NDArray[np.float64]
 
@@ -54,6 +56,8 @@ class StandardQP:
     nu_sum : float or None
         Right-hand side of the second equality e^T a = nu_sum (nu forms).
     gram : callable returning the N x N kernel matrix (cached by the machine).
+    diagonal : array (n,) >= 0 or None
+        The term d added to Q's diagonal (None: none).
     """
 
     kernel: Kernel
@@ -67,6 +71,7 @@ class StandardQP:
     delta: float
     nu_sum: float | None
     gram: Callable[[], Array] = field(repr=False, compare=False)
+    diagonal: Array | None = field(default=None, repr=False, compare=False)
 
     @property
     def n(self) -> int:
@@ -80,11 +85,15 @@ class StandardQP:
         """Q as a dense (n, n) array."""
         K = self.gram()
         Kx = K[np.ix_(self.index, self.index)] if self.index.shape[0] != K.shape[0] else K
-        return self.scale * (self.y[:, None] * Kx * self.y[None, :])
+        Q = self.scale * (self.y[:, None] * Kx * self.y[None, :])
+        if self.diagonal is not None:
+            Q[np.diag_indices_from(Q)] += self.diagonal
+        return Q
 
     def diag_Q(self) -> Array:
-        """Q_ii = scale * k(x_i, x_i) (y_i^2 = 1)."""
-        return self.scale * self.kernel.diag(self.X)[self.index]
+        """Q_ii = scale * k(x_i, x_i) + d_i (y_i^2 = 1)."""
+        base = self.scale * self.kernel.diag(self.X)[self.index]
+        return base if self.diagonal is None else base + self.diagonal
 
     def gradient(self, a: Array) -> Array:
         """G = Q a + p."""
@@ -123,6 +132,61 @@ def _greedy_fill(qp: StandardQP) -> Array:
             a[i] += step
             remaining -= step
     return a
+
+
+#: What a solve of the QP came to, whatever the solver's own words: ``"solved"``
+#: (its tolerance met), ``"inaccurate"`` (stopped early with a point: iteration
+#: cap, time limit, a solver's inaccurate status), ``"infeasible"`` (the solver
+#: reports a primal or dual infeasibility certificate, or the SMO an unbounded
+#: descent), ``"failed"`` (no usable point).
+OUTCOMES = ("solved", "inaccurate", "infeasible", "failed")
+
+
+@dataclass(frozen=True)
+class QPResult:
+    """A StandardQP solved by some solver, in the QP's own terms.
+
+    The solver knows no machine: mapping ``a`` back to a machine's b, rho,
+    epsilon, R^2 and slacks is the machine's business.
+
+    Attributes
+    ----------
+    a : array (n,)
+        The variables, in the QP's order.
+    G : array (n,) or None
+        The gradient Q a + p where the solver has it (saves a product K u).
+    rho : RhoEstimate or None
+        LIBSVM's rho (and r) where the solver computed it, else None.
+    outcome : one of ``OUTCOMES``
+    status : str
+        The solver's own status word (``"optimal"``, ``"max_iter"``, ``"Solved"``, ...).
+    solver : str
+    iterations : int
+    objective : float
+        f(a) = 1/2 a^T Q a + p^T a.
+    solve_time, compile_time : float
+        Seconds in the solver, and in its set-up (numba loading, matrix assembly).
+    solver_gap : float
+        The solver's own primal-dual gap where it reports one.
+    violation : float
+        The SMO's maximal violation m(a) - M(a) at the end (nan for other solvers).
+    trace : object or None
+        The SMO's trace when recorded.
+    """
+
+    a: Array
+    G: Array | None
+    rho: "RhoEstimate | None"
+    outcome: str
+    status: str
+    solver: str
+    iterations: int
+    objective: float
+    solve_time: float
+    compile_time: float = 0.0
+    solver_gap: float = float("nan")
+    violation: float = float("nan")
+    trace: Any = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)

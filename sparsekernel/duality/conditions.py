@@ -6,23 +6,12 @@ import numpy as np
 
 from .._validation import check_param
 from ..errors import ValidationError
-from ..formulations.base import Machine
+from ..formulations.machine import Machine
 from ..formulations.solution import Solution
+from ..formulations.solve import matched_tol
 from .report import Gap, KKTReport, row_from_values
 
 __all__ = ["check", "matched_tol"]
-
-
-def matched_tol(machine: Machine, method: str) -> float:
-    """A KKT tolerance matched to a method's accuracy at its default settings.
-
-    Clarabel (run at 1e-12) and LIBSVM (at 1e-8): 1e-6; OSQP (at 1e-6) and the
-    SMO: 1e-5; SVDD's second-order cone primal, which Clarabel solves to its
-    default 1e-8: 1e-5.
-    """
-    if method in ("osqp", "qp-osqp", "smo") or (method.startswith("primal") and machine.name == "SVDD"):
-        return 1e-5
-    return 1e-6
 
 
 def check(machine: Machine, solution: Solution, tol: float = 1e-6) -> KKTReport:

@@ -1,0 +1,154 @@
+"""LIBSVM's answers, through scikit-learn, in the notes' convention; names no machine.
+
+A machine with a LIBSVM twin declares it (``Machine.libsvm_twin``, the class
+name in ``sklearn.svm``) and three conversions, each in its own module:
+
+- ``libsvm_params()``: the twin's hyperparameters for this machine (LIBSVM's
+  units: nu-SVR's C is the notes' C / N);
+- ``from_libsvm(estimator, X, t, kernel, sample_weight)``: the machine a fitted
+  twin solved;
+- ``libsvm_multipliers(coef, intercept)``: the notes' standard-form z and
+  LIBSVM's rho from scikit-learn's ``dual_coef_`` (spread over all N points)
+  and ``intercept_``.
+
+scikit-learn keeps ``dual_coef_`` for the support vectors only, in LIBSVM's
+scaling; ``from_sklearn`` rebuilds the full multiplier vector for all N
+points and undoes the rescalings by those declarations.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..errors import ValidationError
+from ..kernels import Kernel, make_kernel
+from .machine import Machine
+from .solution import Solution
+
+__all__ = ["from_sklearn", "machine_from_sklearn", "solve_with_libsvm", "twin_class", "machine_class_of",
+           "machine_for_twin"]
+
+
+def _registry() -> dict[str, type[Machine]]:
+    from . import MACHINES
+
+    return MACHINES
+
+
+def machine_class_of(estimator: Any) -> type[Machine]:
+    """The registered machine whose LIBSVM twin is the estimator's class (scikit-learn's own)."""
+    name = type(estimator).__name__
+    twins = sorted(c.libsvm_twin for c in _registry().values() if c.libsvm_twin)
+    if not type(estimator).__module__.startswith("sklearn") or name not in twins:
+        raise ValidationError(f"estimator must be SVC, NuSVC, SVR, NuSVR or OneClassSVM; got {name}")
+    return machine_for_twin(name)
+
+
+def machine_for_twin(name: str) -> type[Machine]:
+    """The registered machine whose LIBSVM twin is scikit-learn's class ``name``."""
+    for cls in _registry().values():
+        if cls.libsvm_twin == name:
+            return cls
+    twins = sorted(c.libsvm_twin for c in _registry().values() if c.libsvm_twin)
+    raise ValidationError(f"name must be one of scikit-learn's SVMs {twins}; got {name!r}")
+
+
+def twin_class(machine: Machine) -> type:
+    """scikit-learn's estimator class that solves ``machine`` with LIBSVM."""
+    from sklearn import svm
+
+    if machine.libsvm_twin is None:
+        twins = sorted(c.name for c in _registry().values() if c.libsvm_twin)
+        raise ValidationError(f"machine must have a LIBSVM twin ({', '.join(twins)}); got {machine.name}")
+    return getattr(svm, machine.libsvm_twin)
+
+
+def _kernel(est: Any) -> Kernel:
+    if callable(est.kernel):
+        raise ValidationError(f"estimator.kernel must be a named kernel; got the callable {est.kernel!r}")
+    return make_kernel(est.kernel, gamma=float(getattr(est, "_gamma", 1.0)), degree=int(est.degree),
+                       coef0=float(est.coef0))
+
+
+def machine_from_sklearn(estimator: Any, X: ArrayLike, t: ArrayLike | None = None,
+                         sample_weight: ArrayLike | None = None) -> Machine:
+    """The machine a fitted scikit-learn SVM solved, with the notes' hyperparameters.
+
+    ``sample_weight`` is the one given to ``fit`` (C-SVC and epsilon-SVR only).
+    """
+    cls = machine_class_of(estimator)
+    if not hasattr(estimator, "support_"):
+        raise ValidationError(f"estimator must be a fitted scikit-learn SVM; got an unfitted {type(estimator).__name__}")
+    if cls.task != "novelty" and t is None:
+        raise ValidationError(f"t must be the training targets for a {type(estimator).__name__}; got None")
+    if cls.task == "classification" and len(estimator.classes_) != 2:
+        raise ValidationError(f"estimator must be a two-class classifier; got {len(estimator.classes_)} classes")
+    params = dict(estimator.get_params())
+    class_weight = getattr(estimator, "class_weight_", None)
+    params["class_weight"] = (None if class_weight is None or np.allclose(class_weight, 1.0)
+                              else dict(zip((-1.0, 1.0), class_weight.tolist())))
+    return cls.from_libsvm(X, t, _kernel(estimator), params, sample_weight)
+
+
+def from_sklearn(estimator: Any, X: ArrayLike, t: ArrayLike | None = None,
+                 sample_weight: ArrayLike | None = None) -> Solution:
+    """A fitted scikit-learn SVC, NuSVC, SVR, NuSVR or OneClassSVM as a Solution.
+
+    Parameters
+    ----------
+    estimator : fitted scikit-learn SVM
+    X : array (N, D)
+        The training inputs the estimator was fitted on.
+    t : array (N,), optional
+        The training targets (needed for the classifiers and regressors); for
+        the classifiers, labels -1 and +1.
+    sample_weight : array (N,), optional
+        The weights given to ``fit`` (SVC and SVR), which set each point's box.
+
+    Returns
+    -------
+    Solution
+        method "libsvm", with all N multipliers in the notes' convention and
+        w, xi, rho or epsilon recovered by the notes' formulas.
+    """
+    machine = machine_from_sklearn(estimator, X, t, sample_weight)
+    _check_training_set(estimator, machine)
+    coef = np.zeros(machine.N)
+    coef[estimator.support_] = estimator.dual_coef_[0]
+    z, rho = machine.libsvm_multipliers(coef, float(estimator.intercept_[0]))
+    info = {"solver": "LIBSVM", "method": "libsvm",
+            "status": "optimal" if getattr(estimator, "fit_status_", 0) == 0 else "not converged",
+            "iterations": int(np.sum(getattr(estimator, "n_iter_", 0))), "solve_time": float("nan")}
+    return machine.solution_from_standard(z, info, rho=rho)
+
+
+def _check_training_set(estimator: Any, machine: Machine) -> None:
+    if estimator.shape_fit_[0] != machine.N:
+        raise ValidationError(
+            f"X must be the {estimator.shape_fit_[0]} training points the estimator was fitted on; got {machine.N}"
+        )
+    if machine.kernel.name != "precomputed" and not np.allclose(machine.X[estimator.support_], estimator.support_vectors_):
+        raise ValidationError("X must be the training data the estimator was fitted on (its support vectors differ)")
+
+
+def solve_with_libsvm(machine: Machine, tol: float = 1e-8, cache_size: float = 200.0) -> Solution:
+    """Fit scikit-learn's LIBSVM twin of ``machine`` and return its Solution (``from_sklearn``)."""
+    k = machine.kernel
+    params: dict[str, Any] = {"kernel": k.name, "tol": tol, "cache_size": cache_size}
+    for name in ("gamma", "degree", "coef0"):
+        if hasattr(k, name):
+            params[name] = getattr(k, name)
+    est = twin_class(machine)(**params, **machine.libsvm_params())
+    weights = getattr(machine, "sample_weight", None)
+    start = time.perf_counter()
+    if machine.t is None:
+        est.fit(machine.X)
+    else:
+        est.fit(machine.X, machine.t, sample_weight=weights)
+    seconds = time.perf_counter() - start
+    return replace(from_sklearn(est, machine.X, machine.t, weights), solve_time=seconds)

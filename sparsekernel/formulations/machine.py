@@ -1,0 +1,692 @@
+"""The public base of every machine: what a machine declares, and what it gets for it.
+
+A machine is one module (``soft_margin.py``, ``nu_svr.py``, ...) holding one
+subclass of ``Machine`` that states, in the book's terms, its primal and dual
+in cvxpy, its standard-form QP (``solvers.standard_qp``), its KKT conditions
+and the formulas that map a solved QP back to the notes' quantities; see the
+``Machine`` docstring for the list. Everything here is common plumbing: the
+data, the kernel and its feature space, the cvxpy ``Formulation`` wrapper,
+the assembly of a ``Solution`` from a solved QP or primal, and the state the
+KKT conditions read. Solving by name is ``formulations.solve``.
+
+cvxpy's sign conventions, which the readers of the primals rely on: for a
+``Minimize`` problem, the constraint ``lhs >= rhs`` (or ``rhs <= lhs``)
+enters the Lagrangian as ``+ lambda^T (rhs - lhs)`` with ``lambda >= 0``, and
+``lhs == rhs`` as ``+ nu^T (lhs - rhs)`` with ``nu`` free; ``dual_value`` is
+lambda or nu. A ``Maximize(g)`` problem is solved as ``Minimize(-g)`` and its
+``dual_value`` s are those of that minimisation (so an inequality multiplier
+is still >= 0). Every primal here is a minimisation whose inequality
+constraints are written ``g(w, b, ...) >= 0``-style, so each multiplier a_n
+of the notes is exactly the ``dual_value`` of its constraint.
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+import warnings
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Callable, ClassVar, Mapping
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._lazy import cvxpy as cp
+from .._validation import check_matrix, check_param
+from ..errors import SolverError, ValidationError
+from ..kernels import Kernel, feature_map, make_kernel
+from ..solvers.standard_qp import RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
+from .solution import Solution
+
+__all__ = [
+    "Machine", "Formulation", "FeatureSpace", "Condition", "KKTState", "SOLVER_DEFAULTS", "flatten",
+    "BOUND_TOL", "CATEGORY_NAMES",
+    "STATIONARITY", "PRIMAL", "DUAL", "SLACKNESS",
+]
+
+Array = NDArray[np.float64]
+
+#: Options passed to a cvxpy solver unless the caller gives them. Clarabel's
+#: tolerances are tighter than its defaults (1e-8) so that multipliers near a
+#: bound are resolved well enough to tell free from bounded ones.
+SOLVER_DEFAULTS: dict[str, dict[str, Any]] = {
+    "OSQP": {"eps_abs": 1e-6, "eps_rel": 1e-6, "max_iter": 100_000, "polishing": True},
+    "CLARABEL": {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12},
+}
+
+#: N above which a kernel that is not always PSD is not eigen-checked at construction.
+PSD_CHECK_MAX_N = 5000
+
+#: A multiplier within this fraction of its box width from a bound counts as at the
+#: bound (when telling free multipliers for b, rho, epsilon and R^2) and, above the
+#: lower bound, as a support vector. Interior-point solutions resolve the multipliers
+#: to about 1e-6 of the box, so the threshold sits above that.
+BOUND_TOL = 1e-5
+
+
+@dataclass(frozen=True)
+class FeatureSpace:
+    """Features of the training points used by the primals: K ~= F F^T.
+
+    ``kind`` is ``"explicit"`` (the kernel's finite map, Linear and
+    Polynomial) or ``"empirical"`` (``kernels.feature_map``).
+    """
+
+    F: Array
+    kind: str
+    min_eigenvalue: float
+    expansion: Callable[[Array], Array]
+
+    @property
+    def rank(self) -> int:
+        return int(self.F.shape[1])
+
+
+#: The cases of Result 7.6's table, in order, for each kind of machine (and the
+#: regression and novelty analogues: inside, on or outside the tube or boundary).
+CATEGORY_NAMES: dict[str, tuple[str, ...]] = {
+    "classification": ("not a support vector", "on the margin", "inside the margin", "misclassified"),
+    "regression": ("inside the tube", "on the tube", "outside the tube"),
+    "novelty": ("inside", "on the boundary", "outside"),
+}
+
+STATIONARITY = "stationarity"
+PRIMAL = "primal feasibility"
+DUAL = "dual feasibility"
+SLACKNESS = "complementary slackness"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One KKT condition of a machine, evaluated: violation >= 0 per point (or one number).
+
+    ``scale`` is the natural size of the quantity (the box C for multipliers, the
+    margin for outputs), so violation / scale is a relative violation.
+    """
+
+    tag: str
+    kind: str
+    text: str
+    violation: Any
+    scale: float
+
+
+@dataclass(frozen=True)
+class KKTState:
+    """A solution's primal point and multipliers, as the KKT conditions use them.
+
+    ``g`` is w^T phi(x_n): from the primal's w where a primal solve gave it,
+    else from the expansion K u; ``norm2`` is ||w||^2 likewise. ``w_given``
+    says which, and ``recovered`` lists the quantities obtained by the notes'
+    formulas rather than by the solver.
+    """
+
+    a: Array
+    a_hat: Array | None
+    z: Array
+    u: Array
+    Ku: Array
+    g: Array
+    norm2: float
+    b: float
+    rho: float
+    epsilon: float
+    R2: float
+    xi: Array | None
+    xi_hat: Array | None
+    w_given: bool
+    recovered: tuple[str, ...]
+
+
+class Formulation:
+    """A machine's problem as a plain cvxpy problem.
+
+    Attributes
+    ----------
+    problem : cvxpy.Problem
+    variables : dict[str, cvxpy.Variable]
+        Keyed by the book's names (``"w"``, ``"b"``, ``"xi"``, ``"a"``, ...).
+    constraints : dict[str, Constraint or tuple of Constraint]
+        Keyed by equation tag (``"(7.33)"``); a box 0 <= a <= C is the pair
+        (lower, upper). Constraints the notes do not number are keyed by a
+        short name (``"margin"``, ``"xi>=0"``).
+    parameters : dict[str, cvxpy.Parameter]
+        Hyperparameters (and derived ones such as ``"1/(nu N)"``); they are
+        refreshed from the machine before each solve, so a re-solve after
+        ``machine.set_params`` reuses cvxpy's compiled problem.
+    kind : {"primal", "dual", "hinge"}
+    quadratic_form : {"psd_wrap", "factor", "features"}
+        How the quadratic term is stated.
+    """
+
+    def __init__(
+        self,
+        machine: "Machine",
+        kind: str,
+        problem: cp.Problem,
+        variables: dict[str, cp.Variable],
+        constraints: dict[str, Any],
+        parameters: dict[str, cp.Parameter],
+        quadratic_form: str,
+        solver_defaults: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
+        self.machine = machine
+        self.kind = kind
+        self.problem = problem
+        self.variables = variables
+        self.constraints = constraints
+        self.parameters = parameters
+        self.quadratic_form = quadratic_form
+        self.solver_defaults = {**SOLVER_DEFAULTS, **(solver_defaults or {})}
+
+    def __repr__(self) -> str:
+        return (
+            f"Formulation({self.machine.__class__.__name__}, {self.kind}, "
+            f"constraints={list(self.constraints)}, parameters={list(self.parameters)})"
+        )
+
+    def solve(self, solver: str = "CLARABEL", **opts: Any) -> Solution:
+        """Solve with any installed cvxpy solver; ``opts`` go to the solver."""
+        solver = solver.upper()
+        if solver not in cp.installed_solvers():
+            raise ValidationError(
+                f"solver must be one of the installed cvxpy solvers {cp.installed_solvers()}; got {solver!r}"
+            )
+        self.machine._push_parameters(self.parameters)
+        options = {**self.solver_defaults.get(solver, {}), **opts}
+        start = time.perf_counter()
+        try:
+            with warnings.catch_warnings():
+                # cvxpy's generic "may be inaccurate" warning; _check_status issues ours
+                warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
+                self.problem.solve(solver=solver, **options)
+        except cp.error.SolverError as exc:
+            raise SolverError(f"{solver} failed on the {self.kind} of {self.machine.name}: {exc}",
+                              status="solver_error", solver=solver) from exc
+        wall = time.perf_counter() - start
+        has_values = all(v.value is not None for v in self.problem.variables())
+        stats = self.problem.solver_stats
+        from .solve import accept, cvxpy_outcome
+
+        accept(self.machine, cvxpy_outcome(self.problem.status, has_values), self.problem.status,
+               f"the {self.kind}", solver, stats.num_iters)
+        compile_time = float(getattr(self.problem, "compilation_time", 0.0) or 0.0)
+        solve_time = float(stats.solve_time) if stats.solve_time is not None else wall - compile_time
+        info = dict(solver=solver, status=self.problem.status,
+                    iterations=int(stats.num_iters or 0), solve_time=solve_time,
+                    compile_time=compile_time)
+        return self.machine._solution_from_formulation(self, info)
+
+
+class Machine(abc.ABC):
+    """The public base of a machine: subclass it, declare the items below, and every
+    method (``formulations.solve``), ``duality.check``, ``categories``, ``compare``
+    and the estimators work with it.
+
+    What a machine must implement (abstract here):
+
+    ``_check_targets(t)``
+        The validated targets (None for novelty machines).
+    ``_set_hyper(**params)`` and ``parameter_values()``
+        Store the validated hyperparameters (``_hyper_names``); the values of
+        every cvxpy Parameter, derived ones included.
+    ``_build_primal(F)`` and ``_build_dual(quad, form)``
+        The cvxpy problems as ``Formulation`` s, constraints keyed by equation tag.
+    ``_standard_qp()``
+        The dual as a ``StandardQP`` (Q, p, y, box, equalities, optional diagonal).
+    ``_from_rho(rho, z, u, Ku)``, ``_slacks(u, Ku, fields)``, ``_primal_value(norm2, fields, slacks)``,
+    ``_dual_value(z, u, Ku)``
+        The notes' recovery formulas: b (rho, epsilon, R^2) from LIBSVM's rho,
+        the smallest feasible slacks, the primal objective, the dual objective.
+    ``_solution_from_primal(f, info)``
+        A Solution from a solved primal (multipliers read from its constraints' duals).
+    ``kkt_conditions(state)``
+        Every KKT condition, each a ``Condition`` with its equation tag.
+    ``_box_scale()``
+        The width of one multiplier's box (inf if unbounded).
+
+    What a machine may declare (defaults here):
+
+    ``name``, ``cli_name`` (the command line's and the demo's name), ``task``
+    ("classification", "regression" or "novelty"; it sets ``category_names``),
+    ``_recovery`` (what the notes' formulas supply for a dual solve),
+    ``libsvm_twin`` and the ``libsvm_*`` hooks (see ``formulations.libsvm``),
+    ``libsvm_scale`` (LIBSVM's multipliers over the notes'), ``primal_tol``
+    (the KKT tolerance matched to a Clarabel solve of its primal),
+    ``margin_level(solution)`` (the value of t y(x) on the margin),
+    ``_infeasible(status, kind, solver)`` (raise InfeasibleError where a
+    solver's infeasibility status proves that the problem has no solution).
+    """
+
+    name: ClassVar[str] = "Machine"
+    #: command-line name
+    cli_name: ClassVar[str] = ""
+    #: "classification", "regression" or "novelty"
+    task: ClassVar[str] = "classification"
+    #: scikit-learn's class (in ``sklearn.svm``) that solves the same problem with LIBSVM, if any
+    libsvm_twin: ClassVar[str | None] = None
+    #: KKT tolerance matched to a Clarabel solve of the primal (a second-order cone primal is
+    #: solved to Clarabel's default accuracy only)
+    primal_tol: ClassVar[float] = 1e-6
+    #: the dual states its quadratic term as a factor when rank(F) <= this * N
+    _factor_rank_ratio: ClassVar[float] = 0.25
+
+    def __init__(self, X: ArrayLike, t: ArrayLike | None, kernel: Kernel | str, psd_tol: float = 1e-8) -> None:
+        self._qp: StandardQP | None = None
+        self.kernel = make_kernel(kernel)
+        self.X = check_matrix(X, "X", square=self.kernel.name == "precomputed")
+        self.t = self._check_targets(t)
+        self.psd_tol = float(check_param("psd_tol", psd_tol))
+        self.N = int(self.X.shape[0])
+        self._formulations: dict[str, Formulation] = {}
+        self._gram_cache: Array | None = None
+        if not self.kernel.always_psd:
+            self._check_psd_at_construction()
+
+    # -- data -----------------------------------------------------------------
+    @abc.abstractmethod
+    def _check_targets(self, t: ArrayLike | None) -> Array | None:
+        """The validated targets (None for a novelty machine)."""
+
+    @property
+    def category_names(self) -> tuple[str, ...]:
+        """The cases of Result 7.6's table (or its regression and novelty analogues), in order."""
+        return CATEGORY_NAMES[self.task]
+
+    def margin_level(self, solution: Solution) -> float:
+        """The value of t_n y(x_n) on the margin: 1 (nu-SVC: rho)."""
+        return 1.0
+
+    def gram(self) -> Array:
+        """The N x N kernel matrix (computed once)."""
+        if self._gram_cache is None:
+            K = self.kernel(self.X, self.X)
+            self._gram_cache = K
+        return self._gram_cache
+
+    def _check_psd_at_construction(self) -> None:
+        if self.N > PSD_CHECK_MAX_N:
+            warnings.warn(
+                f"kernel {self.kernel!r} is not positive semidefinite in general and N = {self.N} "
+                f"is above {PSD_CHECK_MAX_N}: its Gram matrix was not eigen-checked",
+                UserWarning, stacklevel=3)
+            return
+        K = self.gram()
+        lam = np.linalg.eigvalsh((K + K.T) / 2)
+        self._raise_if_not_psd(float(lam[0]), float(lam[-1]))
+
+    def _raise_if_not_psd(self, lam_min: float, lam_max: float) -> None:
+        if lam_min < -self.psd_tol * max(1.0, abs(lam_max)):
+            raise ValidationError(
+                f"kernel must be positive semidefinite on X for an SVM (smallest eigenvalue of "
+                f"the Gram matrix >= -{self.psd_tol:g} * max(1, largest)); got smallest eigenvalue "
+                f"{lam_min:.3e} (largest {lam_max:.3e}) for {self.kernel!r}"
+            )
+
+    @cached_property
+    def feature_space(self) -> FeatureSpace:
+        """Explicit features when the kernel has a finite map no wider than N, else L of K ~= L L^T."""
+        D = self.X.shape[1]
+        if self.kernel.has_features and 0 < self.kernel.feature_dimension(D) <= self.N:
+            F = self.kernel.features(self.X)
+            expansion = _least_squares_expansion(F)
+            return FeatureSpace(F, "explicit", 0.0, expansion)
+        fm = feature_map(self.gram(), tol=1e-10, method="eigh" if self.N <= 3000 else "cholesky")
+        self._raise_if_not_psd(fm.min_eigenvalue, fm.max_eigenvalue)
+        return FeatureSpace(fm.L, "empirical", fm.min_eigenvalue, fm.expansion)
+
+    # -- hyperparameters ----------------------------------------------------------
+    _hyper_names: ClassVar[tuple[str, ...]] = ()
+
+    def get_params(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self._hyper_names}
+
+    def set_params(self, **params: Any) -> "Machine":
+        """Change hyperparameters; cached cvxpy problems are re-solved without recompiling."""
+        unknown = set(params) - set(self._hyper_names)
+        if unknown:
+            raise ValidationError(
+                f"parameters must be among {list(self._hyper_names)}; got {sorted(unknown)}"
+            )
+        merged = {**self.get_params(), **params}
+        self._set_hyper(**merged)
+        self._qp = None
+        return self
+
+    @abc.abstractmethod
+    def _set_hyper(self, **params: Any) -> None:
+        """Validate and store the hyperparameters named in ``_hyper_names``."""
+
+    @abc.abstractmethod
+    def parameter_values(self) -> dict[str, Any]:
+        """Values of every cvxpy Parameter, derived ones included."""
+
+    def _push_parameters(self, parameters: dict[str, cp.Parameter]) -> None:
+        values = self.parameter_values()
+        for key, param in parameters.items():
+            param.value = values[key]
+
+    def _parameters(self, names: tuple[str, ...]) -> dict[str, cp.Parameter]:
+        values = self.parameter_values()
+        out = {}
+        for key in names:
+            shape = np.shape(values[key])
+            out[key] = cp.Parameter(shape, nonneg=True, name=key.replace(" ", ""), value=values[key])
+        return out
+
+    # -- formulations -----------------------------------------------------------
+    def primal(self) -> Formulation:
+        """The primal problem in feature space (explicit or empirical features)."""
+        if "primal" not in self._formulations:
+            self._formulations["primal"] = self._build_primal(self.feature_space.F)
+        return self._formulations["primal"]
+
+    def dual(self, form: str = "auto") -> Formulation:
+        """The dual problem; ``form`` picks how its quadratic term is stated.
+
+        ``"psd_wrap"``: quad_form with the Gram matrix wrapped as PSD (after
+        this library's own eigenvalue check); ``"factor"``: the sum of squares
+        of F^T coef with K = F F^T; ``"auto"``: the factor when its rank is at
+        most a quarter of N (low-rank kernels), else psd_wrap.
+        """
+        if form == "auto":
+            fs = self.feature_space
+            form = "factor" if fs.rank <= self._factor_rank_ratio * self.N else "psd_wrap"
+        if form not in ("psd_wrap", "factor"):
+            raise ValidationError(f"form must be 'auto', 'psd_wrap' or 'factor'; got {form!r}")
+        key = "dual-" + form
+        if key not in self._formulations:
+            self._formulations[key] = self._build_dual(self._quadratic(form), form)
+        return self._formulations[key]
+
+    def _quadratic(self, form: str) -> Callable[[cp.Expression], cp.Expression]:
+        """u -> u^T K u as a cvxpy expression, in the chosen form."""
+        if form == "factor":
+            F = self.feature_space.F
+            return lambda u: cp.sum_squares(F.T @ u)
+        fs = self.feature_space  # runs the definiteness check once
+        del fs
+        K = self.gram()
+        return lambda u: cp.quad_form(u, cp.psd_wrap(K))
+
+    @abc.abstractmethod
+    def _build_primal(self, F: Array) -> Formulation:
+        """The primal as a Formulation, in feature space F (K ~= F F^T)."""
+
+    @abc.abstractmethod
+    def _build_dual(self, quad: Callable[[cp.Expression], cp.Expression], form: str) -> Formulation:
+        """The dual as a Formulation; ``quad(u)`` is u^T K u as a cvxpy expression."""
+
+    def standard_qp(self) -> StandardQP:
+        """The dual as a StandardQP (built once per set of hyperparameters)."""
+        if self._qp is None:
+            self._qp = self._standard_qp()
+        return self._qp
+
+    @abc.abstractmethod
+    def _standard_qp(self) -> StandardQP:
+        """Build the StandardQP of the dual."""
+
+    # -- solving ------------------------------------------------------------------
+    def solve(self, method: str = "clarabel", **opts: Any) -> Solution:
+        """Solve by ``method``: ``formulations.solve.solve(self, method, **opts)``.
+
+        ``"clarabel"``, ``"osqp"`` or any cvxpy solver name: the cvxpy dual;
+        ``"primal-<solver>"``: the cvxpy primal; ``"qp-clarabel"``,
+        ``"qp-osqp"``: the standard-form dual through the solvers' own APIs;
+        ``"smo"``: the hand-written SMO; ``"libsvm"``: LIBSVM through
+        scikit-learn. ``opts`` go to the solver.
+        """
+        from .solve import solve
+
+        return solve(self, method, **opts)
+
+    def _infeasible(self, status: str, kind: str, solver: str) -> None:
+        """Raise InfeasibleError if an infeasible/unbounded status means no solution."""
+
+    # -- from a solved standard QP to a Solution --------------------------------
+    def split(self, z: Array) -> tuple[Array, Array | None]:
+        """Standard-form variables -> (a, a_hat)."""
+        return z, None
+
+    def aggregate(self, z: Array, qp: StandardQP | None = None) -> Array:
+        """u = sum over variables of y_i z_i onto their training points (u = coef/scale)."""
+        qp = qp or self.standard_qp()
+        return np.bincount(qp.index, weights=qp.y * z, minlength=self.N)
+
+    def solution_from_standard(
+        self,
+        z: Array,
+        info: dict[str, Any],
+        *,
+        rho: RhoEstimate | None = None,
+        G: Array | None = None,
+        bound_tol: float = BOUND_TOL,
+        trace: Any = None,
+    ) -> Solution:
+        """Build the Solution of a standard-form dual solution z.
+
+        b, rho, epsilon or R^2 come from ``rho`` (as the SMO computes it) or
+        are recovered from z by the notes' averages over free multipliers,
+        with LIBSVM's midpoint fallback when none is free. ``G``, the
+        gradient Q z + p when the solver has it, saves the product K u (no
+        Gram matrix is formed then).
+        """
+        qp = self.standard_qp()
+        z = np.asarray(z, dtype=np.float64)
+        u = self.aggregate(z, qp)
+        if G is None:
+            Ku = self.kernel_times(u)
+        else:
+            Ku = np.empty(self.N)
+            QKz = np.asarray(G, dtype=np.float64) - qp.p             # scale y o K u + d o z
+            if qp.diagonal is not None:
+                QKz = QKz - qp.diagonal * z
+            Ku[qp.index] = QKz * qp.y / qp.scale
+        notes: list[str] = []
+        if rho is None:
+            rho = self.recover_rho(z, Ku, bound_tol, qp)
+        if rho.fallback:
+            notes.append("no free multiplier: b taken at the midpoint of its KKT interval")
+        fields = self._from_rho(rho, z, u, Ku)
+        slacks = self._slacks(u, Ku, fields)
+        a, a_hat = self.split(z)
+        primal = self._primal_value(float(u @ Ku), fields, slacks)
+        dual = self._dual_value(z, u, Ku)
+        fs = self._cheap_feature_space()
+        w = None if fs is None else fs.F.T @ u
+        return self._assemble(a, a_hat, u, fields, slacks, w, primal, dual, info, notes, bound_tol, trace)
+
+    def recover_rho(self, z: Array, Ku: Array, bound_tol: float = BOUND_TOL,
+                    qp: StandardQP | None = None) -> RhoEstimate:
+        """LIBSVM's rho (and r) from z: averages over the free multipliers, else the midpoint."""
+        qp = qp or self.standard_qp()
+        G = qp.scale * qp.y * Ku[qp.index] + qp.p
+        at_lower, at_upper = bound_masks(z, qp.lower, qp.upper, bound_tol)
+        return (calculate_rho_nu if qp.is_nu else calculate_rho)(qp.y, G, at_lower, at_upper)
+
+    def _cheap_feature_space(self) -> FeatureSpace | None:
+        """The feature space if it is already known or explicit, else None (no eigh at large N)."""
+        explicit = self.kernel.has_features and self.kernel.feature_dimension(self.X.shape[1]) <= self.N
+        return self.feature_space if ("feature_space" in self.__dict__ or explicit) else None
+
+    def kernel_times(self, u: Array) -> Array:
+        """K u, from the cached Gram matrix or from the kernel columns where u != 0."""
+        if self._gram_cache is not None:
+            return self._gram_cache @ u
+        nz = np.flatnonzero(u)
+        if nz.size == 0:
+            return np.zeros(self.N)
+        if self.kernel.name == "precomputed":
+            return self.X[:, nz] @ u[nz]
+        out = np.zeros(self.N)
+        for start in range(0, self.N, 4096):
+            block = slice(start, min(start + 4096, self.N))
+            out[block] = self.kernel(self.X[block], self.X[nz]) @ u[nz]
+        return out
+
+    def _assemble(self, a, a_hat, u, fields, slacks, w, primal, dual, info, notes, bound_tol, trace) -> Solution:
+        support = self._support(a, a_hat, bound_tol)
+        coef_scale = fields.pop("coef_scale", 1.0)
+        sv = None if self.kernel.name == "precomputed" else self.X[support].copy()
+        return Solution(
+            machine=self.name, a=a, a_hat=a_hat, coef=coef_scale * u, support=support,
+            kernel=self.kernel, support_vectors=sv, n_train=self.N,
+            primal_objective=float(primal), dual_objective=float(dual), w=w, task=self.task,
+            xi=slacks[0], xi_hat=slacks[1], notes=tuple(notes), trace=trace,
+            **fields, **info,
+        )
+
+    def _support(self, a: Array, a_hat: Array | None, tol: float) -> NDArray[np.intp]:
+        """Points with a multiplier above its lower bound (relative to its own box)."""
+        qp = self.standard_qp()
+        z = a if a_hat is None else np.concatenate([a, a_hat])
+        at_lower, _ = bound_masks(z, qp.lower, qp.upper, tol)
+        above = ~at_lower if a_hat is None else (~at_lower[: self.N]) | (~at_lower[self.N:])
+        return np.flatnonzero(above)
+
+    @abc.abstractmethod
+    def _box_scale(self) -> float:
+        """Width of the box of a single multiplier (inf for hard margin)."""
+
+    @property
+    def libsvm_scale(self) -> float:
+        """LIBSVM's multipliers over the notes' (N for nu-SVC, nu N for one-class, else 1).
+
+        LIBSVM's gradients, and so its stopping tolerance, are in units this
+        many times the notes': its tol corresponds to tol / libsvm_scale here.
+        """
+        return 1.0
+
+    # -- LIBSVM twin (formulations.libsvm) ---------------------------------------------
+    def libsvm_params(self) -> dict[str, Any]:
+        """The twin estimator's hyperparameters for this machine, in LIBSVM's units."""
+        raise self._no_twin()
+
+    @classmethod
+    def from_libsvm(cls, X: ArrayLike, t: ArrayLike | None, kernel: Kernel, params: Mapping[str, Any],
+                    sample_weight: ArrayLike | None) -> "Machine":
+        """The machine that the twin estimator with hyperparameters ``params`` (C, nu, epsilon,
+        class_weight as a dict over the labels -1, +1 or None, in LIBSVM's units) solves on X, t."""
+        raise ValidationError(f"machine must have a LIBSVM twin; got {cls.name}")
+
+    def libsvm_multipliers(self, coef: Array, intercept: float) -> tuple[Array, RhoEstimate]:
+        """(standard-form z, LIBSVM's rho) from the twin's dual coefficients over all N points."""
+        raise self._no_twin()
+
+    def _no_twin(self) -> ValidationError:
+        return ValidationError(f"machine must have a LIBSVM twin; got {self.name}")
+
+    def _solution_from_formulation(self, f: Formulation, info: dict[str, Any]) -> Solution:
+        info = {**info, "method": f.kind}
+        if f.kind == "dual":
+            z = self._dual_vector(f)
+            return self.solution_from_standard(z, info)
+        return self._solution_from_primal(f, info)
+
+    def _from_primal_point(self, z: Array, fields: dict[str, Any], slacks: tuple, w: Array | None,
+                           primal: float, info: dict[str, Any], bound_tol: float = BOUND_TOL) -> Solution:
+        """Solution of a primal solve: z from the constraint duals, the rest from the primal point."""
+        u = self.aggregate(z)
+        Ku = self.kernel_times(u)
+        a, a_hat = self.split(z)
+        dual = self._dual_value(z, u, Ku)
+        return self._assemble(a, a_hat, u, fields, slacks, w, primal, dual, info, [], bound_tol, None)
+
+    @staticmethod
+    def _read_duals(f: Formulation, key: str) -> Array:
+        """The multipliers of a primal's constraint, in the notes' sign (see module docstring)."""
+        return np.asarray(f.constraints[key].dual_value, dtype=np.float64)
+
+    def _dual_vector(self, f: Formulation) -> Array:
+        v = f.variables
+        if "a_hat" in v:
+            return np.concatenate([v["a"].value, v["a_hat"].value])
+        return np.asarray(v["a"].value, dtype=np.float64)
+
+    # hooks implemented by each machine
+    @abc.abstractmethod
+    def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
+        """The machine's b (rho, epsilon, R^2) from LIBSVM's rho and r."""
+
+    @abc.abstractmethod
+    def _slacks(self, u: Array, Ku: Array, fields: dict[str, Any]) -> tuple[Array | None, Array | None]:
+        """The smallest slacks the primal allows at u (xi, xi_hat; None where the machine has none)."""
+
+    @abc.abstractmethod
+    def _primal_value(self, norm2: float, fields: dict[str, Any], slacks: tuple) -> float:
+        """The primal objective with ||w||^2 = norm2 and the given b, rho, epsilon, R^2 and slacks."""
+
+    @abc.abstractmethod
+    def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:
+        """The dual objective at standard-form variables z (u = aggregate(z), Ku = K u)."""
+
+    @abc.abstractmethod
+    def _solution_from_primal(self, f: Formulation, info: dict[str, Any]) -> Solution:
+        """A Solution from a solved primal Formulation."""
+
+    # -- KKT ------------------------------------------------------------------------
+    #: what the notes' formulas supply when a solution comes from a dual solve
+    _recovery: ClassVar[tuple[str, ...]] = ()
+
+    def kkt_state(self, sol: Solution) -> KKTState:
+        """The quantities the KKT conditions need, from any Solution of this machine."""
+        a = np.asarray(sol.a, dtype=np.float64)
+        a_hat = None if sol.a_hat is None else np.asarray(sol.a_hat, dtype=np.float64)
+        z = a if a_hat is None else np.concatenate([a, a_hat])
+        u = self.aggregate(z)
+        Ku = self.kernel_times(u)
+        fs = self._cheap_feature_space()
+        w_given = (sol.method in ("primal", "hinge") and sol.w is not None and fs is not None
+                   and fs.F.shape[1] == np.shape(sol.w)[0])
+        if w_given:
+            w = np.asarray(sol.w, dtype=np.float64)
+            g, norm2 = fs.F @ w, float(w @ w)
+        else:
+            g, norm2 = Ku, float(u @ Ku)
+        recovered = () if sol.method in ("primal", "hinge") else self._recovery
+        return KKTState(a, a_hat, z, u, Ku, g, norm2, float(sol.b), float(sol.rho), float(sol.epsilon),
+                        float(sol.R2), sol.xi, sol.xi_hat, w_given, recovered)
+
+    @abc.abstractmethod
+    def kkt_conditions(self, s: KKTState) -> list[Condition]:
+        """Every KKT condition of the machine, in the notes' terms."""
+
+    def objectives(self, s: KKTState) -> tuple[float, float]:
+        """(primal objective at the primal point, dual objective at the multipliers)."""
+        fields = {"b": s.b, "rho": s.rho, "epsilon": s.epsilon, "R2": s.R2}
+        return self._primal_value(s.norm2, fields, (s.xi, s.xi_hat)), self._dual_value(s.z, s.u, s.Ku)
+
+    def _stationarity_w(self, s: KKTState, tag: str, text: str) -> Condition:
+        """w (or c) against its expansion: |w^T phi(x_n) - sum_m u_m k_nm| per point."""
+        if not s.w_given:
+            return Condition(tag, STATIONARITY, text + " (w defined by it)", 0.0, 1.0)
+        return Condition(tag, STATIONARITY, text, np.abs(s.g - s.Ku), max(1e-300, float(np.max(np.abs(s.Ku)))))
+
+    def dual_objective(self, z: ArrayLike) -> float:
+        """The Lagrange dual objective at standard-form variables z."""
+        z = np.asarray(z, dtype=np.float64)
+        u = self.aggregate(z)
+        return float(self._dual_value(z, u, self.kernel_times(u)))
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        sep = ", " if params else ""
+        return f"{self.name}(N={self.N}, kernel={self.kernel!r}{sep}{params})"
+
+
+def flatten(constraints: dict[str, Any]) -> list[Any]:
+    """The constraint list of a problem from its tagged dict (boxes are pairs)."""
+    out: list[Any] = []
+    for value in constraints.values():
+        out.extend(value if isinstance(value, tuple) else (value,))
+    return out
+
+
+def _least_squares_expansion(F: Array) -> Callable[[Array], Array]:
+    """w -> c with F^T c = w (minimum norm), so w^T phi(x) = sum_n c_n k(x, x_n) on span(F)."""
+    def expansion(w: Array) -> Array:
+        return np.linalg.lstsq(F.T, w, rcond=None)[0]
+    return expansion
+
