@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from ._validation import check_param
+from .validation import check_param
 from .errors import ValidationError
 
 __all__ = ["separable", "ring", "ripley_mixture", "sinusoid", "load_csv", "load_libsvm"]

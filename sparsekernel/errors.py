@@ -11,14 +11,14 @@ iteration cap before reaching its tolerance.
 
 from __future__ import annotations
 
-from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
+from typing import Any
 
 __all__ = [
     "SparseKernelError",
     "ValidationError",
     "InfeasibleError",
     "SolverError",
-    "ConvergenceWarning",
+    "ConvergenceWarning",  # noqa: F822 (defined on first use by __getattr__)
 ]
 
 
@@ -43,5 +43,15 @@ class SolverError(SparseKernelError, RuntimeError):
         self.solver = solver
 
 
-class ConvergenceWarning(_SklearnConvergenceWarning):
-    """An iterative solver stopped at its iteration cap before its tolerance."""
+def __getattr__(name: str) -> Any:
+    """``ConvergenceWarning`` on first use: it subclasses scikit-learn's, whose import takes
+    about a second, so importing this module stays cheap (PEP 562)."""
+    if name != "ConvergenceWarning":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from sklearn.exceptions import ConvergenceWarning as sklearn_warning
+
+    cls = type("ConvergenceWarning", (sklearn_warning,), {
+        "__doc__": "An iterative solver stopped at its iteration cap before its tolerance.",
+        "__module__": __name__, "__qualname__": "ConvergenceWarning"})
+    globals()["ConvergenceWarning"] = cls
+    return cls

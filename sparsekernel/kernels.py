@@ -27,7 +27,7 @@ import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 from sklearn.metrics import pairwise
 
-from ._validation import check_matrix, check_param
+from .validation import check_matrix, check_param
 from .errors import ValidationError
 
 __all__ = [

@@ -129,7 +129,7 @@ def libsvm(name: str) -> object:
 
 def box(m: Machine, sol: Solution) -> float:
     """Scale of a single multiplier: the box width, or max a for the hard margin."""
-    width = m._box_scale()
+    width = float(np.max(m.standard_qp().upper[: m.N]))
     return width if np.isfinite(width) else float(np.max(sol.a))
 
 

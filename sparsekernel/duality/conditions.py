@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_param
+from ..validation import check_param
 from ..errors import ValidationError
 from ..formulations.machine import Machine
 from ..formulations.solution import Solution

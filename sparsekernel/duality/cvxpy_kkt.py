@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._lazy import cvxpy as cp
-from .._validation import check_param
+from ..validation import check_param
 from ..errors import ValidationError
 from .report import Gap, KKTReport, KKTRow, row_from_values
 

@@ -38,7 +38,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_matrix, check_param, fail
+from ..validation import check_matrix, check_param, fail
 from ..duality.conditions import check as kkt_check
 from ..errors import ValidationError
 from ..formulations import Machine, Solution

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_binary_targets, check_same_length
+from ..validation import check_binary_targets, check_same_length
 from .machine import STATIONARITY, Condition, KKTState, Machine
 
 Array = NDArray[np.float64]

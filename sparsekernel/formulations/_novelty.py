@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_param
+from ..validation import check_param
 from ..errors import ValidationError
 from ..solvers.standard_qp import StandardQP
 from .machine import DUAL, STATIONARITY, Condition, KKTState, Machine
@@ -36,9 +36,6 @@ class NoveltyMachine(Machine):
 
     def parameter_values(self) -> dict[str, Any]:
         return {"nu": self.nu, "1/(nu N)": self.box}
-
-    def _box_scale(self) -> float:
-        return self.box
 
     def _box_and_sum(self, s: KKTState, source: str, variable: str) -> list[Condition]:
         """0 <= a_n <= 1/(nu N), and sum_n a_n = 1 (the stationarity in ``variable``)."""

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
-from .._validation import check_real_targets, check_same_length
+from ..validation import check_real_targets, check_same_length
 from .machine import DUAL, PRIMAL, SLACKNESS, STATIONARITY, Condition, Formulation, KKTState, Machine
 
 Array = NDArray[np.float64]

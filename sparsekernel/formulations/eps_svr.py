@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
-from .._validation import check_param, check_sample_weight
+from ..validation import check_param, check_sample_weight
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._regression import RegressionMachine
@@ -128,9 +128,6 @@ class EpsilonSVR(RegressionMachine):
             lower=np.zeros(2 * self.N), upper=np.concatenate([self.C_n, self.C_n]), delta=0.0,
             nu_sum=None, gram=self.gram,
         )
-
-    def _box_scale(self) -> float:
-        return float(np.max(self.C_n))
 
     def libsvm_params(self) -> dict[str, Any]:
         return {"C": self.C, "epsilon": self.epsilon}

@@ -99,9 +99,6 @@ class HardMarginSVC(BinaryMachine):
             nu_sum=None, gram=self.gram,
         )
 
-    def _box_scale(self) -> float:
-        return float("inf")
-
     def _infeasible(self, status: str, kind: str, solver: str) -> None:
         raise InfeasibleError(
             f"the data are not separable in the feature space of {self.kernel!r}: the hard-margin "

@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
-from .._validation import check_matrix, check_param
+from ..validation import check_matrix, check_param
 from ..errors import SolverError, ValidationError
 from ..kernels import Kernel, feature_map, make_kernel
 from ..solvers.standard_qp import RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
@@ -243,8 +243,6 @@ class Machine(abc.ABC):
         A Solution from a solved primal (multipliers read from its constraints' duals).
     ``kkt_conditions(state)``
         Every KKT condition, each a ``Condition`` with its equation tag.
-    ``_box_scale()``
-        The width of one multiplier's box (inf if unbounded).
 
     What a machine may declare (defaults here):
 
@@ -545,10 +543,6 @@ class Machine(abc.ABC):
         at_lower, _ = bound_masks(z, qp.lower, qp.upper, tol)
         above = ~at_lower if a_hat is None else (~at_lower[: self.N]) | (~at_lower[self.N:])
         return np.flatnonzero(above)
-
-    @abc.abstractmethod
-    def _box_scale(self) -> float:
-        """Width of the box of a single multiplier (inf for hard margin)."""
 
     @property
     def libsvm_scale(self) -> float:

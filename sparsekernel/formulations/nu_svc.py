@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
-from .._validation import check_param
+from ..validation import check_param
 from ..errors import InfeasibleError
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
@@ -145,9 +145,6 @@ class NuSVC(BinaryMachine):
             p=np.zeros(self.N), lower=np.zeros(self.N), upper=np.full(self.N, 1.0 / self.N),
             delta=0.0, nu_sum=self.nu, gram=self.gram,
         )
-
-    def _box_scale(self) -> float:
-        return 1.0 / self.N
 
     @property
     def libsvm_scale(self) -> float:

@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
-from .._validation import check_param
+from ..validation import check_param
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._regression import RegressionMachine
@@ -131,9 +131,6 @@ class NuSVR(RegressionMachine):
             upper=np.full(2 * self.N, self.C / self.N), delta=0.0, nu_sum=self.nu * self.C,
             gram=self.gram,
         )
-
-    def _box_scale(self) -> float:
-        return self.C / self.N
 
     #: an epsilon below -epsilon_tol * max|t| from the standard form means (7.74) is slack
     epsilon_tol = 1e-9

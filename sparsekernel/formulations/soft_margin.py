@@ -25,7 +25,7 @@ import scipy.optimize
 from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
-from .._validation import check_param, check_sample_weight, fail
+from ..validation import check_param, check_sample_weight, fail
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._binary import BinaryMachine
@@ -178,9 +178,6 @@ class SoftMarginSVC(BinaryMachine):
             p=-np.ones(self.N), lower=np.zeros(self.N), upper=self.C_n.copy(), delta=0.0,
             nu_sum=None, gram=self.gram,
         )
-
-    def _box_scale(self) -> float:
-        return float(np.max(self.C_n))
 
     # -- LIBSVM twin --------------------------------------------------------------
     def libsvm_params(self) -> dict[str, Any]:

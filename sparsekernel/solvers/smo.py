@@ -86,7 +86,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import _validation
+from .. import validation as _validation
 from .._threads import limit_blas
 from ..errors import SolverError
 from ..kernels import RBF

@@ -1,0 +1,183 @@
+"""Input validation shared by every public entry point.
+
+Parameter domains are declared once in ``DOMAINS``; every message follows the
+template ``"<name> must be <domain>; got <value>"`` so that the argument, the
+expected domain and the value received are always named. Arrays are converted
+with ``np.asarray`` (no copy when the dtype already fits) and never written to.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Callable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .errors import ValidationError
+
+__all__ = [
+    "DOMAINS",
+    "check_param",
+    "check_matrix",
+    "check_binary_targets",
+    "check_real_targets",
+    "check_sample_weight",
+    "check_same_length",
+    "fail",
+]
+
+
+def _is_real(v: object) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def _positive(v: object) -> bool:
+    return _is_real(v) and math.isfinite(v) and v > 0
+
+
+def _nonnegative(v: object) -> bool:
+    return _is_real(v) and math.isfinite(v) and v >= 0
+
+
+def _finite(v: object) -> bool:
+    return _is_real(v) and math.isfinite(v)
+
+
+def _unit_interval(v: object) -> bool:
+    return _is_real(v) and 0 < v <= 1
+
+
+def _positive_int(v: object) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 1
+
+
+# name -> (description of the domain, membership test)
+DOMAINS: dict[str, tuple[str, Callable[[object], bool]]] = {
+    "C": ("a positive finite number", _positive),
+    "nu": ("a number in (0, 1]", _unit_interval),
+    "epsilon": ("a non-negative finite number", _nonnegative),
+    "gamma": ("a positive finite number", _positive),
+    "degree": ("a positive integer", _positive_int),
+    "coef0": ("a finite number", _finite),
+    "tol": ("a positive finite number", _positive),
+    "psd_tol": ("a non-negative finite number", _nonnegative),
+    "cache_mb": ("a positive finite number", _positive),
+    "max_iter": ("a positive integer", _positive_int),
+    "class_weight": ("a positive finite number", _positive),
+}
+
+
+def fail(name: str, domain: str, value: object) -> ValidationError:
+    """Build the ValidationError of the one message template."""
+    return ValidationError(f"{name} must be {domain}; got {_show(value)}")
+
+
+def _show(value: object) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def check_param(name: str, value: object, domain: str | None = None) -> float | int:
+    """Return ``value`` if it lies in the declared domain of ``domain or name``."""
+    key = domain or name
+    description, test = DOMAINS[key]
+    if not test(value):
+        raise fail(name, description, value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    return float(value)
+
+
+def _first_bad(A: NDArray[np.float64]) -> tuple[int, ...]:
+    bad = np.argwhere(~np.isfinite(A))
+    return tuple(int(i) for i in bad[0])
+
+
+def check_matrix(X: ArrayLike, name: str = "X", *, square: bool = False) -> NDArray[np.float64]:
+    """A finite 2-D float array (a view of the input whenever possible)."""
+    try:
+        A = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise fail(name, "a 2-D array of real numbers", X) from exc
+    if A.ndim == 1:
+        raise ValidationError(
+            f"{name} must be a 2-D array of shape (n_samples, n_features); got a 1-D array "
+            f"of shape {A.shape} (use X.reshape(-1, 1) for a single feature)"
+        )
+    if A.ndim != 2 or A.shape[0] == 0 or A.shape[1] == 0:
+        raise fail(name, "a non-empty 2-D array of shape (n_samples, n_features)", A)
+    if not np.all(np.isfinite(A)):
+        raise ValidationError(
+            f"{name} must contain only finite values; got NaN or inf at index {_first_bad(A)}"
+        )
+    if square and A.shape[0] != A.shape[1]:
+        raise ValidationError(
+            f"{name} must be a square Gram matrix for a precomputed kernel; got shape {A.shape}"
+        )
+    return A
+
+
+def _as_vector(t: ArrayLike, name: str) -> NDArray[np.float64]:
+    try:
+        v = np.asarray(t, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise fail(name, "a 1-D array of real numbers", t) from exc
+    if v.ndim == 2 and 1 in v.shape:
+        raise ValidationError(
+            f"{name} must be a 1-D array of shape (n_samples,); got shape {v.shape} "
+            f"(use {name}.ravel())"
+        )
+    if v.ndim != 1 or v.size == 0:
+        raise fail(name, "a non-empty 1-D array of shape (n_samples,)", v)
+    if not np.all(np.isfinite(v)):
+        raise ValidationError(
+            f"{name} must contain only finite values; got NaN or inf at index "
+            f"{int(np.argwhere(~np.isfinite(v))[0, 0])}"
+        )
+    return v
+
+
+def check_binary_targets(t: ArrayLike, name: str = "t") -> NDArray[np.float64]:
+    """Targets of a two-class SVM: every entry -1 or +1, both classes present."""
+    v = _as_vector(t, name)
+    labels = np.unique(v)
+    if not np.all(np.isin(labels, (-1.0, 1.0))):
+        raise ValidationError(
+            f"{name} must hold the two class labels -1 and +1; got labels {labels[:10].tolist()}"
+        )
+    if labels.size != 2:
+        raise ValidationError(
+            f"{name} must hold two classes, -1 and +1; got only the label {labels.tolist()}"
+        )
+    return v
+
+
+def check_real_targets(t: ArrayLike, name: str = "t") -> NDArray[np.float64]:
+    """Real-valued regression targets."""
+    return _as_vector(t, name)
+
+
+def check_sample_weight(w: ArrayLike | None, n: int, name: str = "sample_weight") -> NDArray[np.float64]:
+    """Positive finite per-sample weights (ones when None)."""
+    if w is None:
+        return np.ones(n)
+    v = _as_vector(w, name)
+    if v.shape[0] != n:
+        raise ValidationError(f"{name} must have one entry per sample ({n}); got {v.shape[0]}")
+    if np.any(v <= 0):
+        raise ValidationError(
+            f"{name} must be positive (drop zero-weight samples first); got {float(v.min())!r} at index "
+            f"{int(np.argmin(v))}"
+        )
+    return v
+
+
+def check_same_length(X: NDArray, t: NDArray, xname: str = "X", tname: str = "t") -> None:
+    if X.shape[0] != t.shape[0]:
+        raise ValidationError(
+            f"{tname} must have one entry per row of {xname} ({X.shape[0]}); got {t.shape[0]}"
+        )
