@@ -23,7 +23,7 @@ from sparsekernel.kernels import RBF, Linear
 from sparsekernel.methods import solve_by
 
 CHROMIUM = os.environ.get("SPARSEKERNEL_CHROMIUM", "/usr/bin/chromium")
-SHOTS = Path(os.environ.get("SPARSEKERNEL_SCREENSHOTS", Path(__file__).resolve().parents[1] / "build" / "demo-screenshots"))
+SHOTS = Path(os.environ.get("SPARSEKERNEL_SCREENSHOTS", Path(__file__).resolve().parents[2] / "build" / "demo-screenshots"))
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]
 
