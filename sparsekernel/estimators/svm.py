@@ -26,6 +26,7 @@ method, and the result is projected onto the decision function's ranking, so
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 from typing import Any
 
@@ -54,7 +55,37 @@ KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 
 
 class _BaseSVM(BaseEstimator):
-    """Kernel construction, validation and solving shared by the five estimators."""
+    """Kernel construction, validation and solving shared by the five estimators.
+
+    Each estimator declares its LIBSVM twin (``_twin``, the name in
+    ``sklearn.svm``, which the machine in ``formulations`` declares too) and
+    the hyperparameters it hands to that machine (``_machine_params``, whose
+    domains ``validation.DOMAINS`` holds); ``make_machine`` builds the machine
+    of one binary or regression problem from them, and ``_fit_machine`` is the
+    one path from a machine to its solution and KKT report.
+    """
+
+    _twin: str = ""
+    _machine_params: tuple[str, ...] = ()
+
+    def make_machine(self, X: Array, t: Array | None, weight: Array | None, kernel: Kernel) -> Machine:
+        """The machine this estimator solves on (X, t) with per-point weights (None: none).
+
+        Override it to fit another machine (a subclass of ``formulations.Machine``)
+        through this estimator's fit, predict and probability code.
+        """
+        params = {name: getattr(self, name) for name in self._machine_params}
+        return machine_for_twin(self._twin).from_libsvm(X, t, kernel, params, weight)
+
+    def _check_params(self) -> None:
+        self._check_common()
+        for name in self._machine_params:
+            check_param(name, getattr(self, name))
+
+    def _fit_machine(self, machine: Machine) -> tuple[Solution, Any]:
+        """Solve ``machine`` and check its KKT conditions once (at max(tol, 1e-6))."""
+        sol = self._solve(machine)
+        return sol, kkt_check(machine, sol, max(self.tol, 1e-6))
 
     def _check_common(self) -> None:
         if not isinstance(self.kernel, Kernel) and self.kernel not in KERNELS:
@@ -105,8 +136,21 @@ class _BaseSVM(BaseEstimator):
         return X[:, index] if self._precomputed else X
 
     def _sub(self, X: Array, index: NDArray[np.intp]) -> Array:
-        """Training inputs of the points ``index`` (a Gram sub-block when precomputed)."""
+        """Training inputs of the points ``index`` (a Gram sub-block when precomputed); X itself,
+        not a copy, when ``index`` is every point in order."""
+        if index.shape[0] == X.shape[0] and np.array_equal(index, np.arange(X.shape[0])):
+            return X
         return X[np.ix_(index, index)] if self._precomputed else X[index]
+
+    def _shared_support_vectors(self, X: Array, support: NDArray[np.intp], sol: Solution,
+                                local: NDArray[np.intp]) -> tuple[Array, Solution]:
+        """``support_vectors_`` = X[support], read-only and shared with the solution (whose
+        support is then ``local``, the same points in the same order): X's rows are kept once."""
+        if self._precomputed:
+            return np.empty((0, 0)), sol
+        rows = X[support]
+        rows.flags.writeable = False
+        return rows, dataclasses.replace(sol, support=local, support_vectors=rows)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -136,15 +180,12 @@ def _has_probability(estimator: Any) -> bool:
 class _ClassifierBase(ClassifierMixin, _BaseSVM):
     """One-versus-one binary machines, voting, Platt probabilities."""
 
-    def _machine(self, X: Array, t: Array, weight: Array, kernel: Kernel) -> Machine:
-        raise NotImplementedError
-
     def _scale(self, sol: Solution) -> float:
         """Factor from the notes' decision values to LIBSVM's."""
         return 1.0
 
-    def _check_classifier(self) -> None:
-        self._check_common()
+    def _check_params(self) -> None:
+        super()._check_params()
         if self.decision_function_shape not in ("ovr", "ovo"):
             raise fail("decision_function_shape", "'ovr' or 'ovo'", self.decision_function_shape)
 
@@ -180,7 +221,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
 
     def _fit_pairs(self, X: Array, labels: NDArray[np.intp], weight: Array, kernel: Kernel) -> None:
         """One machine per pair (positive class, negative class), on its non-zero-weight points."""
-        self.pairs_, self.solutions_, self.machines_, self._index = [], [], [], []
+        self.pairs_, self.solutions_, self.machines_, self._index, reports = [], [], [], [], []
         self._sigmoids: list[Sigmoid] = []
         for positive, negative in self._pairs():
             index = np.flatnonzero(((labels == positive) | (labels == negative)) & (weight > 0))
@@ -189,13 +230,16 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
                 if not np.any(t == sign):
                     raise ValidationError("sample_weight must leave a positive weight in every class; got "
                                           f"zero weight on every point of class {self.classes_[c]!r}")
-            machine = self._machine(self._sub(X, index), t, weight[index], kernel)
+            machine = self.make_machine(self._sub(X, index), t, weight[index], kernel)
             self.pairs_.append((positive, negative))
             self.machines_.append(machine)
-            self.solutions_.append(self._solve(machine))
+            sol, report = self._fit_machine(machine)
+            self.solutions_.append(sol)
+            reports.append(report)
             self._index.append(index)
             if self.probability:
                 self._sigmoids.append(self._platt(X, index, t, weight[index], kernel))
+        self.kkt_report_ = reports[0] if len(reports) == 1 else reports
 
     def _platt(self, X: Array, index: NDArray[np.intp], t: Array, weight: Array, kernel: Kernel) -> Sigmoid:
         """Platt's sigmoid on five-fold cross-validated decision values (LIBSVM's recipe)."""
@@ -207,7 +251,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
                 decision[test] = t[train][0]
                 continue
             sub = index[train]
-            machine = self._machine(self._sub(X, sub), t[train], weight[train], kernel)
+            machine = self.make_machine(self._sub(X, sub), t[train], weight[train], kernel)
             sol = self._solve(machine)
             rows = X[np.ix_(index[test], sub)] if self._precomputed else X[index[test]]
             decision[test] = self._scale(sol) * sol.decision_function(rows)
@@ -226,7 +270,11 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         support = np.concatenate([np.flatnonzero(is_sv & (labels == c)) for c in range(K)])
         self.support_ = support.astype(np.int32)
         self.n_support_ = np.array([np.sum(labels[support] == c) for c in range(K)], dtype=np.int32)
-        self.support_vectors_ = np.empty((0, 0)) if self._precomputed else X[support]
+        if K == 2 and self._index[0].shape[0] == N:     # one machine on every point: share its rows
+            self.support_vectors_, only = self._shared_support_vectors(X, support, self.solutions_[0], support)
+            self.solutions_[0] = only
+        else:
+            self.support_vectors_ = np.empty((0, 0)) if self._precomputed else X[support]
         self.dual_coef_ = self._dual_coef(coef, labels, support)
         self.intercept_ = np.array([self._scale(s) * s.b for s in self.solutions_])
         self.n_iter_ = np.array([s.iterations for s in self.solutions_], dtype=np.int32)
@@ -235,8 +283,6 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         for k, (index, sol) in enumerate(zip(self._index, self.solutions_)):
             dual[k, index] = sol.a
         self.dual_ = dual[0] if K == 2 else dual
-        reports = [kkt_check(m, s, max(self.tol, 1e-6)) for m, s in zip(self.machines_, self.solutions_)]
-        self.kkt_report_ = reports[0] if K == 2 else reports
         if self.probability:
             self.probA_ = np.array([s.A for s in self._sigmoids])
             self.probB_ = np.array([s.B for s in self._sigmoids])
@@ -328,6 +374,9 @@ class SVC(_ClassifierBase):
     weight (Veropoulos et al.'s C+/C- boxes); zero-weight points are left out.
     """
 
+    _twin = "SVC"
+    _machine_params = ("C",)
+
     def __init__(self, *, C: float = 1.0, kernel: str | Kernel = "rbf", degree: int = 3,
                  gamma: str | float = "scale", coef0: float = 0.0, shrinking: bool = True,
                  probability: bool = False, tol: float = 1e-3, cache_size: float = 200,
@@ -348,12 +397,7 @@ class SVC(_ClassifierBase):
         self.random_state = random_state
         self.solver = solver
 
-    def _check_params(self) -> None:
-        self._check_classifier()
-        check_param("C", self.C)
 
-    def _machine(self, X: Array, t: Array, weight: Array, kernel: Kernel) -> Machine:
-        return machine_for_twin("SVC").from_libsvm(X, t, kernel, {"C": self.C}, weight)
 
 
 class NuSVC(_ClassifierBase):
@@ -362,6 +406,9 @@ class NuSVC(_ClassifierBase):
     Decision values are LIBSVM's: the notes' y(x) divided by rho, so that the
     margin is at +/-1 as in scikit-learn's ``NuSVC``.
     """
+
+    _twin = "NuSVC"
+    _machine_params = ("nu",)
 
     def __init__(self, *, nu: float = 0.5, kernel: str | Kernel = "rbf", degree: int = 3,
                  gamma: str | float = "scale", coef0: float = 0.0, shrinking: bool = True,
@@ -381,23 +428,16 @@ class NuSVC(_ClassifierBase):
         self.random_state = random_state
         self.solver = solver
 
-    def _check_params(self) -> None:
-        self._check_classifier()
-        check_param("nu", self.nu)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "NuSVC":  # type: ignore[override]
         return super().fit(X, y)
 
-    def _machine(self, X: Array, t: Array, weight: Array, kernel: Kernel) -> Machine:
-        return machine_for_twin("NuSVC").from_libsvm(X, t, kernel, {"nu": self.nu}, None)
 
     def _scale(self, sol: Solution) -> float:
         return 1.0 / sol.rho
 
 
 class _RegressorBase(RegressorMixin, _BaseSVM):
-    def _machine(self, X: Array, t: Array, weight: Array | None, kernel: Kernel) -> Machine:
-        raise NotImplementedError
 
     def _fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None) -> "_RegressorBase":
         self._check_params()
@@ -408,13 +448,17 @@ class _RegressorBase(RegressorMixin, _BaseSVM):
         weight = _sample_weight(sample_weight, X.shape[0]) if sample_weight is not None else None
         index = np.arange(X.shape[0]) if weight is None else np.flatnonzero(weight > 0)
         kernel = self._make_kernel(X)
-        machine = self._machine(self._sub(X, index), y[index], None if weight is None else weight[index], kernel)
-        sol = self._solve(machine)
+        machine = self.make_machine(self._sub(X, index), y[index], None if weight is None else weight[index], kernel)
+        sol, self.kkt_report_ = self._fit_machine(machine)
         self.shape_fit_ = X.shape
         self.machine_, self.solution_, self._index = machine, sol, index
         support = index[sol.support]
         self.support_ = support.astype(np.int32)
-        self.support_vectors_ = np.empty((0, 0)) if self._precomputed else X[support]
+        if index.shape[0] == X.shape[0]:
+            self.support_vectors_, sol = self._shared_support_vectors(X, support, sol, sol.support)
+            self.solution_ = sol
+        else:
+            self.support_vectors_ = np.empty((0, 0)) if self._precomputed else X[support]
         self.n_support_ = np.array([support.shape[0]], dtype=np.int32)
         self.dual_coef_ = sol.coef[sol.support][None, :]
         self.intercept_ = np.array([sol.b])
@@ -423,7 +467,6 @@ class _RegressorBase(RegressorMixin, _BaseSVM):
         dual = np.zeros((2, X.shape[0]))
         dual[0, index], dual[1, index] = sol.a, sol.a_hat
         self.dual_ = dual
-        self.kkt_report_ = kkt_check(machine, sol, max(self.tol, 1e-6))
         return self
 
     def predict(self, X: ArrayLike) -> Array:
@@ -434,6 +477,9 @@ class _RegressorBase(RegressorMixin, _BaseSVM):
 
 class SVR(_RegressorBase):
     """epsilon-support vector regression ((7.51)-(7.69)); ``sample_weight`` scales each box."""
+
+    _twin = "SVR"
+    _machine_params = ("C", "epsilon")
 
     def __init__(self, *, kernel: str | Kernel = "rbf", degree: int = 3, gamma: str | float = "scale",
                  coef0: float = 0.0, tol: float = 1e-3, C: float = 1.0, epsilon: float = 0.1,
@@ -450,21 +496,18 @@ class SVR(_RegressorBase):
         self.max_iter = max_iter
         self.solver = solver
 
-    def _check_params(self) -> None:
-        self._check_common()
-        check_param("C", self.C)
-        check_param("epsilon", self.epsilon)
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "SVR":
         return self._fit(X, y, sample_weight)
 
-    def _machine(self, X: Array, t: Array, weight: Array | None, kernel: Kernel) -> Machine:
-        return machine_for_twin("SVR").from_libsvm(X, t, kernel, {"C": self.C, "epsilon": self.epsilon}, weight)
 
 
 class NuSVR(_RegressorBase):
     """nu-support vector regression (Result 7.10). ``C`` is scikit-learn's (LIBSVM's), the notes'
     C divided by N, so the same numbers give the same model as ``sklearn.svm.NuSVR``."""
+
+    _twin = "NuSVR"
+    _machine_params = ("C", "nu")
 
     def __init__(self, *, nu: float = 0.5, C: float = 1.0, kernel: str | Kernel = "rbf", degree: int = 3,
                  gamma: str | float = "scale", coef0: float = 0.0, shrinking: bool = True, tol: float = 1e-3,
@@ -481,21 +524,18 @@ class NuSVR(_RegressorBase):
         self.max_iter = max_iter
         self.solver = solver
 
-    def _check_params(self) -> None:
-        self._check_common()
-        check_param("C", self.C)
-        check_param("nu", self.nu)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "NuSVR":
         return self._fit(X, y, None)
 
-    def _machine(self, X: Array, t: Array, weight: Array | None, kernel: Kernel) -> Machine:
-        return machine_for_twin("NuSVR").from_libsvm(X, t, kernel, {"C": self.C, "nu": self.nu}, None)
 
 
 class OneClassSVM(OutlierMixin, _BaseSVM):
     """One-class SVM (Schölkopf et al., 2001). Decision values are LIBSVM's: the notes'
     sum_n a_n k(x, x_n) - rho times nu N, as in ``sklearn.svm.OneClassSVM``."""
+
+    _twin = "OneClassSVM"
+    _machine_params = ("nu",)
 
     def __init__(self, *, kernel: str | Kernel = "rbf", degree: int = 3, gamma: str | float = "scale",
                  coef0: float = 0.0, tol: float = 1e-3, nu: float = 0.5, shrinking: bool = True,
@@ -511,20 +551,18 @@ class OneClassSVM(OutlierMixin, _BaseSVM):
         self.max_iter = max_iter
         self.solver = solver
 
-    def _check_params(self) -> None:
-        self._check_common()
-        check_param("nu", self.nu)
 
     def fit(self, X: ArrayLike, y: Any = None) -> "OneClassSVM":
         self._check_params()
         X = self._validate_X(X, reset=True)
-        machine = machine_for_twin("OneClassSVM").from_libsvm(X, None, self._make_kernel(X), {"nu": self.nu}, None)
-        sol = self._solve(machine)
+        machine = self.make_machine(X, None, None, self._make_kernel(X))
+        sol, self.kkt_report_ = self._fit_machine(machine)
         scale = self.nu * machine.N
         self.shape_fit_ = X.shape
         self.machine_, self.solution_ = machine, sol
         self.support_ = sol.support.astype(np.int32)
-        self.support_vectors_ = np.empty((0, 0)) if self._precomputed else X[sol.support]
+        self.support_vectors_, sol = self._shared_support_vectors(X, sol.support, sol, sol.support)
+        self.solution_ = sol
         self.n_support_ = np.array([sol.n_support], dtype=np.int32)
         self.dual_coef_ = scale * sol.coef[sol.support][None, :]
         self.intercept_ = np.array([scale * sol.b])
@@ -532,7 +570,6 @@ class OneClassSVM(OutlierMixin, _BaseSVM):
         self.n_iter_ = sol.iterations
         self.fit_status_ = 0
         self.dual_ = sol.a
-        self.kkt_report_ = kkt_check(machine, sol, max(self.tol, 1e-6))
         return self
 
     #: scores within this (relative to the offset) of the boundary are put on it

@@ -19,7 +19,9 @@ NAN = float("nan")
 
 
 def _frozen(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
+    """A read-only array: a read-only copy of a writeable one; a read-only one as it is (so
+    that an estimator can share its support vectors with the solution)."""
+    if isinstance(value, np.ndarray) and value.flags.writeable:
         value = value.copy()
         value.flags.writeable = False
     return value

@@ -1,0 +1,73 @@
+"""A fit does its work once: one StandardQP, one KKT check, and the training data kept once."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from sparsekernel.estimators import SVC, SVR, OneClassSVM
+from sparsekernel.formulations import MACHINES
+
+
+def _data(n: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + 0.8 * rng.normal(size=n) > 0, 1, 0)    # overlapping classes: many support vectors
+    return X, y
+
+
+@pytest.mark.parametrize("estimator, machine, target", [
+    (SVC(gamma=0.5), "soft", "labels"),
+    (SVR(gamma=0.5), "eps-svr", "values"),
+    (OneClassSVM(gamma=0.5, nu=0.3), "one-class", None),
+])
+def test_a_fit_builds_its_qp_once_and_checks_kkt_once(monkeypatch, estimator, machine: str, target) -> None:
+    cls = MACHINES[machine]
+    counts = {"qp": 0, "kkt": 0}
+    build, conditions = cls._standard_qp, cls.kkt_conditions
+
+    def counting_build(self):
+        counts["qp"] += 1
+        return build(self)
+
+    def counting_conditions(self, state):
+        counts["kkt"] += 1
+        return conditions(self, state)
+
+    monkeypatch.setattr(cls, "_standard_qp", counting_build)
+    monkeypatch.setattr(cls, "kkt_conditions", counting_conditions)
+    X, y = _data(300, 4)
+    if target is None:
+        estimator.fit(X)
+    else:
+        estimator.fit(X, y if target == "labels" else X[:, 0] + 0.1 * y)
+    assert counts == {"qp": 1, "kkt": 1}
+    assert estimator.kkt_report_.ok, str(estimator.kkt_report_)
+
+
+@pytest.mark.parametrize("estimator, labels", [(SVC(gamma=0.01), True), (SVR(gamma=0.01, epsilon=0.01), False),
+                                               (OneClassSVM(gamma=0.01, nu=0.9), None)])
+def test_a_fitted_estimator_keeps_the_training_data_once(estimator, labels) -> None:
+    X, y = _data(2000, 200, seed=1)
+    t = None if labels is None else (y if labels else X[:, 0] + 0.1 * y)
+    small = X[:100], None if t is None else t[:100]
+    estimator.fit(*[a for a in small if a is not None])       # numba's loops loaded before measuring
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        estimator.fit(*[a for a in (X, t) if a is not None])
+        retained = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    n_sv = estimator.support_vectors_.shape[0]
+    assert n_sv >= 0.5 * X.shape[0]                 # most points are support vectors: a copy would show
+    # the support vectors once (at most X itself) and vectors of length N besides (multipliers,
+    # coefficients, the QP's box and signs, slacks): at most 64 of them, a fifth of X here
+    assert retained <= n_sv * X.shape[1] * 8 + 64 * X.shape[0] * 8, (retained / X.nbytes, n_sv)
+    assert np.shares_memory(estimator.support_vectors_, _solution(estimator).support_vectors)
+
+
+def _solution(estimator):
+    return estimator.solutions_[0] if hasattr(estimator, "solutions_") else estimator.solution_
