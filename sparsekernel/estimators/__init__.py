@@ -2,12 +2,22 @@
 
 - ``svm``: ``SVC``, ``NuSVC``, ``SVR``, ``NuSVR``, ``OneClassSVM`` (the SMO by
   default, any method of ``formulations.solve`` by ``solver=``);
-- ``rvm``: ``RVR`` and ``RVC`` (``solvers.rvm``);
+- ``rvm``: ``RVR`` and ``RVC`` (``solvers.rvm``), loaded on first use;
 - ``probability``: Platt scaling (7.43) and the pairwise coupling of
   one-versus-one probabilities.
 """
 
-from .rvm import RVC, RVR
+from typing import Any
+
 from .svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
 
 __all__ = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM", "RVR", "RVC"]
+
+
+def __getattr__(name: str) -> Any:
+    """The RVM estimators on first use (PEP 562): the SVMs' users do not load the RVM."""
+    if name in ("RVR", "RVC"):
+        from . import rvm
+
+        return getattr(rvm, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 import numpy as np
-import scipy.optimize
 from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
@@ -239,7 +238,9 @@ class SoftMarginSVC(BinaryMachine):
         weight = max(1.0, float(np.abs(F).max()))
         A = np.vstack([(F[on] * self.t[on, None]).T, weight * self.t[on][None, :]])
         rhs = np.concatenate([target, [weight * balance]])
-        a[on] = scipy.optimize.lsq_linear(A, rhs, bounds=(0.0, C_n[on])).x
+        from scipy.optimize import lsq_linear
+
+        a[on] = lsq_linear(A, rhs, bounds=(0.0, C_n[on])).x
         return a
 
 

@@ -1,22 +1,27 @@
-"""Solvers: the standard-form QP, the direct OSQP/Clarabel path, the SMO and the RVM."""
+"""Solvers: the standard-form QP, the SMO, the direct OSQP/Clarabel path, and the RVM.
+
+Nothing here imports a machine: ``smo(qp)`` and ``direct.solve_standard_qp(qp)``
+answer a ``StandardQP`` with a ``QPResult``, and each machine in
+``formulations`` builds its own QP and maps the answer back.
+
+``smo`` is the function (the module is ``sparsekernel.solvers.smo`` in
+``sys.modules``: ``from sparsekernel.solvers.smo import SMOTrace`` works);
+the RVM's entry points load on first use.
+"""
 
 from typing import Any
 
-from .rvm import rvm_classification, rvm_regression
-from .standard_qp import StandardQP
+from .direct import solve_standard_qp
+from .smo import smo
+from .standard_qp import QPResult, StandardQP
 
-__all__ = ["StandardQP", "smo", "rvm_regression", "rvm_classification"]
+__all__ = ["StandardQP", "QPResult", "smo", "solve_standard_qp", "rvm_regression", "rvm_classification"]
 
 
 def __getattr__(name: str) -> Any:
-    """``smo`` on first use: it loads numba, which the other solvers do not need.
+    """``rvm_regression`` and ``rvm_classification`` on first use (PEP 562)."""
+    if name in ("rvm_regression", "rvm_classification"):
+        from . import rvm
 
-    As with any function exported under its module's name, the package attribute
-    is then the function; the module's other names come by
-    ``from sparsekernel.solvers.smo import smo_standard, SMOTrace``.
-    """
-    if name == "smo":
-        from .smo import smo
-        globals()["smo"] = smo    # importing the submodule bound the name to the module
-        return smo
+        return getattr(rvm, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -90,16 +90,20 @@ from .. import validation as _validation
 from .._threads import limit_blas
 from ..errors import SolverError
 from ..kernels import RBF
-from . import _smo_numba as nb
-from .kernel_cache import KernelRowCache, row_dtype
+from .._lazy import lazy_module
 from .standard_qp import QPResult, StandardQP, calculate_rho, calculate_rho_nu
 
 __all__ = ["smo", "smo_standard", "SMOTrace", "SMOResult", "OUTCOME_OF", "WSS_RULES", "TAU", "MARGIN_TOL"]
 
 Array = NDArray[np.float64]
 
-#: Working-set rules and their codes in the compiled loop.
-WSS_RULES = {"platt": nb.WSS_PLATT, "first-order": nb.WSS_FIRST, "second-order": nb.WSS_SECOND}
+# The compiled loops and the row cache (numba) load on the first solve, not on import.
+nb = lazy_module(f"{__package__}._smo_numba")
+kernel_cache = lazy_module(f"{__package__}.kernel_cache")
+
+#: Working-set rules and their codes in the compiled loop (``_smo_numba.WSS_PLATT``, ``WSS_FIRST``,
+#: ``WSS_SECOND``).
+WSS_RULES = {"platt": 0, "first-order": 1, "second-order": 2}
 #: Curvature used where eta <= 0 (Fan, Chen and Lin 2005).
 TAU = 1e-12
 #: Hard margin: smallest margin, relative to the data's radius in feature space, told from none.
@@ -261,7 +265,7 @@ def smo(
             raise _validation.fail("problem", "a StandardQP or a sparsekernel machine", problem)
         return problem.solve("smo", **opts)
     _check_diagonal(problem)
-    compile_time = ensure_compiled(row_dtype(int(problem.X.shape[0])))
+    compile_time = ensure_compiled(kernel_cache.row_dtype(int(problem.X.shape[0])))
     return replace(_solve(problem, opts, None), compile_time=compile_time)
 
 
@@ -324,7 +328,7 @@ class _Run:
         n = qp.n
         self.qp = qp
         self.wss = wss
-        self.cache = KernelRowCache(qp.kernel, qp.X, (1.0 - COMPACT_SHARE) * cache_mb, dtype, _shift(qp))
+        self.cache = kernel_cache.KernelRowCache(qp.kernel, qp.X, (1.0 - COMPACT_SHARE) * cache_mb, dtype, _shift(qp))
         index = np.asarray(qp.index, dtype=INDEX_DTYPE).copy()
         QD = qp.scale * self.cache.diag()[index]
         y = np.asarray(qp.y, dtype=np.float64)
