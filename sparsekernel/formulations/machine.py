@@ -210,7 +210,7 @@ class Formulation:
         from .solve import accept, cvxpy_outcome
 
         accept(self.machine, cvxpy_outcome(self.problem.status, has_values), self.problem.status,
-               f"the {self.kind}", solver, stats.num_iters)
+               self.kind, solver, stats.num_iters)
         compile_time = float(getattr(self.problem, "compilation_time", 0.0) or 0.0)
         solve_time = float(stats.solve_time) if stats.solve_time is not None else wall - compile_time
         info = dict(solver=solver, status=self.problem.status,

@@ -150,11 +150,8 @@ def matched_tol(machine: Machine, method: str) -> float:
 
     Clarabel (run at 1e-12) and LIBSVM (at 1e-8): 1e-6; OSQP (at 1e-6) and the
     SMO: 1e-5; a primal the machine solves less accurately (``primal_tol``,
-    SVDD's second-order cone primal at Clarabel's default 1e-8): its own.
+    SVDD's second-order cone primal at Clarabel's default 1e-8): the larger.
     """
     name = method.lower()
-    if name in ("osqp", "qp-osqp", "smo"):
-        return 1e-5
-    if name.startswith("primal"):
-        return machine.primal_tol
-    return 1e-6
+    base = 1e-5 if name in ("smo", "osqp", "qp-osqp", "primal-osqp", "hinge-osqp") else 1e-6
+    return max(base, machine.primal_tol) if name.startswith(("primal", "hinge")) else base
