@@ -448,7 +448,7 @@ def _second_order_plain(V, idx, flags, QD, row, q_i, m, size, scale, tau):
 
 
 @njit(cache=True)
-def select_pair(prob, st, cache, ctrl, fpar):
+def select_working_set(prob, st, cache, ctrl, fpar):
     """Working set (i, j) by the first- or second-order rule; returns (code, i, j).
 
     code is OPTIMAL when m - M < tol, NEED_ROWS when a row is missing, else CHANGED.
@@ -457,11 +457,11 @@ def select_pair(prob, st, cache, ctrl, fpar):
     flags = st[4]
     size = ctrl[C_ACTIVE]
     m0, m1, M0, M1, i0, i1, j0, j1 = current_extremes(prob, st, ctrl, fpar)
-    gap = violation(m0, m1, M0, M1)
+    gap = violation(m0, m1, M0, M1)                   # m(a) - M(a) (Keerthi et al. 2001; Fan et al. 2005)
     fpar[F_GAP] = gap
-    if gap < fpar[F_TOL]:
+    if gap < fpar[F_TOL]:                             # the stopping rule m(a) - M(a) < tol
         return OPTIMAL, -1, -1
-    if ctrl[C_WSS] == WSS_FIRST:
+    if ctrl[C_WSS] == WSS_FIRST:                      # the maximal violating pair (Keerthi et al. 2001)
         if m0 - M0 >= m1 - M1:
             return CHANGED, i0, j0
         return CHANGED, i1, j1
@@ -577,7 +577,7 @@ def full_row_for_bound_change(k, ak_new, was_upper, prob, cache, ctrl):
 
 
 @njit(cache=True)
-def take_step(i, j, prob, st, cache, ctrl, fpar, trace, min_change):
+def update_pair(i, j, prob, st, cache, ctrl, fpar, trace, min_change):
     """Minimise f along y_i a_i + y_j a_j = const from the pair (i in I_up, j in I_low).
 
     Along d >= 0 (a_i += y_i d, a_j -= y_j d) f changes by -b d + eta d^2 / 2 with
@@ -594,12 +594,12 @@ def take_step(i, j, prob, st, cache, ctrl, fpar, trace, min_change):
     if not (ok_i and ok_j):
         return NEED_ROWS
     scale = fpar[F_SCALE]
-    Kij = scale * Ki[idx[j]]
-    eta = QD[i] + QD[j] - 2.0 * Kij
-    b = V[i] - V[j]
-    ri = room(i, True, y, a, lower, upper)
-    rj = room(j, False, y, a, lower, upper)
-    d = min(b / (eta if eta > 0.0 else fpar[F_TAU]), ri, rj)
+    Kij = scale * Ki[idx[j]]                          # y_i y_j Q_ij
+    eta = QD[i] + QD[j] - 2.0 * Kij                   # eta = ||phi_i - phi_j||^2 (gap 7.3)
+    b = V[i] - V[j]                                   # -df/dd at d = 0: t_j (E_i - E_j) of gap 7.3
+    ri = room(i, True, y, a, lower, upper)            # the box (7.33) for a_i ...
+    rj = room(j, False, y, a, lower, upper)           # ... and for a_j: the clip interval [L, H]
+    d = min(b / (eta if eta > 0.0 else fpar[F_TAU]), ri, rj)   # delta* = b / eta, clipped (gap 7.3)
     if not d > 0.0:
         return UNCHANGED
     ai_new = moved(i, y[i] * d, d == ri, True, y, a, lower, upper)
@@ -632,6 +632,7 @@ def apply_pair(i, j, ai_new, aj_new, Ki, Kj, idx, Kij, eta, si, sj, prob, st, ca
     nu = ctrl[C_NU] == 1
     flags[i] = status(i, y, a, lower, upper, nu)
     flags[j] = status(j, y, a, lower, upper, nu)
+    # f(a + da) - f(a) = G^T da + 1/2 da^T Q da over the pair (G_k = -y_k v_k)
     fpar[F_OBJ] += (-y[i] * V[i] * dai - y[j] * V[j] * daj + 0.5 * (QD[i] * dai * dai + QD[j] * daj * daj)
                     + y[i] * y[j] * Kij * dai * daj)
     fpar[F_PTA] += p[i] * dai + p[j] * daj
@@ -778,7 +779,7 @@ def do_shrinking(prob, st, cache, ctrl, fpar):
 # ======================================================================================
 @njit(cache=True)
 def run_smo(prob, st, cache, ctrl, fpar, trace):
-    """Iterate select_pair / take_step until a return code other than CHANGED."""
+    """Iterate select_working_set / update_pair until a return code other than CHANGED."""
     n = prob[0].shape[0]
     capacity = trace[0].shape[0]
     ctrl[C_EXT_VALID] = 0          # the caller may have changed G or the active set
@@ -789,14 +790,14 @@ def run_smo(prob, st, cache, ctrl, fpar, trace):
             if do_shrinking(prob, st, cache, ctrl, fpar) == RECONSTRUCT:
                 return RECONSTRUCT
             ctrl[C_SHRINK_COUNTER] = ctrl[C_SHRINK_INTERVAL]
-        code, i, j = select_pair(prob, st, cache, ctrl, fpar)
+        code, i, j = select_working_set(prob, st, cache, ctrl, fpar)
         if code == OPTIMAL:
             return RECONSTRUCT_FINAL if ctrl[C_ACTIVE] < n else OPTIMAL
         if code == NEED_ROWS:
             return NEED_ROWS
         if ctrl[C_RECORD] == 1 and ctrl[C_TRACE_LEN] >= capacity:
             return TRACE_FULL
-        code = take_step(i, j, prob, st, cache, ctrl, fpar, trace, 0.0)
+        code = update_pair(i, j, prob, st, cache, ctrl, fpar, trace, 0.0)
         if code == NEED_ROWS:
             return NEED_ROWS
         ctrl[C_ITER] += 1      # an UNCHANGED step (rounding) still counts towards the cap
@@ -872,7 +873,7 @@ def platt_pair(k1, k2, prob, st, cache, ctrl, fpar, trace):
         return UNCHANGED
     if not V[i] - V[j] > 0.0:
         return UNCHANGED
-    code = take_step(i, j, prob, st, cache, ctrl, fpar, trace, fpar[F_PLATT_EPS])
+    code = update_pair(i, j, prob, st, cache, ctrl, fpar, trace, fpar[F_PLATT_EPS])
     if code == CHANGED:
         update_thresholds(i, j, prob, st, fpar, ctrl[C_NU] == 1)
     return code
@@ -946,7 +947,7 @@ def platt_finish(prob, st, cache, ctrl, fpar, trace):
     if fpar[F_GAP] < fpar[F_TOL]:
         return OPTIMAL
     i, j = (i0, j0) if m0 - M0 >= m1 - M1 else (i1, j1)
-    return take_step(i, j, prob, st, cache, ctrl, fpar, trace, 0.0)
+    return update_pair(i, j, prob, st, cache, ctrl, fpar, trace, 0.0)
 
 
 @njit(cache=True)

@@ -18,6 +18,12 @@ optimal iff m(a) = max_{I_up} v <= M(a) = min_{I_low} v; the solver stops
 when m(a) - M(a) < tol. The nu forms (a second equality) pair variables only
 within one sign of y and take the violation per sign (LIBSVM's Solver_NU).
 
+The steps, each a named function of the compiled loop (``_smo_numba``):
+``select_working_set`` (the pair, and the stopping test m(a) - M(a) < tol),
+``update_pair`` (the analytic step of gap 7.3: delta* = b / eta clipped to the
+box (7.33)) and, at the end, ``compute_rho`` (LIBSVM's rho, from which each
+machine recovers b by (7.18) or (7.37), rho, epsilon or R^2).
+
 Working-set rules (``wss``):
 
 ``"platt"``
@@ -91,9 +97,10 @@ from .._threads import limit_blas
 from ..errors import SolverError
 from ..kernels import RBF
 from .._lazy import lazy_module
-from .standard_qp import QPResult, StandardQP, calculate_rho, calculate_rho_nu
+from .standard_qp import QPResult, RhoEstimate, StandardQP, calculate_rho, calculate_rho_nu
 
-__all__ = ["smo", "smo_standard", "SMOTrace", "SMOResult", "OUTCOME_OF", "WSS_RULES", "TAU", "MARGIN_TOL"]
+__all__ = ["smo", "smo_standard", "compute_rho", "SMOTrace", "SMOResult", "OUTCOME_OF", "WSS_RULES", "TAU",
+           "MARGIN_TOL"]
 
 Array = NDArray[np.float64]
 
@@ -518,8 +525,7 @@ class _Run:
         Gz[perm] = -y * V
         qp = self.qp
         self._exact_gradient(z, Gz)
-        at_lower, at_upper = z <= qp.lower, z >= qp.upper
-        rho = (calculate_rho_nu if qp.is_nu else calculate_rho)(qp.y, Gz, at_lower, at_upper)
+        rho = compute_rho(qp, z, Gz)
         m0, m1, M0, M1, *_ = nb.extremes(self.prob, self.st, n)
         status = {nb.OPTIMAL: "optimal", nb.MAX_ITER: "max_iter", nb.UNBOUNDED: "unbounded"}[code]
         return SMOResult(a=z, G=Gz, rho=rho, outcome=OUTCOME_OF[status], status=status, solver="SMO",
@@ -556,6 +562,15 @@ class _Run:
         return SMOTrace(i=ti, j=tj, delta=tdelta, L=tL, H=tH, eta=teta, objective=tobj, violation=tviol,
                         initial_objective=self.initial_objective, initial_violation=self.initial_violation,
                         wss=self.wss)
+
+
+def compute_rho(qp: StandardQP, a: Array, G: Array) -> RhoEstimate:
+    """LIBSVM's rho at the final iterate: the mean of y_i G_i over the free variables (the KKT
+    condition y_i G_i = rho of a free one), else the midpoint of the bounded ones' interval;
+    per sign of y for the nu forms (Solver_NU). The machine turns it into b ((7.18), (7.37)),
+    rho (Result 7.7), epsilon ((7.69)) or R^2."""
+    at_lower, at_upper = a <= qp.lower, a >= qp.upper
+    return (calculate_rho_nu if qp.is_nu else calculate_rho)(qp.y, G, at_lower, at_upper)
 
 
 def _shift(qp: StandardQP) -> Array | None:
