@@ -19,6 +19,7 @@ arrays).
 from __future__ import annotations
 
 import argparse
+import gc
 import time
 import tracemalloc
 
@@ -29,11 +30,13 @@ def measure(make, X: np.ndarray, y: np.ndarray) -> tuple[float, float, float, in
     est = make()
     est.fit(X[:200], y[:200])
     est = make()
+    gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     start = time.perf_counter()
     est.fit(X, y)
     seconds = time.perf_counter() - start
+    gc.collect()
     kept, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return (kept - before) / X.nbytes, (peak - before) / X.nbytes, seconds, int(est.support_vectors_.shape[0])

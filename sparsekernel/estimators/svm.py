@@ -46,6 +46,7 @@ from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
 from ..formulations.solve import solve
 from ..kernels import Kernel, make_kernel
+from .multiclass import libsvm_dual_coef, one_versus_one_pairs, votes_and_confidences
 from .probability import Sigmoid, consistent_with, couple, fit_platt
 
 __all__ = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM"]
@@ -216,8 +217,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         return weights[np.searchsorted(self.classes_, y)]
 
     def _pairs(self) -> list[tuple[int, int]]:
-        K = self.classes_.shape[0]
-        return [(1, 0)] if K == 2 else [(i, j) for i in range(K) for j in range(i + 1, K)]
+        return one_versus_one_pairs(self.classes_.shape[0])
 
     def _fit_pairs(self, X: Array, labels: NDArray[np.intp], weight: Array, kernel: Kernel) -> None:
         """One machine per pair (positive class, negative class), on its non-zero-weight points."""
@@ -288,19 +288,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
             self.probB_ = np.array([s.B for s in self._sigmoids])
 
     def _dual_coef(self, coef: Array, labels: NDArray[np.intp], support: NDArray[np.intp]) -> Array:
-        """LIBSVM's layout: a support vector of class c has, in row r, its coefficient in the
-        machine against class o, with r = o if o < c else o - 1 (binary: one row)."""
-        K = self.classes_.shape[0]
-        if K == 2:
-            return coef[:, support]
-        out = np.zeros((K - 1, support.shape[0]))
-        pair_of = {pair: k for k, pair in enumerate(self.pairs_)}
-        for col, n in enumerate(support):
-            c = labels[n]
-            for o in range(K):
-                if o != c:
-                    out[o if o < c else o - 1, col] = coef[pair_of[(min(c, o), max(c, o))], n]
-        return out
+        return libsvm_dual_coef(coef, labels, support, self.pairs_, self.classes_.shape[0])
 
     def _pair_decisions(self, X: Array) -> Array:
         """(n, n_pairs): each machine's decision value, positive for its first class."""
@@ -316,13 +304,13 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         dec = self._pair_decisions(X)
         if self.classes_.shape[0] == 2:
             return dec[:, 0]
-        return dec if self.decision_function_shape == "ovo" else _ovr(dec, self.classes_.shape[0])
+        return dec if self.decision_function_shape == "ovo" else votes_and_confidences(dec, self.classes_.shape[0])
 
     def _ovr_scores(self, X: Array) -> Array:
         dec = self._pair_decisions(X)
         if self.classes_.shape[0] == 2:
             return np.column_stack([-dec[:, 0], dec[:, 0]])
-        return _ovr(dec, self.classes_.shape[0])
+        return votes_and_confidences(dec, self.classes_.shape[0])
 
     def predict(self, X: ArrayLike) -> NDArray:
         check_is_fitted(self)
@@ -344,26 +332,12 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         for k, (i, j) in enumerate(self.pairs_):
             r = np.clip(self._sigmoids[k](dec[:, k]), 1e-7, 1 - 1e-7)   # p(i | i or j, x)
             R[:, i, j], R[:, j, i] = r, 1.0 - r
-        return consistent_with(couple(R), _ovr(dec, K))
+        return consistent_with(couple(R), votes_and_confidences(dec, K))
 
     @available_if(_has_probability)
     def predict_log_proba(self, X: ArrayLike) -> Array:
         return np.log(self.predict_proba(X))
 
-
-def _ovr(dec: Array, K: int) -> Array:
-    """Pairwise values to one score per class: votes plus confidences squashed into (-1/3, 1/3)."""
-    votes = np.zeros((dec.shape[0], K))
-    confidence = np.zeros((dec.shape[0], K))
-    k = 0
-    for i in range(K):
-        for j in range(i + 1, K):
-            votes[:, i] += dec[:, k] > 0
-            votes[:, j] += dec[:, k] <= 0
-            confidence[:, i] += dec[:, k]
-            confidence[:, j] -= dec[:, k]
-            k += 1
-    return votes + confidence / (3.0 * (np.abs(confidence) + 1.0))
 
 
 class SVC(_ClassifierBase):

@@ -388,6 +388,7 @@ class _Run:
         fpar[nb.F_TOL] = tol
         fpar[nb.F_TAU] = TAU
         fpar[nb.F_SCALE] = scale
+        # the unboundedness rule: sqrt(a^T Q a) <= MARGIN_TOL R (-p^T a), R = max ||phi(x_n)|| (module docstring)
         fpar[nb.F_UNBOUNDED] = MARGIN_TOL * math.sqrt(max(float(np.max(QD, initial=0.0)), 0.0))
         fpar[nb.F_PLATT_TOL] = PLATT_TOL_FRACTION * tol
         fpar[nb.F_PLATT_EPS] = PLATT_EPS
@@ -412,7 +413,7 @@ class _Run:
         G = p.copy()
         nonzero = np.flatnonzero(a != 0.0)
         self._accumulate(nonzero, a[nonzero], G, 0, n)
-        V[:] = -y * G
+        V[:] = -y * G                                  # v_t = -y_t G_t: I_up/I_low compare v (gap 7.3's t E)
         at_upper = np.flatnonzero(a >= upper)
         self._accumulate(at_upper, upper[at_upper], G_bar, 0, n)
         self.fpar[nb.F_OBJ] = 0.5 * float(a @ (G - p)) + float(p @ a)     # 1/2 a^T Q a + p^T a
@@ -551,7 +552,7 @@ class _Run:
         on_support = (u != 0.0)[qp.index]
         Ku = np.zeros(self.cache.N)
         Ku[support] = self.cache.products(support, support, u[support])
-        Gz[on_support] = qp.p[on_support] + qp.scale * qp.y[on_support] * Ku[qp.index[on_support]]
+        Gz[on_support] = qp.p[on_support] + qp.scale * qp.y[on_support] * Ku[qp.index[on_support]]   # G = Q z + p
         self.fpar[nb.F_OBJ] = 0.5 * float(z @ (Gz - qp.p)) + float(qp.p @ z)
 
     def _trace(self) -> SMOTrace | None:

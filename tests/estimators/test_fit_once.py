@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import tracemalloc
 
 import numpy as np
@@ -54,10 +55,12 @@ def test_a_fitted_estimator_keeps_the_training_data_once(estimator, labels) -> N
     t = None if labels is None else (y if labels else X[:, 0] + 0.1 * y)
     small = X[:100], None if t is None else t[:100]
     estimator.fit(*[a for a in small if a is not None])       # numba's loops loaded before measuring
+    gc.collect()
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
         estimator.fit(*[a for a in (X, t) if a is not None])
+        gc.collect()                                  # garbage in reference cycles is not kept
         retained = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
