@@ -365,6 +365,8 @@ class _Run:
         cbuf = np.empty(max(min(entries, useful), 1), dtype=self.cache.dtype)
         direct = isinstance(qp.kernel, RBF) and qp.diagonal is None     # direct rows know no shift
         Xd = np.ascontiguousarray(qp.X, dtype=np.float64) if direct else np.zeros((0, 1))
+        if not Xd.flags.writeable:      # a read-only array is another type to numba: one more compile
+            Xd = Xd.copy()
         return cbuf, np.full(N, -1, dtype=np.int64), np.full(N, -1, dtype=np.int64), np.arange(n, dtype=INDEX_DTYPE), Xd
 
     def _control(self, n: int, wss: str, shrinking: bool, max_iter: int | None, record: bool,

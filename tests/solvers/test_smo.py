@@ -395,3 +395,33 @@ def test_solution_reports_the_solver():
     assert sol.iterations > 0 and sol.solve_time > 0 and sol.compile_time >= 0
     assert machine("soft-ripley").solve("smo", tol=TOL).dual_objective == pytest.approx(sol.dual_objective,
                                                                                         rel=1e-12)
+
+
+@pytest.mark.parametrize("layout", ["F", "read-only", "float32", "non-contiguous"])
+def test_any_input_layout_solves_without_a_new_compiled_specialisation(layout):
+    """C-ordered float64 X first; then the same problem in another layout adds no numba signature."""
+    import numba
+
+    from sparsekernel.solvers import _smo_numba
+
+    def signatures():
+        return {name: len(f.signatures) for name, f in vars(_smo_numba).items()
+                if isinstance(f, numba.core.registry.CPUDispatcher)}
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 4))
+    t = np.where(X[:, 0] > 0, 1.0, -1.0)
+    reference = SoftMarginSVC(X, t, RBF(0.5)).solve("smo", tol=TOL)
+    OneClassSVM(X, RBF(0.5), nu=0.5).solve("smo", tol=TOL)
+    before = signatures()
+    Y = {"F": np.asfortranarray(X), "float32": X.astype(np.float32), "non-contiguous": np.repeat(X, 2, axis=1)[:, ::2],
+         "read-only": X.copy()}[layout]
+    if layout == "read-only":
+        Y.flags.writeable = False
+        t = t.copy()
+        t.flags.writeable = False
+    sol = SoftMarginSVC(Y, t, RBF(0.5)).solve("smo", tol=TOL)
+    OneClassSVM(Y, RBF(0.5), nu=0.5).solve("smo", tol=TOL)
+    assert signatures() == before
+    if layout != "float32":
+        assert sol.dual_objective == pytest.approx(reference.dual_objective, rel=1e-9)
