@@ -282,6 +282,13 @@ class Machine(abc.ABC):
         if not self.kernel.always_psd:
             self._check_psd_at_construction()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A machine pickles without its cvxpy problems (they hold the solvers' own objects, which
+        do not pickle); they are built again on first use."""
+        state = dict(self.__dict__)
+        state["_formulations"] = {}
+        return state
+
     # -- data -----------------------------------------------------------------
     @abc.abstractmethod
     def _check_targets(self, t: ArrayLike | None) -> Array | None:

@@ -204,3 +204,17 @@ def test_precomputed_kernel_and_bad_parameters() -> None:
                          (SVC(decision_function_shape="ova"), "decision_function_shape must be 'ovr' or 'ovo'")):
         with pytest.raises(ValidationError, match=message):
             bad.fit(X_train, y_train)
+
+
+@pytest.mark.parametrize("solver", ["smo", "clarabel", "osqp", "primal-clarabel", "qp-clarabel", "qp-osqp"])
+def test_a_fitted_estimator_pickles_whatever_its_solver(solver: str) -> None:
+    import pickle
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=40) > 0).astype(int)
+    est = SVC(solver=solver, kernel="rbf", gamma=0.5).fit(X, y)
+    again = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(again.decision_function(X), est.decision_function(X))
+    machine = again.machines_[0]
+    assert machine.solve("clarabel").dual_objective == pytest.approx(est.solutions_[0].dual_objective, rel=1e-5)
