@@ -254,6 +254,10 @@ def make_kernel(
     if gamma is None:
         if n_features is None or X_var is None:
             gamma = 1.0
+        elif not math.isfinite(X_var) or not math.isfinite(1.0 / (n_features * X_var) if X_var > 0 else 1.0):
+            raise ValidationError(
+                f"X must have a finite, non-negligible variance for gamma='scale' (1 / (n_features var X)); "
+                f"got variance {X_var!r} over {n_features} features (rescale X, or give gamma)")
         else:
             gamma = 1.0 / (n_features * X_var) if X_var > 0 else 1.0
     kinds = {

@@ -97,8 +97,26 @@ def _first_bad(A: NDArray[np.float64]) -> tuple[int, ...]:
     return tuple(int(i) for i in bad[0])
 
 
+def _check_real_dtype(X: ArrayLike, name: str, what: str) -> None:
+    """Complex numbers, strings and other non-numbers are refused (numpy would cut complex values
+    to their real part, or parse numeric strings, silently)."""
+    dtype = np.asarray(X).dtype
+    if dtype.kind == "c":
+        raise ValidationError(f"{name} must be {what}; got complex values (dtype {dtype})")
+    if dtype.kind in "USO" and not (dtype.kind == "O" and _all_real_numbers(X)):
+        first = np.asarray(X, dtype=object).ravel()[:1].tolist()
+        raise ValidationError(f"{name} must be {what}; got an array of dtype {dtype} holding "
+                              f"{first[0]!r}" if first else f"{name} must be {what}; got an empty array of {dtype}")
+
+
+def _all_real_numbers(X: ArrayLike) -> bool:
+    flat = np.asarray(X, dtype=object).ravel()
+    return all(isinstance(v, numbers.Real) and not isinstance(v, (str, bytes)) for v in flat)
+
+
 def check_matrix(X: ArrayLike, name: str = "X", *, square: bool = False) -> NDArray[np.float64]:
     """A finite 2-D float array (a view of the input whenever possible)."""
+    _check_real_dtype(X, name, "a 2-D array of real numbers")
     try:
         A = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -122,6 +140,7 @@ def check_matrix(X: ArrayLike, name: str = "X", *, square: bool = False) -> NDAr
 
 
 def _as_vector(t: ArrayLike, name: str) -> NDArray[np.float64]:
+    _check_real_dtype(t, name, "a 1-D array of real numbers")
     try:
         v = np.asarray(t, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 from sparsekernel import datasets
+from sparsekernel.duality import check
+from sparsekernel.estimators import SVC
 from sparsekernel.errors import ConvergenceWarning, InfeasibleError, SolverError, ValidationError
 from sparsekernel.formulations import (
     SVDD, EpsilonSVR, HardMarginSVC, NuSVC, NuSVR, OneClassSVM, SoftMarginSVC,
@@ -61,8 +63,22 @@ BAD = [
      "positive finite number", "-1.0"),
     ("set-params", lambda: SoftMarginSVC(X, t, RBF(1.0)).set_params(gamma=2.0), "parameters",
      "among ['C', 'class_weight']", "['gamma']"),
-    ("solver", lambda: SoftMarginSVC(X, t, RBF(1.0)).solve("gurobi-pro"), "solver",
+    ("method", lambda: SoftMarginSVC(X, t, RBF(1.0)).solve("gurobi-pro"), "method",
+     "'smo', 'libsvm', 'qp-clarabel', 'qp-osqp'", "'gurobi-pro'"),
+    ("method-misspelled", lambda: SoftMarginSVC(X, t, RBF(1.0)).solve("smoo"), "method",
+     "installed cvxpy solver (CLARABEL", "'smoo'"),
+    ("primal-solver", lambda: SoftMarginSVC(X, t, RBF(1.0)).solve("primal-gurobi-pro"), "solver",
      "installed cvxpy solvers", "'GUROBI-PRO'"),
+    ("gamma-scale-overflow", lambda: SVC().fit(X * 1e200, (t > 0).astype(int)), "X", "finite, non-negligible variance",
+     "variance inf"),
+    ("X-complex", lambda: SoftMarginSVC(X + 1j, t, RBF(1.0)), "X", "array of real numbers", "complex values"),
+    ("t-complex", lambda: EpsilonSVR(X, t_reg + 0j, RBF(1.0)), "t", "array of real numbers", "complex values"),
+    ("t-numeric-strings", lambda: EpsilonSVR(X, t_reg.astype(str), RBF(1.0)), "t", "array of real numbers",
+     "dtype <U"),
+    ("check-none", lambda: check(None, SoftMarginSVC(X, t, RBF(1.0)).solve("smo")), "machine",
+     "a sparsekernel machine", "None"),
+    ("check-swapped", lambda: check(SoftMarginSVC(X, t, RBF(1.0)).solve("smo"), SoftMarginSVC(X, t, RBF(1.0))),
+     "machine", "a sparsekernel machine", "Solution"),
     ("qp-solver", lambda: SoftMarginSVC(X, t, RBF(1.0)).solve("qp-scs"), "solver", "'clarabel' or 'osqp'", "'scs'"),
     ("dual-form", lambda: SoftMarginSVC(X, t, RBF(1.0)).dual(form="dense"), "form", "'psd_wrap' or 'factor'",
      "'dense'"),

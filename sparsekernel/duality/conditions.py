@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validation import check_param
+from ..validation import check_param, fail
 from ..errors import ValidationError
 from ..formulations.machine import Machine
 from ..formulations.solution import Solution
@@ -38,6 +38,10 @@ def check(machine: Machine, solution: Solution, tol: float = 1e-6) -> KKTReport:
     -------
     KKTReport
     """
+    if not isinstance(machine, Machine):
+        raise fail("machine", "a sparsekernel machine (formulations.Machine)", machine)
+    if not isinstance(solution, Solution):
+        raise fail("solution", "a Solution of that machine", solution)
     tol = float(check_param("tol", tol))
     if solution.machine != machine.name or solution.a.shape[0] != machine.N:
         raise ValidationError(

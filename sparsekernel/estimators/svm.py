@@ -110,8 +110,10 @@ class _BaseSVM(BaseEstimator):
         if isinstance(self.kernel, Kernel):
             return self.kernel
         gamma = None if self.gamma == "scale" else (1.0 / X.shape[1] if self.gamma == "auto" else float(self.gamma))
+        with np.errstate(over="ignore"):            # an overflowing variance is refused by make_kernel
+            variance = float(X.var())
         return make_kernel(self.kernel, gamma=gamma, degree=self.degree, coef0=self.coef0,
-                           n_features=X.shape[1], X_var=float(X.var()))
+                           n_features=X.shape[1], X_var=variance)
 
     def _validate_X(self, X: ArrayLike, reset: bool) -> Array:
         X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite=False)

@@ -74,12 +74,20 @@ def solve(machine: Machine, method: str = "clarabel", **opts: Any) -> Solution:
     return machine.dual(form).solve(name, **opts)
 
 
+_METHOD_DOMAIN = ("'smo', 'libsvm', 'qp-clarabel', 'qp-osqp', 'primal-<solver>', 'hinge-<solver>' or an "
+                  "installed cvxpy solver")
+
+
 def _check_method(method: Any) -> str:
     if not isinstance(method, str) or not method:
-        raise ValidationError(
-            "method must be 'smo', 'libsvm', 'qp-clarabel', 'qp-osqp', 'primal-<solver>', 'hinge-<solver>' or a "
-            f"cvxpy solver name; got {method!r}")
-    return method.lower()
+        raise ValidationError(f"method must be {_METHOD_DOMAIN}; got {method!r}")
+    name = method.lower()
+    if name in ("smo", "libsvm") or name.startswith(("qp-", "primal-", "hinge-")):
+        return name
+    if name.upper() not in cp.installed_solvers():
+        raise ValidationError(f"method must be {_METHOD_DOMAIN} ({', '.join(cp.installed_solvers())}); "
+                              f"got {method!r}")
+    return name
 
 
 def libsvm_tol(machine: Machine, tol: float) -> float:
