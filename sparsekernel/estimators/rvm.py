@@ -21,7 +21,7 @@ from ..solvers.rvm import (
     rvm_classification,
     rvm_regression,
 )
-from ..solvers.rvm_design import estimator_design, estimator_kernel
+from ..solvers.rvm.design import estimator_design, estimator_kernel
 
 __all__ = ["RVR", "RVC", "RVMEstimatorBase"]
 

@@ -38,7 +38,7 @@ import scipy.linalg
 from numpy.typing import NDArray
 from scipy.special import expit, log_expit, logsumexp
 
-from ._rvm_math import (
+from .posterior import (
     alpha_gain,
     alpha_star,
     covariance_from_factor,

@@ -69,7 +69,7 @@ sweeps) and brings in those that would gain more than ``sweep_tol``. With
 P >= M the pool is the whole basis and there is no sweep.
 
 All quantities here are in the solver's units: targets of unit variance and
-columns of unit mean square (see ``rvm.py``), so ``alpha_max`` and the beta
+columns of unit mean square (see ``checks``), so ``alpha_max`` and the beta
 bound are dimensionless.
 """
 
@@ -84,8 +84,8 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import NDArray
 
-from .._threads import blas_threads, limit_blas
-from ._rvm_math import (
+from ..._threads import blas_threads, limit_blas
+from .posterior import (
     FLAT,
     LOG_2PI,
     Hyperprior,
@@ -95,7 +95,7 @@ from ._rvm_math import (
     factors_from_posterior,
     included_sparsity_quality,
 )
-from ._rvm_kernels import (
+from ._loops import (
     add_function,
     aligned,
     best_excluded_flat,
@@ -111,8 +111,8 @@ from ._rvm_kernels import (
     symmetrize,
     tier_rows,
 )
-from ..errors import SolverError
-from .rvm_design import Design, gram_matrix
+from ...errors import SolverError
+from .design import Design, gram_matrix
 
 __all__ = ["FastOptions", "FastOutcome", "fast_regression"]
 
@@ -157,7 +157,7 @@ class FastOptions:
 
 @dataclass(frozen=True)
 class FastOutcome:
-    """What the fast run hands back to ``rvm.py`` (solver units)."""
+    """What the fast run hands back to ``regression`` (solver units)."""
 
     active: Index  # basis indices of the included functions
     alpha: Array

@@ -15,7 +15,7 @@ beta = (N + 2(a - 1) - sum gamma) / (||t - Phi m||^2 + 2b); the EM updates
 alpha_i = (2c - 1) / (m_i^2 + Sigma_ii + 2d) and
 beta = (N + 2(a - 1)) / (||t - Phi m||^2 + beta^-1 sum gamma + 2b).
 The run stops when the objective ((7.85) plus the log hyperpriors) changes by
-less than ``tol`` (nats) between iterations. Everything is in the solver's units (see ``rvm.py``); the design
+less than ``tol`` (nats) between iterations. Everything is in the solver's units (see ``checks``); the design
 is dense here (these methods cost O(M^3) per iteration anyway).
 """
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ._rvm_math import Hyperprior, Posterior, gamma_of, log_evidence_star, posterior
+from .posterior import Hyperprior, Posterior, gamma_of, log_evidence_star, posterior
 
 __all__ = ["IterativeOptions", "IterativeOutcome", "iterative_regression"]
 
