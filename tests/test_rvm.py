@@ -17,6 +17,7 @@ from sparsekernel import datasets
 from sparsekernel.errors import ConvergenceWarning, ValidationError
 from sparsekernel.kernels import RBF, Sigmoid
 from sparsekernel.solvers.rvm import laplace
+from sparsekernel.solvers.rvm.likelihood import Bernoulli
 from sparsekernel.solvers.rvm.reestimation import IterativeOptions, new_hyperparameters
 from sparsekernel.solvers.rvm.posterior import (
     FLAT,
@@ -541,9 +542,10 @@ def _classification_problem(seed=0, N=40, M=5):
 
 
 def _mode(Phi, t, alpha):
-    opts = laplace.ClassOptions("fast", 1e-9, 100, 1e12, 1.0, 100, 1e-14)
+    opts = laplace.ModeOptions(max_newton=100, newton_tol=1e-14)
     M = Phi.shape[1]
-    return laplace.find_mode(Phi, np.arange(M), np.zeros(M, dtype=np.intp), t[:, None], alpha, np.zeros(M), opts)
+    return laplace.find_mode(Bernoulli(), Phi, np.arange(M), np.zeros(M, dtype=np.intp), t[:, None], alpha,
+                             np.zeros(M), opts)
 
 
 def test_irls_mode_is_stationary_and_covariance_is_inverse_hessian():
@@ -588,12 +590,17 @@ def test_classification_evidence_gradient_equals_effective_regression_gradient()
 
 
 def test_effective_factors_match_dense_effective_problem():
-    """Q_i = phi_i^T (t - y) and S_i of the solver equal phi^T C^-1 (t_hat, phi) with C = (7.119)."""
+    """The regression's (7.106)-(7.107) on the solver's effective problem (beta I -> B) give
+    Q_i = phi_i^T C^-1 t_hat and S_i = phi_i^T C^-1 phi_i with C = (7.119), and Q_i = phi_i^T (t - y)."""
     Phi, t, alpha = _classification_problem(2, M=6)
     act = np.array([0, 2, 3])
-    opts = laplace.ClassOptions("fast", 1e-9, 100, 1e12, 1.0, 100, 1e-14)
-    mode = laplace.find_mode(Phi, act, np.zeros(3, dtype=np.intp), t[:, None], alpha[act], np.zeros(3), opts)
-    S, Q = laplace.factors(Phi, Phi**2, act, np.zeros(3, dtype=np.intp), t[:, None], mode)
+    opts = laplace.ModeOptions(max_newton=100, newton_tol=1e-14)
+    out = np.zeros(3, dtype=np.intp)
+    mode = laplace.find_mode(Bernoulli(), Phi, act, out, t[:, None], alpha[act], np.zeros(3), opts)
+    eff = laplace.effective_problem(Phi, Phi**2, act, out, t[:, None], mode)
+    Sigma = np.linalg.inv(eff.G[act] + np.diag(alpha[act]))  # the test's own inverse of Phi_a^T B Phi_a + A
+    S, Q = factors_from_posterior(eff.G, eff.b, eff.norms, Sigma, mode.w, 1.0)  # (7.106)-(7.107), beta I -> B
+    S, Q = S[:, None], Q[:, None]
     y = expit(Phi[:, act] @ mode.w)
     b = y * (1 - y)
     t_hat = Phi[:, act] @ mode.w + (t - y) / b
@@ -601,6 +608,7 @@ def test_effective_factors_match_dense_effective_problem():
     Ci = np.linalg.inv(C)
     np.testing.assert_allclose(Q[:, 0], Phi.T @ Ci @ t_hat, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(S[:, 0], np.einsum("ni,nm,mi->i", Phi, Ci, Phi), rtol=1e-6)
+    np.testing.assert_allclose(Q[:, 0], Phi.T @ (t - y), rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("method", ["fast", "mackay", "em"])

@@ -10,17 +10,15 @@ evidence (7.114) by Algorithm 7.2 on the effective problem (7.117)-(7.119)
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..._threads import limit_blas
-from ..._validation import check_param, check_real_targets, check_same_length, fail
-from ...errors import ConvergenceWarning, ValidationError
-from .checks import ALPHA_INIT, Method, check_common, check_design, check_method, column_scale, frozen, warn_all_pruned
-from .design import Design, WithBias
-from .laplace import ClassOptions, classify
+from ..._validation import check_real_targets, check_same_length, fail
+from ...errors import ValidationError
+from .checks import Method, check_design, check_method
+from .design import Design
+from .laplace_fit import fit_laplace
+from .likelihood import Bernoulli, Softmax
 from .results import RVMClassification
 
 __all__ = ["rvm_classification"]
@@ -85,60 +83,9 @@ def rvm_classification(
     method = check_method(method)
     design = check_design(Phi)
     labels, K = _check_class_targets(t)
-    N = design.shape[0]
-    check_same_length(np.empty((N, 0)), labels, "Phi", "t")
-    alpha_max, tol, max_iter = check_common(alpha_max, tol, max_iter, method, design.shape[1])
-    max_newton = int(check_param("max_newton", max_newton, "max_iter"))
-    newton_tol = float(check_param("newton_tol", newton_tol, "tol"))
-    full = WithBias(design) if bias else design
-    _, norms = full.moments(np.zeros(N))
-    scale = column_scale(norms, N)
-    usable = np.flatnonzero(scale > 0.0)
-    Phi_u = full.columns(usable) * scale[usable]
-    T = np.eye(K)[labels][:, 1:] if K == 2 else np.eye(K)[labels]
-    opts = ClassOptions(
-        method, tol, max_iter, alpha_max, ALPHA_INIT, max_newton, newton_tol, keep_if_empty=0 if bias else None
-    )
-    with limit_blas(1):  # matrices of size MK: one thread is fastest
-        out = classify(Phi_u, T, opts)
-    if not out.converged:
-        warnings.warn(
-            f"rvm_classification (method={method!r}) stopped at max_iter={max_iter} iterations "
-            f"before reaching tol={tol:g}",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
-    if out.all_pruned:
-        warn_all_pruned(bias)
-    return _classification_result(out, usable, scale, bias, K, method)
-
-
-def _classification_result(out, usable, scale, bias, K, method) -> RVMClassification:
-    """Map the solver's pairs (function, output) back to the caller's columns and units."""
-    kept = np.unique(out.basis)  # positions in ``usable``
-    basis = usable[kept]
-    B, O = kept.size, out.n_outputs
-    row = np.searchsorted(kept, out.basis)
-    c = scale[basis]
-    alpha = np.full((B, O), np.inf)
-    mean = np.zeros((B, O))
-    alpha[row, out.output] = out.alpha * 1.0 / c[row] ** 2  # alpha (caller) = alpha / c^2
-    mean[row, out.output] = out.w * c[row]  # w (caller) = c w
-    flat = out.output * B + row
-    cov = np.zeros((B * O, B * O))
-    cov[np.ix_(flat, flat)] = out.Sigma * np.outer(c[row], c[row])
-    bias_used = bool(bias and B and basis[0] == 0)
-    relevance = basis[basis > 0] - 1 if bias else basis
-    return RVMClassification(
-        relevance=frozen(relevance.astype(np.intp)),
-        bias_used=bias_used,
-        n_classes=K,
-        alpha=frozen(alpha),
-        mean=frozen(mean),
-        covariance=frozen(cov),
-        log_evidence=frozen(out.log_evidence),
-        iterations=int(out.iterations),
-        converged=bool(out.converged),
-        method=method,
-        all_pruned=bool(out.all_pruned),
-    )
+    check_same_length(np.empty((design.shape[0], 0)), labels, "Phi", "t")
+    likelihood = Bernoulli() if K == 2 else Softmax(K)
+    fit = fit_laplace(likelihood, design, likelihood.targets(labels), method, bias=bias, alpha_max=alpha_max,
+                      tol=tol, max_iter=max_iter, max_newton=max_newton, newton_tol=newton_tol,
+                      caller="rvm_classification")
+    return RVMClassification(n_classes=K, **vars(fit))
