@@ -101,7 +101,7 @@ def find_mode(likelihood: Likelihood, Phi: Array, basis: Index, output: Index, T
 
     Stops when the Newton decrement g^T H^-1 g / 2, the rise of the log
     posterior that the next full step predicts, is below
-    ``newton_tol (1 + |log posterior|)``.
+    ``newton_tol (1 + |log posterior|)``, after taking that last step.
     """
     O = T.shape[1]
     Phi_a = Phi[:, basis]
@@ -115,6 +115,8 @@ def find_mode(likelihood: Likelihood, Phi: Array, basis: Index, output: Index, T
         R = precision_factor(hessian(Phi_a, output, likelihood.curvature(Y), alpha))  # -(7.111)
         step = scipy.linalg.cho_solve((R, False), g)  # Newton: H^-1 grad
         if 0.5 * float(g @ step) <= opts.newton_tol * (1.0 + abs(f)):  # Newton decrement
+            w = w + step  # the last step, within the quadratic region: it squares the error of the mode
+            a = activations(Phi, basis, output, w, O)
             converged = True
             break
         w_new, a, f = _halve(likelihood, Phi, basis, output, T, alpha, w, step, f, opts)
