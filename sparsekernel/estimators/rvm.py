@@ -26,7 +26,7 @@ from ..solvers.rvm import (
 from ..solvers.rvm.design import estimator_design, estimator_kernel
 from ..solvers.rvm.poisson import check_counts
 
-__all__ = ["RVR", "RVC", "PoissonRVR", "RVMEstimatorBase"]
+__all__ = ["RVR", "RVC", "PoissonRVR", "RVMEstimatorBase", "LaplaceRVMBase"]
 
 Array = NDArray[np.float64]
 
@@ -68,6 +68,35 @@ class RVMEstimatorBase(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
+
+
+class LaplaceRVMBase(RVMEstimatorBase):
+    """The hyperparameters of the RVMs fitted under the Laplace approximation (``RVC``, ``PoissonRVR``)."""
+
+    def __init__(
+        self,
+        *,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        method="fast",
+        bias=True,
+        alpha_max=1e9,
+        tol=1e-3,
+        max_iter=None,
+        cache_mb=256,
+    ):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.method = method
+        self.bias = bias
+        self.alpha_max = alpha_max
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cache_mb = cache_mb
 
 
 class RVR(RegressorMixin, RVMEstimatorBase):
@@ -172,7 +201,7 @@ class RVR(RegressorMixin, RVMEstimatorBase):
         return (mean, np.sqrt(var)) if return_std else mean
 
 
-class RVC(ClassifierMixin, RVMEstimatorBase):
+class RVC(ClassifierMixin, LaplaceRVMBase):
     """Relevance vector classification (section 7.2.3), any labels, softmax for K > 2.
 
     Probabilities use the probit approximation to the moderated output,
@@ -198,31 +227,6 @@ class RVC(ClassifierMixin, RVMEstimatorBase):
         nan (no noise precision in classification).
     result_ : solvers.rvm.RVMClassification
     """
-
-    def __init__(
-        self,
-        *,
-        kernel="rbf",
-        gamma="scale",
-        degree=3,
-        coef0=0.0,
-        method="fast",
-        bias=True,
-        alpha_max=1e9,
-        tol=1e-3,
-        max_iter=None,
-        cache_mb=256,
-    ):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.method = method
-        self.bias = bias
-        self.alpha_max = alpha_max
-        self.tol = tol
-        self.max_iter = max_iter
-        self.cache_mb = cache_mb
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RVC":
         """Fit the RVM classifier to (X, y); returns self."""
@@ -261,7 +265,7 @@ class RVC(ClassifierMixin, RVMEstimatorBase):
         return self.classes_[np.argmax(proba, axis=1)]
 
 
-class PoissonRVR(RegressorMixin, RVMEstimatorBase):
+class PoissonRVR(RegressorMixin, LaplaceRVMBase):
     """Relevance vector regression of counts: the Poisson RVM with a log link.
 
     y_n ~ Poisson(exp(w^T phi(x_n))), phi(x) = (1, k(x, x_1), ..., k(x, x_N))
@@ -301,31 +305,6 @@ class PoissonRVR(RegressorMixin, RVMEstimatorBase):
         From ``fit`` when ``y`` holds a negative, non-integer, NaN or
         infinite count.
     """
-
-    def __init__(
-        self,
-        *,
-        kernel="rbf",
-        gamma="scale",
-        degree=3,
-        coef0=0.0,
-        method="fast",
-        bias=True,
-        alpha_max=1e9,
-        tol=1e-3,
-        max_iter=None,
-        cache_mb=256,
-    ):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.method = method
-        self.bias = bias
-        self.alpha_max = alpha_max
-        self.tol = tol
-        self.max_iter = max_iter
-        self.cache_mb = cache_mb
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "PoissonRVR":
         """Fit the Poisson RVM to (X, y), y counts; returns self."""

@@ -1,25 +1,4 @@
 """Old path of ``sparsekernel.solvers.rvm.design``, kept as a re-export for its importers."""
 
-from .rvm.design import (
-    DenseDesign,
-    Design,
-    KernelDesign,
-    Scaled,
-    WithBias,
-    as_design,
-    estimator_design,
-    estimator_kernel,
-    gram_matrix,
-)
-
-__all__ = [
-    "Design",
-    "DenseDesign",
-    "KernelDesign",
-    "WithBias",
-    "Scaled",
-    "as_design",
-    "gram_matrix",
-    "estimator_kernel",
-    "estimator_design",
-]
+from .rvm.design import *  # noqa: F401,F403
+from .rvm.design import __all__  # noqa: F401

@@ -25,35 +25,15 @@ from .laplace import Laplace, ModeOptions, find_mode, laplace_log_evidence
 from .likelihood import Likelihood
 from .posterior import covariance_from_factor
 from .reestimation import LaplaceIterativeOptions, iterative_laplace
+from .results import LaplaceResult
 from .sequential import FastOptions, fast_laplace
 
-__all__ = ["LaplaceFit", "fit_laplace"]
+__all__ = ["fit_laplace"]
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.intp]
 #: Beta bound and tolerance handed to the sequential run, which has no beta here.
 NO_BETA = 1.0
-
-
-@dataclass(frozen=True)
-class LaplaceFit:
-    """A Laplace fit in the caller's columns and units (the fields the result classes share).
-
-    ``alpha`` and ``mean`` are (B, O) over the kept functions (bias first)
-    and the outputs, inf and 0 where an output excludes a function;
-    ``covariance`` is (B O, B O) in output-major order.
-    """
-
-    relevance: IntArray
-    bias_used: bool
-    alpha: Array
-    mean: Array
-    covariance: Array
-    log_evidence: Array
-    iterations: int
-    converged: bool
-    method: str
-    all_pruned: bool
 
 
 @dataclass(frozen=True)
@@ -70,7 +50,7 @@ class _Pairs:
 
 
 def fit_laplace(likelihood: Likelihood, design: Design, T: Array, method: str, *, bias: bool, alpha_max: float,
-                tol: float, max_iter: int | None, max_newton: int, newton_tol: float, caller: str) -> LaplaceFit:
+                tol: float, max_iter: int | None, max_newton: int, newton_tol: float, caller: str) -> LaplaceResult:
     """Fit ``likelihood`` with targets ``T`` (N, O) on the columns of ``design``; ``caller`` names warnings."""
     N = design.shape[0]
     alpha_max, tol, max_iter = check_common(alpha_max, tol, max_iter, method, design.shape[1])
@@ -115,8 +95,13 @@ def _keep_bias_if_empty(likelihood, Phi, T, pairs: _Pairs, bias, alpha_max, mode
     return _Pairs(basis, output, alpha, mode, history, pairs.iterations, pairs.converged), True
 
 
-def _in_caller_units(pairs: _Pairs, usable, scale, bias, method, all_pruned) -> LaplaceFit:
-    """Map the pairs (function, output) back to the caller's columns: alpha / c^2, c w, c Sigma c."""
+def _in_caller_units(pairs: _Pairs, usable, scale, bias, method, all_pruned) -> LaplaceResult:
+    """Map the pairs (function, output) back to the caller's columns: alpha / c^2, c w, c Sigma c.
+
+    ``alpha`` and ``mean`` are (B, O) over the kept functions (bias first)
+    and the outputs, inf and 0 where an output excludes a function;
+    ``covariance`` is (B O, B O) in output-major order.
+    """
     kept = np.unique(pairs.basis)  # positions in ``usable``
     basis = usable[kept]
     B, O = kept.size, pairs.mode.Y.shape[1]
@@ -128,7 +113,7 @@ def _in_caller_units(pairs: _Pairs, usable, scale, bias, method, all_pruned) -> 
     flat = pairs.output * B + row
     Sigma = covariance_from_factor(pairs.mode.R)  # (7.113)
     cov[np.ix_(flat, flat)] = Sigma * np.outer(c[row], c[row])
-    return LaplaceFit(
+    return LaplaceResult(
         relevance=frozen((basis[basis > 0] - 1 if bias else basis).astype(np.intp)),
         bias_used=bool(bias and B and basis[0] == 0),
         alpha=frozen(alpha),

@@ -29,7 +29,7 @@ from .checks import Method, check_design, check_method, frozen
 from .design import Design
 from .laplace_fit import fit_laplace
 from .likelihood import Likelihood
-from .results import with_bias
+from .results import LaplaceResult, with_bias
 
 __all__ = ["Poisson", "RVMPoisson", "rvm_poisson", "check_counts"]
 
@@ -71,7 +71,7 @@ class Poisson(Likelihood):
 
 
 @dataclass(frozen=True)
-class RVMPoisson:
+class RVMPoisson(LaplaceResult):
     """A fitted Poisson RVM (Laplace approximation), in the caller's units.
 
     Attributes
@@ -91,18 +91,6 @@ class RVMPoisson:
     beta : float
         nan: there is no noise precision in the Poisson model.
     """
-
-    relevance: IntArray
-    bias_used: bool
-    alpha: Array
-    mean: Array
-    covariance: Array
-    log_evidence: Array
-    iterations: int
-    converged: bool
-    method: str
-    all_pruned: bool = False
-    beta: float = float("nan")
 
     def latent(self, Phi_relevant: ArrayLike) -> tuple[Array, Array]:
         """Mean and variance of the log rate a = w^T phi(x) under the Laplace posterior, arrays (n_test,)."""

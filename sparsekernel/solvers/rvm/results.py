@@ -17,6 +17,7 @@ from ..._validation import check_matrix
 __all__ = [
     "AllPrunedWarning",
     "RVMRegression",
+    "LaplaceResult",
     "RVMClassification",
     "predictive_distribution",
     "moderated_probabilities",
@@ -132,7 +133,30 @@ def with_bias(Phi: Array, bias: bool) -> Array:
 
 
 @dataclass(frozen=True)
-class RVMClassification:
+class LaplaceResult:
+    """What every fit under the Laplace approximation holds (Bernoulli, softmax, Poisson), caller's units.
+
+    The kept basis functions are the bias (when ``bias_used``) and the
+    columns ``relevance``, in that order; ``alpha``, ``mean`` and
+    ``covariance`` follow that order (their shapes are given by the
+    subclass). ``beta`` is nan: these models have no noise precision.
+    """
+
+    relevance: IntArray
+    bias_used: bool
+    alpha: Array
+    mean: Array
+    covariance: Array
+    log_evidence: Array
+    iterations: int
+    converged: bool
+    method: str
+    all_pruned: bool = False
+    beta: float = float("nan")
+
+
+@dataclass(frozen=True)
+class RVMClassification(LaplaceResult):
     """A fitted classification RVM (Laplace approximation).
 
     Outputs: one logistic output (K = 2 classes, t in {0, 1}, (7.108)) or K
@@ -145,7 +169,6 @@ class RVMClassification:
     ----------
     relevance : int array (R,)
     bias_used : bool
-    n_classes : int
     alpha : array (B, O), B = R + bias_used, O = 1 (two classes) or K
         Precisions; inf where output o excludes function b.
     mean : array (B, O)
@@ -158,20 +181,10 @@ class RVMClassification:
     iterations, converged, method, all_pruned : as for ``RVMRegression``
     beta : float
         nan: there is no noise precision in the classification model.
+    n_classes : int
     """
 
-    relevance: IntArray
-    bias_used: bool
-    n_classes: int
-    alpha: Array
-    mean: Array
-    covariance: Array
-    log_evidence: Array
-    iterations: int
-    converged: bool
-    method: str
-    all_pruned: bool = False
-    beta: float = float("nan")
+    n_classes: int = 2
 
     def latent(self, Phi_relevant: ArrayLike) -> tuple[Array, Array]:
         """Mean and variance of the activations a_o = w_o^T phi(x) under the Laplace posterior.
