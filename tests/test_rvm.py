@@ -597,7 +597,7 @@ def test_effective_factors_match_dense_effective_problem():
     opts = laplace.ModeOptions(max_newton=100, newton_tol=1e-14)
     out = np.zeros(3, dtype=np.intp)
     mode = laplace.find_mode(Bernoulli(), Phi, act, out, t[:, None], alpha[act], np.zeros(3), opts)
-    eff = laplace.effective_problem(Phi, Phi**2, act, out, t[:, None], mode)
+    eff = laplace.effective_problem(Bernoulli(), Phi, Phi**2, act, out, t[:, None], mode)
     Sigma = np.linalg.inv(eff.G[act] + np.diag(alpha[act]))  # the test's own inverse of Phi_a^T B Phi_a + A
     S, Q = factors_from_posterior(eff.G, eff.b, eff.norms, Sigma, mode.w, 1.0)  # (7.106)-(7.107), beta I -> B
     S, Q = S[:, None], Q[:, None]

@@ -172,10 +172,11 @@ class Effective:
     tt: float
 
 
-def effective_problem(Phi: Array, Phi2: Array, basis: Index, output: Index, T: Array, mode: Laplace) -> Effective:
+def effective_problem(likelihood: Likelihood, Phi: Array, Phi2: Array, basis: Index, output: Index, T: Array,
+                      mode: Laplace) -> Effective:
     """Phi^T B Phi_a, diag(Phi^T B Phi), Phi^T B t_hat and t_hat^T B t_hat at the mode (7.117)-(7.119)."""
     O = T.shape[1]
-    r = T - mode.Y  # the residual t - y of a canonical link at the mode
+    r = likelihood.residual(T, mode.Y)  # t - y at the mode
     norms = np.stack([Phi2.T @ mode.Bmat[:, k, k] for k in range(O)], axis=1).ravel()  # phi_i^T B_kk phi_i
     G = np.empty((Phi.shape[1] * O, basis.size))
     Phi_a = Phi[:, basis]
@@ -183,7 +184,6 @@ def effective_problem(Phi: Array, Phi2: Array, basis: Index, output: Index, T: A
         G[k::O] = Phi.T @ (Phi_a * mode.Bmat[:, k, output])  # rows (i, k): phi_i^T B_{k o_p} phi_p
     Phi_w = activations(Phi, basis, output, mode.w, O)
     b = G @ mode.w + (Phi.T @ r).ravel()  # Phi^T B t_hat = Phi^T B Phi w* + Phi^T (t - y)  (7.117)
-    Bpinv_r = np.einsum("nkj,nj->nk", np.linalg.pinv(mode.Bmat), r)  # B^-1 (t - y), on B's range
-    t_hat = Phi_w + Bpinv_r  # (7.117)
+    t_hat = Phi_w + likelihood.newton_offset(T, mode.Y)  # (7.117)
     tt = float(np.einsum("nk,nkj,nj->", t_hat, mode.Bmat, t_hat))
     return Effective(G=G, norms=norms, b=b, tt=tt)

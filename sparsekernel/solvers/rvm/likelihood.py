@@ -65,6 +65,15 @@ class Likelihood(ABC):
         """d ln p / d a = t - y (a canonical link), (N, O)."""
         return T - Y
 
+    def newton_offset(self, T: Array, Y: Array) -> Array:
+        """B^-1 (t - y), the part of t_hat = Phi w* + B^-1 (t - y) (7.117) beyond Phi w*, (N, O).
+
+        For one output r / b, 0 where b = 0 (a saturated mean); a likelihood
+        with several outputs overrides it.
+        """
+        r, b = self.residual(T, Y), self.curvature(Y)[:, :, 0]
+        return np.divide(r, b, out=np.zeros_like(r), where=b > 0.0)
+
 
 @dataclass(frozen=True)
 class Gaussian(Likelihood):
@@ -138,3 +147,9 @@ class Softmax(Likelihood):
 
     def curvature(self, Y: Array) -> Array:
         return np.einsum("nk,kj->nkj", Y, np.eye(Y.shape[1])) - Y[:, :, None] * Y[:, None, :]
+
+    def newton_offset(self, T: Array, Y: Array) -> Array:
+        """A solution of B_n z_n = t_n - y_n: z = (t - y) / y, as B_n z_n = (t_n - y_n) - y_n 1^T (t_n - y_n)
+        and 1^T (t_n - y_n) = 0; the one on B's range differs by a multiple of 1, which (7.117)-(7.119)
+        never see (B 1 = 0)."""
+        return np.divide(T - Y, Y, out=np.zeros_like(Y), where=Y > 0.0)

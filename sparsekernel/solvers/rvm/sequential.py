@@ -735,7 +735,7 @@ class Relinearised:
         """The mode at the current alpha, its effective problem and factors S, Q; the Laplace evidence."""
         basis, output = np.divmod(state.pool.index[state.active], self.T.shape[1])
         self.mode = find_mode(self.likelihood, self.Phi, basis, output, self.T, state.alpha, state.m, self.opts)
-        eff = effective_problem(self.Phi, self.Phi2, basis, output, self.T, self.mode)  # (7.117)-(7.119)
+        eff = effective_problem(self.likelihood, self.Phi, self.Phi2, basis, output, self.T, self.mode)  # (7.117)
         state.pool = _Pool(index=state.pool.index, gram=state.pool.gram, PhiTt=eff.b, norms=eff.norms)
         state.tt = eff.tt
         state.reserve(state.active.size)
