@@ -34,6 +34,7 @@ from sparsekernel.solvers.rvm import (
     rvm_regression,
     sequential,
 )
+from sparsekernel.solvers.rvm.design import DenseDesign
 from sparsekernel.solvers.rvm.posterior import log_evidence_direct
 
 LIKELIHOODS = [Gaussian(2.0), Bernoulli(), Softmax(3), Poisson()]
@@ -140,6 +141,25 @@ def test_every_likelihood_is_fitted_by_the_one_sequential_routine(monkeypatch):
     rvm_poisson(K, y)
     assert set(runs) == {"Gaussian", "Bernoulli", "Softmax", "Poisson"}
     assert set(steps) == set(runs)
+
+
+def test_relinearised_steps_with_the_gaussian_are_the_conjugate_steps():
+    """Algorithm 7.2 through a new Laplace mode after each step (``fast_laplace``) with the Gaussian at a fixed
+    beta takes the rank-one path's steps (``fast_regression``): the same functions in the same order, the same
+    alphas, and a history of (7.114) equal to that of (7.85) (the Laplace approximation is exact there)."""
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-2, 2, size=(60, 1))
+    t = np.sin(2 * X[:, 0]) + 0.2 * rng.normal(size=60)
+    K = RBF(1.0)(X)
+    K = K / np.sqrt(np.mean(K**2, axis=0))
+    beta = 25.0
+    opts = sequential.FastOptions(1e-6, 1000, 1e9, 1e6, 60, 1e-2, restarts=0, update_beta=False)
+    exact = sequential.fast_regression(DenseDesign(K), t, K.T @ t, np.sum(K**2, axis=0), np.arange(60), beta, opts)
+    relin, _ = sequential.fast_laplace(Gaussian(beta), K, t[:, None], opts, laplace.ModeOptions())
+    assert exact.active.size >= 3
+    np.testing.assert_array_equal(relin.active, exact.active)
+    np.testing.assert_allclose(relin.alpha, exact.alpha, rtol=1e-8)
+    np.testing.assert_allclose(relin.log_evidence, exact.log_evidence, rtol=1e-10)
 
 
 def test_bernoulli_mode_is_stationary_and_sigma_is_the_inverse_hessian():
