@@ -65,7 +65,8 @@ def rvm_classification(
         Class labels 0..K-1 (two classes: {0, 1} as in the book, or {-1, +1}).
     method : {"fast", "mackay", "em"}
         ``"fast"``: Algorithm 7.2 on the effective targets (7.117) with B^-1
-        as the noise covariance (7.119); ``"mackay"``: (7.116);
+        as the noise covariance (7.119), the regression's steps with
+        beta I -> B (``sequential``); ``"mackay"``: (7.116);
         ``"em"``: alpha_i = 1 / (w_i*^2 + Sigma_ii).
     bias, alpha_max, tol, max_iter : as for ``rvm_regression``
         (``tol`` applies to the Laplace evidence (7.114)).
@@ -74,7 +75,7 @@ def rvm_classification(
     newton_tol : float
         IRLS stops when the Newton decrement (the rise of the log posterior
         (7.109) that a full step predicts) is below ``newton_tol`` times
-        (1 + |log posterior|).
+        (1 + |log posterior|), after that last step.
 
     Returns
     -------

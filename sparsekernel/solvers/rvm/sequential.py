@@ -169,9 +169,9 @@ class FastOptions:
 
 @dataclass(frozen=True)
 class FastOutcome:
-    """What the fast run hands back to ``regression`` (solver units)."""
+    """What the fast run hands back to ``regression`` or ``laplace_fit`` (solver units)."""
 
-    active: Index  # basis indices of the included functions
+    active: Index  # basis indices of the included functions (pairs i O + k under ``fast_laplace``)
     alpha: Array
     beta: float
     log_evidence: Array  # history, one entry per step, first = the empty model
@@ -182,8 +182,10 @@ class FastOutcome:
 
 @dataclass
 class _Pool:
+    """The candidates' products: Phi_P^T Phi_P, Phi_P^T t, ||phi_i||^2 (with B: see ``Relinearised``)."""
+
     index: Index  # basis indices of the pool members, (P,)
-    gram: Array  # Phi_P^T Phi_P, (P, P)
+    gram: Array  # Phi_P^T Phi_P, (P, P); empty under ``Relinearised`` (no rank-one additions)
     PhiTt: Array  # (P,)
     norms: Array  # ||phi_i||^2, (P,)
 
