@@ -12,9 +12,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .._validation import check_same_length
+from ..errors import ValidationError
 from ..solvers.rvm import (
     moderated_logits,
     moderated_probabilities,
@@ -24,7 +25,7 @@ from ..solvers.rvm import (
     rvm_regression,
 )
 from ..solvers.rvm.design import estimator_design, estimator_kernel
-from ..solvers.rvm.poisson import check_counts
+from ..solvers.rvm.poisson import COUNTS, check_counts
 
 __all__ = ["RVR", "RVC", "PoissonRVR", "RVMEstimatorBase", "LaplaceRVMBase"]
 
@@ -308,8 +309,12 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "PoissonRVR":
         """Fit the Poisson RVM to (X, y), y counts; returns self."""
+        if y is None:
+            raise ValidationError(f"y must be {COUNTS}; got None ({type(self).__name__} requires y to be passed, "
+                                  "but the target y is None)")
         X = validate_data(self, X, dtype=np.float64)
-        y = check_counts(y, "y")
+        y = np.asarray(y)
+        y = check_counts(column_or_1d(y, warn=True) if y.ndim == 2 else y, "y")  # a column warns, as in scikit-learn
         check_same_length(X, y, "X", "y")
         kernel, design, _ = self._kernel_and_design(X)
         result = rvm_poisson(design, y, self.method, bias=self.bias, alpha_max=self.alpha_max, tol=self.tol,
@@ -319,4 +324,5 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
 
     def predict(self, X: ArrayLike) -> Array:
         """Posterior mean of the rate at X, exp(mu + sigma^2 / 2), (n,)."""
-        return self.result_.rate(self._relevant_columns(X))
+        columns = self._relevant_columns(X)
+        return self.result_.rate(columns)
