@@ -79,8 +79,10 @@ def activations(Phi: Array, basis: Index, output: Index, w: Array, O: int) -> Ar
 
 def hessian(Phi_a: Array, output: Index, Bmat: Array, alpha: Array) -> Array:
     """Phi^T B Phi + A over the included pairs (the negative of (7.111))."""
-    H = np.diag(alpha)
     O = Bmat.shape[1]
+    if O == 1:  # one output: B = diag(b_n)
+        return Phi_a.T @ (Bmat[:, 0, :] * Phi_a) + np.diag(alpha)
+    H = np.diag(alpha)
     for k in range(O):
         rk = np.flatnonzero(output == k)
         for j in range(O):
