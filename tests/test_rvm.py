@@ -16,9 +16,10 @@ from scipy.special import expit
 from sparsekernel import datasets
 from sparsekernel.errors import ConvergenceWarning, ValidationError
 from sparsekernel.kernels import RBF, Sigmoid
-from sparsekernel.solvers import _rvm_laplace as laplace
-from sparsekernel.solvers._rvm_iterative import IterativeOptions, new_hyperparameters
-from sparsekernel.solvers._rvm_math import (
+from sparsekernel.solvers.rvm import laplace
+from sparsekernel.solvers.rvm.likelihood import Bernoulli
+from sparsekernel.solvers.rvm.reestimation import IterativeOptions, new_hyperparameters
+from sparsekernel.solvers.rvm.posterior import (
     FLAT,
     Hyperprior,
     alpha_star,
@@ -36,7 +37,7 @@ from sparsekernel.solvers.rvm import (
     rvm_classification,
     rvm_regression,
 )
-from sparsekernel.solvers.rvm_design import DenseDesign, KernelDesign, Scaled, WithBias, gram_matrix
+from sparsekernel.solvers.rvm.design import DenseDesign, KernelDesign, Scaled, WithBias, gram_matrix
 
 SINUSOID_GAMMA = 10.0
 RIPLEY_GAMMA = 0.45
@@ -285,17 +286,17 @@ def test_fast_log_evidence_never_decreases_random():
 
 def _watch_tier(monkeypatch, size):
     """Set ``TIER_SIZE`` and record the tier sizes the fast run chooses (to assert the tier was used)."""
-    from sparsekernel.solvers import _rvm_fast
+    from sparsekernel.solvers.rvm import sequential
 
-    monkeypatch.setattr(_rvm_fast, "TIER_SIZE", size)
+    monkeypatch.setattr(sequential, "TIER_SIZE", size)
     sizes = []
-    select = _rvm_fast._State.select_tier
+    select = sequential._State.select_tier
 
     def recording(state):
         select(state)
         sizes.append(state.rows.size)
 
-    monkeypatch.setattr(_rvm_fast._State, "select_tier", recording)
+    monkeypatch.setattr(sequential._State, "select_tier", recording)
     return sizes
 
 
@@ -303,7 +304,7 @@ def _watch_tier(monkeypatch, size):
 def test_compiled_steps_follow_the_python_steps(monkeypatch, N, tier):
     """The compiled loop of steps takes the steps (additions, re-estimations, deletions) the Python step
     would take: over the whole pool (N = 150) and over a tier of it (``TIER_SIZE`` = 30 at N = 400)."""
-    from sparsekernel.solvers import _rvm_fast
+    from sparsekernel.solvers.rvm import sequential
 
     sizes = _watch_tier(monkeypatch, tier) if tier is not None else []
     rng = np.random.default_rng(21)
@@ -311,7 +312,7 @@ def test_compiled_steps_follow_the_python_steps(monkeypatch, N, tier):
     t = np.sin(X[:, 0]) * X[:, 1] + 0.2 * rng.normal(size=N)
     K = RBF(1.0)(X)
     compiled = rvm_regression(K, t, tol=1e-6)
-    monkeypatch.setattr(_rvm_fast, "compiled_steps", lambda run, opts: False)
+    monkeypatch.setattr(sequential, "compiled_steps", lambda run, opts: False)
     python = rvm_regression(K, t, tol=1e-6)
     assert compiled.iterations == python.iterations > 100
     np.testing.assert_allclose(compiled.log_evidence, python.log_evidence, rtol=1e-9)
@@ -338,11 +339,11 @@ def test_reselect_and_deletions_keep_exact_factors(monkeypatch):
     """The periodic ``reselect`` (S, Q of the pool from the running Sigma, no refactorisation) and the
     S, Q a deletion sets from s, q (``delete_function``) equal (7.106)-(7.107) with a freshly inverted
     Sigma; the tier holds no included function."""
-    from sparsekernel.solvers import _rvm_fast
+    from sparsekernel.solvers.rvm import sequential
 
     sizes = _watch_tier(monkeypatch, 20)
     checked = {"reselect": 0, "delete": 0}
-    reselect, delete = _rvm_fast.reselect, _rvm_fast._delete
+    reselect, delete = sequential.reselect, sequential._delete
 
     def checked_reselect(state):
         done = reselect(state)
@@ -363,9 +364,9 @@ def test_reselect_and_deletions_keep_exact_factors(monkeypatch):
         assert state.Q[p] == pytest.approx(Q[p], rel=1e-7, abs=1e-9 * state.beta)
         checked["delete"] += 1
 
-    monkeypatch.setattr(_rvm_fast, "reselect", checked_reselect)
-    monkeypatch.setattr(_rvm_fast, "_delete", checked_delete)
-    monkeypatch.setattr(_rvm_fast, "compiled_steps", lambda run, opts: False)  # the Python steps: _delete is seen
+    monkeypatch.setattr(sequential, "reselect", checked_reselect)
+    monkeypatch.setattr(sequential, "_delete", checked_delete)
+    monkeypatch.setattr(sequential, "compiled_steps", lambda run, opts: False)  # the Python steps: _delete is seen
     rng = np.random.default_rng(23)
     X = rng.uniform(-2, 2, size=(200, 2))
     t = np.sin(X[:, 0]) * X[:, 1] + 0.2 * rng.normal(size=200)
@@ -541,9 +542,10 @@ def _classification_problem(seed=0, N=40, M=5):
 
 
 def _mode(Phi, t, alpha):
-    opts = laplace.ClassOptions("fast", 1e-9, 100, 1e12, 1.0, 100, 1e-14)
+    opts = laplace.ModeOptions(max_newton=100, newton_tol=1e-14)
     M = Phi.shape[1]
-    return laplace.find_mode(Phi, np.arange(M), np.zeros(M, dtype=np.intp), t[:, None], alpha, np.zeros(M), opts)
+    return laplace.find_mode(Bernoulli(), Phi, np.arange(M), np.zeros(M, dtype=np.intp), t[:, None], alpha,
+                             np.zeros(M), opts)
 
 
 def test_irls_mode_is_stationary_and_covariance_is_inverse_hessian():
@@ -588,12 +590,17 @@ def test_classification_evidence_gradient_equals_effective_regression_gradient()
 
 
 def test_effective_factors_match_dense_effective_problem():
-    """Q_i = phi_i^T (t - y) and S_i of the solver equal phi^T C^-1 (t_hat, phi) with C = (7.119)."""
+    """The regression's (7.106)-(7.107) on the solver's effective problem (beta I -> B) give
+    Q_i = phi_i^T C^-1 t_hat and S_i = phi_i^T C^-1 phi_i with C = (7.119), and Q_i = phi_i^T (t - y)."""
     Phi, t, alpha = _classification_problem(2, M=6)
     act = np.array([0, 2, 3])
-    opts = laplace.ClassOptions("fast", 1e-9, 100, 1e12, 1.0, 100, 1e-14)
-    mode = laplace.find_mode(Phi, act, np.zeros(3, dtype=np.intp), t[:, None], alpha[act], np.zeros(3), opts)
-    S, Q = laplace.factors(Phi, Phi**2, act, np.zeros(3, dtype=np.intp), t[:, None], mode)
+    opts = laplace.ModeOptions(max_newton=100, newton_tol=1e-14)
+    out = np.zeros(3, dtype=np.intp)
+    mode = laplace.find_mode(Bernoulli(), Phi, act, out, t[:, None], alpha[act], np.zeros(3), opts)
+    eff = laplace.effective_problem(Bernoulli(), Phi, Phi**2, act, out, t[:, None], mode)
+    Sigma = np.linalg.inv(eff.G[act] + np.diag(alpha[act]))  # the test's own inverse of Phi_a^T B Phi_a + A
+    S, Q = factors_from_posterior(eff.G, eff.b, eff.norms, Sigma, mode.w, 1.0)  # (7.106)-(7.107), beta I -> B
+    S, Q = S[:, None], Q[:, None]
     y = expit(Phi[:, act] @ mode.w)
     b = y * (1 - y)
     t_hat = Phi[:, act] @ mode.w + (t - y) / b
@@ -601,6 +608,7 @@ def test_effective_factors_match_dense_effective_problem():
     Ci = np.linalg.inv(C)
     np.testing.assert_allclose(Q[:, 0], Phi.T @ Ci @ t_hat, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(S[:, 0], np.einsum("ni,nm,mi->i", Phi, Ci, Phi), rtol=1e-6)
+    np.testing.assert_allclose(Q[:, 0], Phi.T @ (t - y), rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("method", ["fast", "mackay", "em"])
@@ -766,16 +774,16 @@ def test_fast_with_hyperprior_tracks_the_log_evidence(monkeypatch):
     """Under a Gamma hyperprior on alpha the steps maximise the evidence plus the prior, but the value
     tracked (and recorded) is the log evidence (7.85): at every beta step it equals the evidence of a
     fresh factorisation, so ``update_beta`` compares like with like."""
-    from sparsekernel.solvers import _rvm_fast
+    from sparsekernel.solvers.rvm import sequential
 
     gaps = []
-    update_beta = _rvm_fast.update_beta
+    update_beta = sequential.update_beta
 
     def checked(state, opts, value, whole=False):
-        gaps.append(abs(value - _rvm_fast._factorise(state, state.beta).value))
+        gaps.append(abs(value - sequential._factorise(state, state.beta).value))
         return update_beta(state, opts, value, whole)
 
-    monkeypatch.setattr(_rvm_fast, "update_beta", checked)
+    monkeypatch.setattr(sequential, "update_beta", checked)
     rng = np.random.default_rng(5)
     X = rng.uniform(-2, 2, size=(400, 2))
     t = np.sin(X[:, 0]) * X[:, 1] + 0.2 * rng.normal(size=400)
@@ -812,7 +820,7 @@ def test_fast_with_hyperprior_sits_at_the_penalised_maximum(monkeypatch, N, tier
 def test_beta_step_gain_estimate_matches_the_evidence(delta):
     """The fast method schedules step 8 by the gain (N - sum gamma) d^2 / 4 of moving ln beta by d to
     (7.88) at fixed alpha; that is the second-order change of (7.85), computed here with the dense C."""
-    from sparsekernel.solvers._rvm_kernels import mackay_beta
+    from sparsekernel.solvers.rvm._loops import mackay_beta
 
     rng = np.random.default_rng(31)
     N, M = 200, 12

@@ -1,4 +1,4 @@
-"""scikit-learn estimators over the relevance vector machine: RVR and RVC.
+"""scikit-learn estimators over the relevance vector machine: RVR, RVC and PoissonRVR.
 
 The basis functions are kernels centred on the training points (7.78) plus an
 optional bias, fitted by evidence maximisation (``solvers.rvm``).
@@ -12,18 +12,22 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from .._validation import check_same_length
+from ..errors import ValidationError
 from ..solvers.rvm import (
     moderated_logits,
     moderated_probabilities,
     predictive_distribution,
     rvm_classification,
+    rvm_poisson,
     rvm_regression,
 )
-from ..solvers.rvm_design import estimator_design, estimator_kernel
+from ..solvers.rvm.design import estimator_design, estimator_kernel
+from ..solvers.rvm.poisson import COUNTS, check_counts
 
-__all__ = ["RVR", "RVC", "RVMEstimatorBase"]
+__all__ = ["RVR", "RVC", "PoissonRVR", "RVMEstimatorBase", "LaplaceRVMBase"]
 
 Array = NDArray[np.float64]
 
@@ -65,6 +69,35 @@ class RVMEstimatorBase(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
+
+
+class LaplaceRVMBase(RVMEstimatorBase):
+    """The hyperparameters of the RVMs fitted under the Laplace approximation (``RVC``, ``PoissonRVR``)."""
+
+    def __init__(
+        self,
+        *,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        method="fast",
+        bias=True,
+        alpha_max=1e9,
+        tol=1e-3,
+        max_iter=None,
+        cache_mb=256,
+    ):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.method = method
+        self.bias = bias
+        self.alpha_max = alpha_max
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cache_mb = cache_mb
 
 
 class RVR(RegressorMixin, RVMEstimatorBase):
@@ -169,7 +202,7 @@ class RVR(RegressorMixin, RVMEstimatorBase):
         return (mean, np.sqrt(var)) if return_std else mean
 
 
-class RVC(ClassifierMixin, RVMEstimatorBase):
+class RVC(ClassifierMixin, LaplaceRVMBase):
     """Relevance vector classification (section 7.2.3), any labels, softmax for K > 2.
 
     Probabilities use the probit approximation to the moderated output,
@@ -195,31 +228,6 @@ class RVC(ClassifierMixin, RVMEstimatorBase):
         nan (no noise precision in classification).
     result_ : solvers.rvm.RVMClassification
     """
-
-    def __init__(
-        self,
-        *,
-        kernel="rbf",
-        gamma="scale",
-        degree=3,
-        coef0=0.0,
-        method="fast",
-        bias=True,
-        alpha_max=1e9,
-        tol=1e-3,
-        max_iter=None,
-        cache_mb=256,
-    ):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.method = method
-        self.bias = bias
-        self.alpha_max = alpha_max
-        self.tol = tol
-        self.max_iter = max_iter
-        self.cache_mb = cache_mb
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RVC":
         """Fit the RVM classifier to (X, y); returns self."""
@@ -256,3 +264,65 @@ class RVC(ClassifierMixin, RVMEstimatorBase):
         """The class of largest predictive probability."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
+
+
+class PoissonRVR(RegressorMixin, LaplaceRVMBase):
+    """Relevance vector regression of counts: the Poisson RVM with a log link.
+
+    y_n ~ Poisson(exp(w^T phi(x_n))), phi(x) = (1, k(x, x_1), ..., k(x, x_N))
+    with the ARD prior (7.80), fitted as the classification RVM is: the
+    Laplace approximation at the IRLS mode (7.109)-(7.114) and Algorithm 7.2
+    on the effective problem (7.117)-(7.119) (``solvers.rvm.rvm_poisson``).
+    ``predict`` returns the posterior mean of the rate,
+    E[exp(a)] = exp(mu + sigma^2 / 2) with a ~ N(mu, sigma^2) the Laplace
+    posterior of the log rate. ``score`` is scikit-learn's R^2 of that mean.
+
+    Parameters
+    ----------
+    kernel, gamma, degree, coef0, method, bias, alpha_max, tol, max_iter, cache_mb :
+        as for ``RVR`` (``tol`` on the Laplace evidence (7.114)).
+
+    Attributes
+    ----------
+    relevance_vectors_ : int array (R,)
+        Indices of the training points kept.
+    bias_used_ : bool
+    alpha_ : array (R + bias_used_,)
+        Precisions of the kept weights (bias first).
+    mean_ : array (R + bias_used_,)
+        Mode w* of the weights' posterior (7.112).
+    covariance_ : array (R + bias_used_, R + bias_used_)
+        Laplace covariance (Phi^T diag(exp(Phi w*)) Phi + A)^-1 (7.113).
+    log_evidence_ : array
+        The Laplace evidence (7.114) after each iteration.
+    n_iter_, all_pruned_, X_relevance_, kernel_ : as for ``RVR``.
+    beta_ : float
+        nan (no noise precision in the Poisson model).
+    result_ : solvers.rvm.RVMPoisson
+
+    Raises
+    ------
+    ValidationError
+        From ``fit`` when ``y`` holds a negative, non-integer, NaN or
+        infinite count.
+    """
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "PoissonRVR":
+        """Fit the Poisson RVM to (X, y), y counts; returns self."""
+        if y is None:
+            raise ValidationError(f"y must be {COUNTS}; got None ({type(self).__name__} requires y to be passed, "
+                                  "but the target y is None)")
+        X = validate_data(self, X, dtype=np.float64)
+        y = np.asarray(y)
+        y = check_counts(column_or_1d(y, warn=True) if y.ndim == 2 else y, "y")  # a column warns, as in scikit-learn
+        check_same_length(X, y, "X", "y")
+        kernel, design, _ = self._kernel_and_design(X)
+        result = rvm_poisson(design, y, self.method, bias=self.bias, alpha_max=self.alpha_max, tol=self.tol,
+                             max_iter=self.max_iter)
+        self._store(X, kernel, result)
+        return self
+
+    def predict(self, X: ArrayLike) -> Array:
+        """Posterior mean of the rate at X, exp(mu + sigma^2 / 2), (n,)."""
+        columns = self._relevant_columns(X)
+        return self.result_.rate(columns)

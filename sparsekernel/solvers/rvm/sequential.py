@@ -1,4 +1,14 @@
-"""Algorithm 7.2, sequential sparse Bayesian learning, for regression.
+"""Algorithm 7.2, sequential sparse Bayesian learning, once for every likelihood.
+
+Every likelihood is fitted by the same steps (``converge``, ``pool_step``,
+``best_step``). For the Gaussian (``Conjugate``) the state is the exact
+posterior and the steps below keep it by rank-one updates. For any other
+likelihood (``Relinearised``: Bernoulli, softmax, Poisson) the problem at the
+Laplace mode is a Gaussian regression with noise precision matrix B in place
+of beta I and targets t_hat = Phi w* + B^-1 (t - y) (7.117)-(7.119), so
+S_i, Q_i (7.106)-(7.107) and the steps are the regression's with beta I -> B;
+after each step the mode is found again and the state recomputed. The rest of
+this docstring describes the Gaussian fast path.
 
 The state is the posterior N(m, Sigma) over the included basis functions and
 the factors S_i, Q_i (7.102)-(7.103) of a pool of candidates. Each step
@@ -69,7 +79,7 @@ sweeps) and brings in those that would gain more than ``sweep_tol``. With
 P >= M the pool is the whole basis and there is no sweep.
 
 All quantities here are in the solver's units: targets of unit variance and
-columns of unit mean square (see ``rvm.py``), so ``alpha_max`` and the beta
+columns of unit mean square (see ``checks``), so ``alpha_max`` and the beta
 bound are dimensionless.
 """
 
@@ -77,15 +87,15 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
 import scipy.linalg
 from numpy.typing import NDArray
 
-from .._threads import blas_threads, limit_blas
-from ._rvm_math import (
+from ..._threads import blas_threads, limit_blas
+from .posterior import (
     FLAT,
     LOG_2PI,
     Hyperprior,
@@ -95,7 +105,7 @@ from ._rvm_math import (
     factors_from_posterior,
     included_sparsity_quality,
 )
-from ._rvm_kernels import (
+from ._loops import (
     add_function,
     aligned,
     best_excluded_flat,
@@ -111,10 +121,12 @@ from ._rvm_kernels import (
     symmetrize,
     tier_rows,
 )
-from ..errors import SolverError
-from .rvm_design import Design, gram_matrix
+from ...errors import SolverError
+from .design import Design, gram_matrix
+from .laplace import Laplace, ModeOptions, effective_problem, find_mode, laplace_log_evidence
+from .likelihood import Likelihood
 
-__all__ = ["FastOptions", "FastOutcome", "fast_regression"]
+__all__ = ["FastOptions", "FastOutcome", "fast_regression", "fast_laplace", "Conjugate", "Relinearised"]
 
 #: Share of the first pool taken by alignment with t; the rest is an even sample.
 POOL_BEST = 0.25
@@ -157,9 +169,9 @@ class FastOptions:
 
 @dataclass(frozen=True)
 class FastOutcome:
-    """What the fast run hands back to ``rvm.py`` (solver units)."""
+    """What the fast run hands back to ``regression`` or ``laplace_fit`` (solver units)."""
 
-    active: Index  # basis indices of the included functions
+    active: Index  # basis indices of the included functions (pairs i O + k under ``fast_laplace``)
     alpha: Array
     beta: float
     log_evidence: Array  # history, one entry per step, first = the empty model
@@ -170,8 +182,10 @@ class FastOutcome:
 
 @dataclass
 class _Pool:
+    """The candidates' products: Phi_P^T Phi_P, Phi_P^T t, ||phi_i||^2 (with B: see ``Relinearised``)."""
+
     index: Index  # basis indices of the pool members, (P,)
-    gram: Array  # Phi_P^T Phi_P, (P, P)
+    gram: Array  # Phi_P^T Phi_P, (P, P); empty under ``Relinearised`` (no rank-one additions)
     PhiTt: Array  # (P,)
     norms: Array  # ||phi_i||^2, (P,)
 
@@ -513,6 +527,28 @@ def apply_step(state: _State, step: _Step) -> None:
     symmetrize(state.Sigma)  # the compiled updates keep its lower triangle
 
 
+def move(state: _State, step: _Step) -> None:
+    """Steps 5-7 as bookkeeping: add pool member ``step.position`` (w = 0), re-estimate or delete it.
+
+    For a likelihood whose effective problem moves with w (``Relinearised``),
+    which then recomputes Sigma, m, S and Q at the new mode.
+    """
+    j, alpha_new = step.position, step.alpha_new
+    where = np.flatnonzero(state.active == j)
+    if where.size == 0:
+        state.active, state.alpha, state.m = np.append(state.active, j), np.append(state.alpha, alpha_new), \
+            np.append(state.m, 0.0)
+        state.included[j] = True
+    elif math.isinf(alpha_new):
+        keep = np.arange(state.active.size) != where[0]
+        state.active, state.alpha, state.m = state.active[keep], state.alpha[keep], state.m[keep]
+        state.included[j] = False
+        state.blocked[:] = False  # a blocked copy may be the better function now
+    else:
+        state.alpha = state.alpha.copy()
+        state.alpha[where[0]] = alpha_new  # (7.101)
+
+
 def _shift(state: _State, k: int, kappa: float) -> None:
     """Sigma^-1 += (1/kappa - Sigma_kk)^-1 e_k e_k^T (Sherman-Morrison, gap 7.7), in place, with m, S, Q.
 
@@ -650,6 +686,71 @@ def _refill(design, state, entrants, entrant_score, PhiTt, norms, opts, threads)
     return new
 
 
+class Conjugate:
+    """The Gaussian likelihood: B = beta I and t_hat = t do not move with w (Result 7.12).
+
+    So each alpha step is a rank-one update of Sigma, m, S and Q (gap 7.7),
+    taken by the compiled loop with a flat prior, and beta is re-estimated
+    (step 8). The value tracked is the log evidence (7.85).
+    """
+
+    compiled = True
+
+    def refresh(self, state: _State) -> float:
+        """Sigma, m and S, Q of the whole pool from a fresh factorisation; the log evidence (*)."""
+        return refresh(state)
+
+    def take(self, run: "_Run", step: _Step, opts: FastOptions) -> None:
+        """Steps 5-7 by rank-one updates, then step 8 when due under a hyperprior, or a periodic refresh."""
+        state = run.state
+        apply_step(state, step)  # steps 5-7 of Algorithm 7.2
+        value = run.value + step.evidence  # the log evidence (7.85) is what is tracked and recorded
+        run.since_refresh += 1
+        run.beta_fresh = False
+        beta_now = (not opts.prior.flat and opts.update_beta and run.iterations >= opts.beta_start
+                    and beta_moved(state, opts))  # step 8 under a hyperprior: after a step that moves (7.88)
+        run.record(update_beta(state, opts, value) if beta_now else value)
+        if not beta_now and run.since_refresh >= max(opts.refresh_every, state.active.size):
+            _periodic_refresh(run)
+
+
+class Relinearised:
+    """A non-conjugate likelihood: the effective problem (7.117)-(7.119), found again after every step.
+
+    At the Laplace mode w* the model is the regression t_hat = Phi w + noise
+    with noise covariance B^-1 (Tipping and Faul, 2003, section 4), so the
+    pool holds Phi^T B Phi_a, phi_j^T B phi_j and Phi^T B t_hat in place of
+    Phi^T Phi_a, ||phi_j||^2 and Phi^T t, with beta = 1. A step moves the
+    mode; so after each one the mode is found again (warm-started) and Sigma,
+    m = w*, S and Q are recomputed from a fresh factor. The value tracked is
+    the Laplace evidence (7.114). The pool is the whole basis of pairs
+    (function, output); ``mode`` is the last Laplace approximation.
+    """
+
+    compiled = False
+
+    def __init__(self, likelihood: Likelihood, Phi: Array, T: Array, opts: ModeOptions) -> None:
+        self.likelihood, self.Phi, self.Phi2, self.T, self.opts = likelihood, Phi, Phi**2, T, opts
+        self.mode: Laplace | None = None
+
+    def refresh(self, state: _State) -> float:
+        """The mode at the current alpha, its effective problem and factors S, Q; the Laplace evidence."""
+        basis, output = np.divmod(state.pool.index[state.active], self.T.shape[1])
+        self.mode = find_mode(self.likelihood, self.Phi, basis, output, self.T, state.alpha, state.m, self.opts)
+        eff = effective_problem(self.likelihood, self.Phi, self.Phi2, basis, output, self.T, self.mode)  # (7.117)
+        state.pool = _Pool(index=state.pool.index, gram=state.pool.gram, PhiTt=eff.b, norms=eff.norms)
+        state.tt = eff.tt
+        state.reserve(state.active.size)
+        state.buffer[:, : state.active.size] = eff.G
+        _adopt(state, _factorise(state, 1.0), whole=True)  # beta I -> B: beta = 1 on the weighted products
+        return laplace_log_evidence(self.mode, state.alpha)  # (7.114)
+
+    def take(self, run: "_Run", step: _Step, opts: FastOptions) -> None:
+        """Steps 5-7 on the effective problem, then the new mode."""
+        move(run.state, step)
+        run.record(self.refresh(run.state))
+
+
 @dataclass
 class _Run:
     """The mutable record of one run: state, tracked evidence and counters."""
@@ -657,6 +758,7 @@ class _Run:
     state: _State
     value: float
     history: list
+    model: Conjugate | Relinearised = field(default_factory=Conjugate)
     iterations: int = 0
     sweeps: int = 0
     since_refresh: int = 0
@@ -684,14 +786,16 @@ def pool_step(run: _Run, opts: FastOptions) -> bool:
     """One step of Algorithm 7.2 over the pool; False when no step gains more than ``tol``.
 
     A step is one alpha move (steps 5-7) or, before it, the beta
-    re-estimation (step 8) when that is due. With a flat prior the steps are
-    taken by the compiled ``pool_steps``, which makes the same choices and
-    updates as the Python step below.
+    re-estimation (step 8) when that is due. The step is chosen here for
+    every likelihood and taken by ``run.model`` (``Conjugate``: rank-one
+    updates; ``Relinearised``: a new Laplace mode). For the Gaussian with a
+    flat prior the steps are taken by the compiled ``pool_steps``, which
+    makes the same choices and updates as the Python step below.
     """
     state = run.state
-    if opts.prior.flat and compiled_steps(run, opts):
+    if run.model.compiled and opts.prior.flat and compiled_steps(run, opts):
         return True
-    step = best_step(state, opts)
+    step = best_step(state, opts)  # steps 3-4: s_i, q_i and the best single-alpha move (Result 7.18)
     if opts.prior.flat and beta_due(run, opts, step.gain):
         _beta_step(run, opts)
         return True
@@ -701,15 +805,7 @@ def pool_step(run: _Run, opts: FastOptions) -> bool:
         state.blocked[step.position] = True  # a copy of an included function: never add it
         return True
     run.iterations += 1
-    apply_step(state, step)  # steps 5-7 of Algorithm 7.2
-    value = run.value + step.evidence  # the log evidence (7.85) is what is tracked and recorded
-    run.since_refresh += 1
-    run.beta_fresh = False
-    beta_now = (not opts.prior.flat and opts.update_beta and run.iterations >= opts.beta_start
-                and beta_moved(state, opts))  # step 8 under a hyperprior: after a step that moves (7.88)
-    run.record(update_beta(state, opts, value) if beta_now else value)
-    if not beta_now and run.since_refresh >= max(opts.refresh_every, state.active.size):
-        _periodic_refresh(run)
+    run.model.take(run, step, opts)  # steps 5-7 and what the likelihood needs after them
     return True
 
 
@@ -769,7 +865,7 @@ def settle(run: _Run, opts: FastOptions) -> bool:
     """At a pool optimum: refresh the factors and re-estimate beta. True when steps remain."""
     state = run.state
     if run.since_refresh or run.reselected:  # confirm on a fresh factorisation
-        run.value, run.since_refresh, run.reselected = refresh(state), 0, False
+        run.value, run.since_refresh, run.reselected = run.model.refresh(state), 0, False
         run.history[-1] = run.value
         if best_step(state, opts).gain > opts.tol:
             return True
@@ -885,6 +981,33 @@ def fast_regression(
                 break
         if converged:
             converged = converge(run, basis, opts)  # ... then the whole basis, by sweeps
+    return _outcome(run, converged)
+
+
+def fast_laplace(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions,
+                 mode_opts: ModeOptions) -> tuple[FastOutcome, Laplace]:
+    """Run Algorithm 7.2 for a non-conjugate likelihood over the pairs (column of ``Phi``, output).
+
+    The same steps as ``fast_regression`` (``converge``, ``pool_step``,
+    ``best_step``) on the effective problem (7.117)-(7.119) at the current
+    Laplace mode (``Relinearised``); the pool is every pair j = i O + k, so
+    there are no sweeps, and there is no beta. ``active`` in the outcome
+    holds pair indices. Returns the outcome and the Laplace approximation at
+    its alpha.
+    """
+    n_pairs = Phi.shape[1] * T.shape[1]
+    pairs = np.arange(n_pairs)
+    pool = _Pool(index=pairs, gram=np.zeros((0, 0)), PhiTt=np.zeros(n_pairs), norms=np.zeros(n_pairs))
+    state = _State(pool, 0.0, T.shape[0], 1.0, opts)
+    model = Relinearised(likelihood, Phi, T, mode_opts)
+    value = model.refresh(state)
+    run = _Run(state=state, value=value, history=[value], model=model)
+    basis = _Basis(None, pairs, pool.PhiTt, pool.norms, None, 1)
+    converged = converge(run, basis, replace(opts, pool_size=n_pairs, restarts=0, update_beta=False), sweeps=False)
+    return _outcome(run, converged), model.mode
+
+
+def _outcome(run: _Run, converged: bool) -> FastOutcome:
     state = run.state
     return FastOutcome(
         active=state.pool.index[state.active],

@@ -1,18 +1,18 @@
 """Compiled loops of the fast RVM (numba): the choice of the next single-alpha step and its update.
 
 Each runs once per step of Algorithm 7.2 over the tier (the pool members
-whose S, Q the steps keep, see ``_rvm_fast``) or the M included functions; as
+whose S, Q the steps keep, see ``sequential``) or the M included functions; as
 numpy expressions they would be a dozen array passes and temporaries, here
 one loop each. ``pool_steps`` runs the steps themselves until one needs the
 caller (a beta re-estimation, a refresh, more room). The maths is that of
-``_rvm_fast.best_step`` and ``_rvm_fast.apply_step`` with a flat
+``sequential.best_step`` and ``sequential.apply_step`` with a flat
 hyperprior; the numpy path remains for Gamma hyperpriors.
 
 Inside the steps Sigma is kept in its lower triangle only: ``shift``,
 ``add_function`` and ``drop_function`` read and write that half (half the
 work of a rank-one update), and ``symmetrize`` restores the upper half before
 Sigma is handed back. ``assemble_gram`` finishes the pool's Gram matrix for
-``rvm_design.gram_matrix``.
+``design.gram_matrix``.
 """
 
 from __future__ import annotations
@@ -341,7 +341,7 @@ def pool_steps(G, T, rows, Sigma, m, alpha, active, S, Q, gram, norms, blocked, 
                check_first, iterations, max_iter, since_refresh, refresh_at, values, work):  # pragma: no cover
     """Steps of Algorithm 7.2 over the pool (flat prior) until one needs the caller.
 
-    The same choice, update and bookkeeping as ``_rvm_fast.pool_step``: the
+    The same choice, update and bookkeeping as ``sequential.pool_step``: the
     included function of largest gain (``best_included_flat``: re-estimate by
     (7.101) or delete) against the excluded one of largest gain
     (``best_excluded_flat``: add), the included one winning ties, unless beta

@@ -28,7 +28,7 @@ import scipy.linalg
 import scipy.linalg.lapack
 from numpy.typing import NDArray
 
-from ..errors import SolverError
+from ...errors import SolverError
 
 __all__ = [
     "Hyperprior",

@@ -1,0 +1,128 @@
+"""Validation and units shared by the RVM entry points.
+
+Units. The solver works with columns of unit mean square
+(phi_i sqrt(N) / ||phi_i||) and, for regression, targets of unit variance
+(t / std t); the evidence is invariant to column scaling and shifts by
+-N ln std(t) under the target scaling, so every threshold (``alpha_max``, the
+noise floor) is dimensionless, and results are mapped back to the caller's
+units before they are returned.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..._validation import check_matrix, check_param, fail
+from .design import Design, DenseDesign, as_design
+from .posterior import Hyperprior
+from .results import AllPrunedWarning
+
+Array = NDArray[np.float64]
+IntArray = NDArray[np.intp]
+Method = Literal["fast", "mackay", "em"]
+METHODS = ("fast", "mackay", "em")
+#: Iteration caps when ``max_iter`` is None (the fast method's grows with the basis).
+DEFAULT_MAX_ITER = {"fast": 10_000, "mackay": 2_000, "em": 20_000}
+FAST_ITER_PER_BASIS = 10
+#: Initial alpha (solver units) of every function for MacKay and EM.
+ALPHA_INIT = 1.0
+
+
+def frozen(a: ArrayLike) -> NDArray:
+    """A read-only copy of ``a``."""
+    out = np.array(a, copy=True)
+    out.flags.writeable = False
+    return out
+
+
+def check_method(method: object) -> str:
+    if method not in METHODS:
+        raise fail("method", f"one of {list(METHODS)}", method)
+    return str(method)
+
+
+def check_hyperprior(hyperprior: object) -> Hyperprior:
+    if hyperprior is None:
+        return Hyperprior()
+    if isinstance(hyperprior, Hyperprior):
+        values = (hyperprior.a, hyperprior.b, hyperprior.c, hyperprior.d)
+    else:
+        try:
+            values = tuple(float(v) for v in hyperprior)  # type: ignore[union-attr]
+        except (TypeError, ValueError) as exc:
+            raise fail("hyperprior", "None or a tuple (a, b, c, d)", hyperprior) from exc
+    ok = (
+        len(values) == 4
+        and all(math.isfinite(v) for v in values)
+        and values[0] >= 1.0
+        and values[2] >= 1.0
+        and values[1] >= 0.0
+        and values[3] >= 0.0
+    )
+    if not ok:
+        raise fail(
+            "hyperprior",
+            "None or (a, b, c, d) for Gam(beta | a, b), Gam(alpha | c, d) with a, c >= 1 and b, d >= 0",
+            hyperprior,
+        )
+    return Hyperprior(*values)
+
+
+def check_design(Phi: ArrayLike | Design) -> Design:
+    if isinstance(Phi, np.ndarray) or not isinstance(Phi, Design):
+        return DenseDesign(check_matrix(Phi, "Phi"))
+    return as_design(Phi)
+
+
+def check_common(
+    alpha_max: object, tol: object, max_iter: object, method: str, n_basis: int
+) -> tuple[float, float, int]:
+    alpha_max = float(check_param("alpha_max", alpha_max, "C"))
+    tol = float(check_param("tol", tol))
+    if max_iter is None:
+        extra = FAST_ITER_PER_BASIS * n_basis if method == "fast" else 0
+        return alpha_max, tol, max(DEFAULT_MAX_ITER[method], extra)
+    return alpha_max, tol, int(check_param("max_iter", max_iter))
+
+
+@dataclass(frozen=True)
+class Units:
+    """Column scales c_i (phi_i -> c_i phi_i) and the target scale (t -> t / t_scale)."""
+
+    scale: Array  # (n_basis,), 0 for unusable (zero) columns
+    t_scale: float
+
+    @property
+    def usable(self) -> IntArray:
+        return np.flatnonzero(self.scale > 0.0)
+
+
+def target_scale(t: Array) -> float:
+    sd = float(np.std(t))
+    if sd > 0.0:
+        return sd
+    return float(np.abs(t).max()) or 1.0
+
+
+def column_scale(norms: Array, N: int) -> Array:
+    """sqrt(N) / ||phi_i||: columns of unit mean square; 0 for columns that are zero."""
+    scale = np.zeros_like(norms)
+    ok = np.isfinite(norms) & (norms > 0.0)
+    scale[ok] = np.sqrt(N / norms[ok])
+    return scale
+
+
+def warn_all_pruned(bias: bool) -> None:
+    """The warning when the evidence prunes every basis function."""
+    warnings.warn(
+        "every basis function was pruned"
+        + ("; the model keeps the bias alone (alpha = alpha_max)" if bias else "; the model is empty"),
+        AllPrunedWarning,
+        stacklevel=4,
+    )

@@ -1,0 +1,320 @@
+"""Design matrices for the RVM: stored, or computed a block of columns at a time.
+
+The fast algorithm (Algorithm 7.2) touches the N x M design matrix Phi only
+through
+
+    Phi^T t, ||phi_i||^2     once, at the start ((7.106)-(7.107) at alpha = inf),
+    Phi[:, J]                the columns of the few candidates it holds in memory,
+    Phi[:, I]^T V            products with the active columns, (7.106)-(7.107),
+
+so it never needs Phi as a whole. ``Design`` states that interface.
+``DenseDesign`` wraps a stored array; ``KernelDesign`` has the basis functions
+phi_i(x) = k(x, x_i) centred on the training points and computes kernel
+values on demand, one block of rows at a time, each block one BLAS product
+(no Python loop over points), so that an N = 20,000 problem never holds the
+N x N Gram matrix (3.2 GB). ``WithBias`` prepends the constant basis function
+and ``Scaled`` rescales columns; both wrap any design.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import scipy.linalg
+from numpy.typing import ArrayLike, NDArray
+
+from ..._validation import fail
+from ...kernels import RBF, Kernel, make_kernel
+from ._loops import assemble_gram
+
+__all__ = [
+    "Design",
+    "DenseDesign",
+    "KernelDesign",
+    "WithBias",
+    "Scaled",
+    "as_design",
+    "gram_matrix",
+    "estimator_kernel",
+    "estimator_design",
+]
+
+Array = NDArray[np.float64]
+Index = NDArray[np.intp]
+
+#: Size of one block of kernel values computed at once (bytes).
+BLOCK_BYTES = 32 * 2**20
+
+
+@runtime_checkable
+class Design(Protocol):
+    """An N x M design matrix seen only through the products the RVM needs."""
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(N, M): samples and basis functions."""
+        ...
+
+    def columns(self, idx: Index) -> Array:
+        """Phi[:, idx], shape (N, len(idx))."""
+        ...
+
+    def project(self, V: Array, basis: Index | None = None) -> Array:
+        """Phi[:, basis]^T V, shape (len(basis), k) for V of shape (N, k) (all columns if None)."""
+        ...
+
+    def moments(self, t: Array) -> tuple[Array, Array]:
+        """(Phi^T t, ||phi_i||^2 for every column), both shape (M,), in one pass."""
+        ...
+
+
+@dataclass(frozen=True)
+class DenseDesign:
+    """A stored design matrix Phi, shape (N, M)."""
+
+    Phi: Array
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.Phi.shape  # type: ignore[return-value]
+
+    def columns(self, idx: Index) -> Array:
+        return self.Phi[:, idx]
+
+    def project(self, V: Array, basis: Index | None = None) -> Array:
+        P = self.Phi if basis is None else self.Phi[:, basis]
+        return P.T @ V
+
+    def moments(self, t: Array) -> tuple[Array, Array]:
+        return self.Phi.T @ t, np.einsum("ij,ij->j", self.Phi, self.Phi)
+
+
+@dataclass(frozen=True)
+class KernelDesign:
+    """Phi_ni = k(x_n, x_i): one basis function per training point, computed on demand.
+
+    Kernel values are produced ``block`` rows at a time (``BLOCK_BYTES`` per
+    block); the kernel must be symmetric, k(x, x') = k(x', x), so that
+    Phi[:, B]^T = k(X[B], X). For the Gaussian kernel the block is
+    exp(-gamma (|x|^2 - 2 X_B X^T + |x'|^2)) with one matrix product.
+    """
+
+    kernel: Kernel
+    X: Array
+    _sq: Array = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_sq", np.einsum("ij,ij->i", self.X, self.X))
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        N = self.X.shape[0]
+        return (N, N)
+
+    @property
+    def block(self) -> int:
+        return max(1, BLOCK_BYTES // (8 * self.X.shape[0]))
+
+    def gram_rows(self, rows: Index) -> Array:
+        """k(X[rows], X), shape (len(rows), N)."""
+        if isinstance(self.kernel, RBF):
+            D = self.X[rows] @ self.X.T
+            D *= 2.0
+            D -= self._sq[rows, None]
+            D -= self._sq[None, :]
+            np.minimum(D, 0.0, out=D)  # -||x - x'||^2, clipped against rounding
+            D *= self.kernel.gamma
+            return np.exp(D, out=D)
+        return self.kernel(self.X[rows], self.X)
+
+    def columns(self, idx: Index) -> Array:
+        idx = np.asarray(idx, dtype=np.intp)
+        out = np.empty((self.X.shape[0], idx.size))
+        for start in range(0, idx.size, self.block):
+            part = idx[start : start + self.block]
+            out[:, start : start + part.size] = self.gram_rows(part).T
+        return out
+
+    def project(self, V: Array, basis: Index | None = None) -> Array:
+        basis = np.arange(self.X.shape[0]) if basis is None else np.asarray(basis, dtype=np.intp)
+        V2 = V.reshape(V.shape[0], -1)
+        out = np.empty((basis.size, V2.shape[1]))
+        for start in range(0, basis.size, self.block):
+            part = basis[start : start + self.block]
+            out[start : start + part.size] = self.gram_rows(part) @ V2
+        return out.reshape((basis.size,) + V.shape[1:])
+
+    def moments(self, t: Array) -> tuple[Array, Array]:
+        N = self.X.shape[0]
+        PhiTt, norms = np.empty(N), np.empty(N)
+        for start in range(0, N, self.block):
+            rows = np.arange(start, min(start + self.block, N))
+            K = self.gram_rows(rows)
+            PhiTt[rows] = K @ t
+            norms[rows] = np.einsum("ij,ij->i", K, K)
+        return PhiTt, norms
+
+
+@dataclass(frozen=True)
+class WithBias:
+    """[1, Phi]: the constant basis function phi_0(x) = 1 as column 0."""
+
+    inner: Design
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        N, M = self.inner.shape
+        return (N, M + 1)
+
+    def columns(self, idx: Index) -> Array:
+        idx = np.asarray(idx, dtype=np.intp)
+        out = np.empty((self.shape[0], idx.size))
+        bias = idx == 0
+        out[:, bias] = 1.0
+        if np.any(~bias):
+            out[:, ~bias] = self.inner.columns(idx[~bias] - 1)
+        return out
+
+    def project(self, V: Array, basis: Index | None = None) -> Array:
+        basis = np.arange(self.shape[1]) if basis is None else np.asarray(basis, dtype=np.intp)
+        out = np.empty((basis.size,) + V.shape[1:])
+        bias = basis == 0
+        out[bias] = V.sum(axis=0)
+        if np.any(~bias):
+            out[~bias] = self.inner.project(V, basis[~bias] - 1)
+        return out
+
+    def moments(self, t: Array) -> tuple[Array, Array]:
+        PhiTt, norms = self.inner.moments(t)
+        return np.concatenate([[t.sum()], PhiTt]), np.concatenate([[float(t.shape[0])], norms])
+
+
+@dataclass(frozen=True)
+class Scaled:
+    """Phi D with D = diag(scale): column i multiplied by scale[i]."""
+
+    inner: Design
+    scale: Array
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.inner.shape
+
+    def columns(self, idx: Index) -> Array:
+        return self.inner.columns(idx) * self.scale[idx]
+
+    def project(self, V: Array, basis: Index | None = None) -> Array:
+        s = self.scale if basis is None else self.scale[basis]
+        P = self.inner.project(V, basis)
+        return P * s.reshape((-1,) + (1,) * (P.ndim - 1))
+
+    def moments(self, t: Array) -> tuple[Array, Array]:
+        PhiTt, norms = self.inner.moments(t)
+        return PhiTt * self.scale, norms * self.scale**2
+
+
+def as_design(Phi: ArrayLike | Design) -> Design:
+    """A Design from an array (wrapped in ``DenseDesign``) or a Design as is."""
+    if isinstance(Phi, (DenseDesign, KernelDesign, WithBias, Scaled)):
+        return Phi
+    if isinstance(Phi, Design) and not isinstance(Phi, np.ndarray):
+        return Phi
+    return DenseDesign(np.asarray(Phi, dtype=np.float64))
+
+
+def gram_matrix(design: Design, idx: Index) -> Array:
+    """Phi[:, idx]^T Phi[:, idx], shape (len(idx), len(idx)), without copying Phi where it can.
+
+    Through ``Scaled`` and ``WithBias`` the product is that of the inner
+    design, rescaled (D G D) and bordered by the bias row (N and the column
+    sums); a stored design whose columns are all asked for in order gives
+    Phi^T Phi straight from the array (one symmetric rank-k update). Any
+    other design: the product of its ``columns``.
+    """
+    idx = np.asarray(idx, dtype=np.intp)
+    whole = _whole_stored_gram(design, idx)
+    if whole is not None:
+        return whole
+    if isinstance(design, Scaled):
+        G = gram_matrix(design.inner, idx)
+        s = design.scale[idx]
+        G *= np.outer(s, s)  # s_i s_j = s_j s_i exactly: G stays exactly symmetric
+        return G
+    if isinstance(design, WithBias) and idx.size and np.all(idx[1:] != 0):
+        if idx[0] != 0:
+            return gram_matrix(design.inner, idx - 1)
+        inner = idx[1:] - 1
+        G = np.empty((idx.size, idx.size))
+        G[1:, 1:] = gram_matrix(design.inner, inner)
+        G[0, 0] = design.shape[0]  # phi_0^T phi_0 = N
+        G[0, 1:] = G[1:, 0] = design.inner.project(np.ones(design.shape[0]), inner)
+        return G
+    if isinstance(design, DenseDesign):
+        Phi = design.Phi
+        whole = idx.size == Phi.shape[1] and np.array_equal(idx, np.arange(idx.size))
+        C = Phi if whole else Phi[:, idx]
+        return C.T @ C  # numpy takes A^T A as a symmetric rank-k update
+    C = design.columns(idx)
+    return C.T @ C
+
+
+def _whole_stored_gram(design: Design, idx: Index) -> Array | None:
+    """``gram_matrix`` of every column, in order, of a stored Phi under a bias column and a rescaling.
+
+    One symmetric rank-k update (the upper triangle of Phi^T Phi) and one pass
+    that mirrors it, borders it with N and the column sums and rescales it.
+    None for any other design or set of columns.
+    """
+    scale, inner = (design.scale, design.inner) if isinstance(design, Scaled) else (None, design)
+    bias = isinstance(inner, WithBias)
+    stored = inner.inner if bias else inner
+    if not isinstance(stored, DenseDesign):
+        return None
+    Phi = stored.Phi
+    n = Phi.shape[1] + int(bias)
+    if idx.size != n or not np.array_equal(idx, np.arange(n)):
+        return None
+    U = scipy.linalg.blas.dsyrk(1.0, Phi.T)  # Phi^T Phi, upper triangle
+    colsum = Phi.sum(axis=0) if bias else np.zeros(0)
+    out = np.empty((n, n))
+    assemble_gram(U, colsum, float(Phi.shape[0]), np.ones(n) if scale is None else scale[idx], bias, out)
+    return out
+
+
+def estimator_kernel(
+    kernel: str | Kernel, gamma: str | float, degree: int, coef0: float, X: Array
+) -> Kernel:
+    """The kernel of an RVM estimator: scikit-learn's conventions for ``gamma``.
+
+    ``gamma="scale"``: 1 / (n_features * X.var()) (1 when X.var() == 0);
+    ``gamma="auto"``: 1 / n_features; a positive float is used as is.
+    """
+    if isinstance(gamma, str):
+        if gamma == "scale":
+            value = None
+        elif gamma == "auto":
+            value = 1.0 / X.shape[1]
+        else:
+            raise fail("gamma", "'scale', 'auto' or a positive float", gamma)
+    else:
+        value = gamma
+    return make_kernel(kernel, gamma=value, degree=degree, coef0=coef0,
+                       n_features=X.shape[1], X_var=float(X.var()))
+
+
+def estimator_design(kernel: Kernel, X: Array, cache_mb: float) -> tuple[Design, int]:
+    """The design matrix of an RVM estimator and the fast method's pool size.
+
+    The N x N Gram matrix is stored when it fits in ``cache_mb``; otherwise a
+    ``KernelDesign`` computes kernel columns on demand and the pool holds as
+    many columns as ``cache_mb`` allows. With ``Precomputed``, X is the Gram
+    matrix itself.
+    """
+    N = X.shape[0]
+    budget = cache_mb * 2**20
+    pool = max(1, int(budget // (8 * N)))
+    if kernel.name == "precomputed" or 8 * N * N <= budget:
+        return DenseDesign(np.asarray(kernel(X), dtype=np.float64)), max(pool, N + 1)
+    return KernelDesign(kernel, X), pool

@@ -1,0 +1,191 @@
+"""The Laplace approximation around the IRLS mode (section 7.2.3), for any likelihood.
+
+Weights. Each of the O outputs of the likelihood has its own weights and
+precisions; an included weight is a pair (basis function i, output k), and
+the activations are a_nk = sum over included pairs (i, k) of w_ik phi_i(x_n)
+(7.120). Two classes (``Bernoulli``) and Poisson counts have one output,
+K > 2 classes (``Softmax``) K outputs.
+
+Mode. Newton's method (IRLS) on the log posterior (7.109)
+ln p(t | w) - w^T A w / 2 with gradient Phi^T (t - y) - A w (7.110) and
+Hessian -(Phi^T B Phi + A) (7.111), read from the likelihood's residual and
+curvature; for O outputs B is the N O x N O matrix with blocks B_kj and the
+Hessian is P x P over the P included pairs. Steps are halved until the log
+posterior does not decrease. At the mode (7.112) Sigma = (Phi^T B Phi + A)^-1
+(7.113), through a Cholesky factor.
+
+Effective problem. At the mode the model is the Gaussian regression
+t_hat = Phi w + noise, noise ~ N(0, B^-1), t_hat = Phi w* + B^-1 (t - y)
+(7.117)-(7.119): the regression formulas with beta I replaced by B. The
+sequential algorithm reads it through the products ``effective_problem``
+returns, which need neither t_hat nor B^-1:
+
+    Phi^T B Phi,   Phi^T B t_hat = Phi^T B Phi w* + Phi^T (t - y),
+
+so they hold for the softmax too, where B is singular.
+
+The log evidence is the Laplace approximation (7.114),
+ln p(t | w*) + 1/2 sum ln alpha_i - 1/2 w*^T A w* + 1/2 ln |Sigma|.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+from numpy.typing import NDArray
+
+from .likelihood import Likelihood
+from .posterior import precision_factor
+
+__all__ = ["ModeOptions", "Laplace", "Effective", "activations", "find_mode", "laplace_log_evidence",
+           "effective_problem"]
+
+Array = NDArray[np.float64]
+Index = NDArray[np.intp]
+
+
+@dataclass(frozen=True)
+class ModeOptions:
+    """Named thresholds of the IRLS mode search."""
+
+    max_newton: int = 50
+    newton_tol: float = 1e-10
+    max_halvings: int = 40
+
+
+@dataclass(frozen=True)
+class Laplace:
+    """The Gaussian approximation N(w*, Sigma) at the mode for the included pairs."""
+
+    w: Array  # (P,)
+    Y: Array  # (N, O) the likelihood's mean at the mode
+    Bmat: Array  # (N, O, O) curvature blocks
+    R: Array  # (P, P) upper Cholesky factor of Phi^T B Phi + A
+    log_lik: float
+    converged: bool
+
+
+def activations(Phi: Array, basis: Index, output: Index, w: Array, O: int) -> Array:
+    """a_nk = sum over included pairs (i, k) of w_ik phi_i(x_n), (N, O) (7.120)."""
+    a = np.zeros((Phi.shape[0], O))
+    for k in range(O):
+        sel = output == k
+        if np.any(sel):
+            a[:, k] = Phi[:, basis[sel]] @ w[sel]
+    return a
+
+
+def hessian(Phi_a: Array, output: Index, Bmat: Array, alpha: Array) -> Array:
+    """Phi^T B Phi + A over the included pairs (the negative of (7.111))."""
+    O = Bmat.shape[1]
+    if O == 1:  # one output: B = diag(b_n)
+        return Phi_a.T @ (Bmat[:, 0, :] * Phi_a) + np.diag(alpha)
+    H = np.diag(alpha)
+    for k in range(O):
+        rk = np.flatnonzero(output == k)
+        for j in range(O):
+            rj = np.flatnonzero(output == j)
+            if rk.size and rj.size:
+                H[np.ix_(rk, rj)] += Phi_a[:, rk].T @ (Bmat[:, k, j][:, None] * Phi_a[:, rj])
+    return H
+
+
+def gradient(Phi_a: Array, output: Index, residual: Array, alpha: Array, w: Array) -> Array:
+    """Phi^T (t - y) - A w (7.110) over the included pairs."""
+    return np.einsum("np,np->p", Phi_a, residual[:, output]) - alpha * w
+
+
+def find_mode(likelihood: Likelihood, Phi: Array, basis: Index, output: Index, T: Array, alpha: Array,
+              w0: Array, opts: ModeOptions) -> Laplace:
+    """IRLS (Newton with step halving) for the mode w* of the log posterior (7.109)-(7.112).
+
+    Stops when the Newton decrement g^T H^-1 g / 2, the rise of the log
+    posterior that the next full step predicts, is below
+    ``newton_tol (1 + |log posterior|)``, after taking that last step.
+    """
+    O = T.shape[1]
+    Phi_a = Phi[:, basis]
+    w = w0.copy()
+    a = activations(Phi, basis, output, w, O)
+    f = likelihood.log_likelihood(a, T) - 0.5 * float(np.sum(alpha * w**2))  # (7.109)
+    converged = basis.size == 0
+    for _ in range(0 if converged else opts.max_newton):
+        Y = likelihood.mean(a)
+        g = gradient(Phi_a, output, likelihood.residual(T, Y), alpha, w)  # (7.110)
+        R = precision_factor(hessian(Phi_a, output, likelihood.curvature(Y), alpha))  # -(7.111)
+        step = scipy.linalg.cho_solve((R, False), g)  # Newton: H^-1 grad
+        if 0.5 * float(g @ step) <= opts.newton_tol * (1.0 + abs(f)):  # Newton decrement
+            w = w + step  # the last step, within the quadratic region: it squares the error of the mode
+            a = activations(Phi, basis, output, w, O)
+            converged = True
+            break
+        w_new, a, f = _halve(likelihood, Phi, basis, output, T, alpha, w, step, f, opts)
+        if w_new is w:  # no rise left within rounding
+            converged = True
+            break
+        w = w_new
+    return _at_mode(likelihood, Phi_a, output, T, alpha, w, a, converged)
+
+
+def _at_mode(likelihood, Phi_a, output, T, alpha, w, a, converged) -> Laplace:
+    """The Laplace approximation at w: Sigma^-1 = Phi^T B Phi + A = R^T R (7.113)."""
+    Y = likelihood.mean(a)
+    Bmat = likelihood.curvature(Y)
+    R = precision_factor(hessian(Phi_a, output, Bmat, alpha)) if w.size else np.zeros((0, 0))  # (7.113)
+    return Laplace(w=w, Y=Y, Bmat=Bmat, R=R, log_lik=likelihood.log_likelihood(a, T), converged=converged)
+
+
+def _halve(likelihood, Phi, basis, output, T, alpha, w, step, f, opts):
+    """The first of step, step/2, ... that does not lower the log posterior."""
+    O = T.shape[1]
+    size = 1.0
+    for _ in range(opts.max_halvings):
+        w_try = w + size * step
+        a_try = activations(Phi, basis, output, w_try, O)
+        with np.errstate(over="ignore"):  # a log link overflows on a step too long: halved
+            f_try = likelihood.log_likelihood(a_try, T) - 0.5 * float(np.sum(alpha * w_try**2))
+        if f_try >= f:
+            return w_try, a_try, f_try
+        size /= 2.0
+    return w, activations(Phi, basis, output, w, O), f
+
+
+def laplace_log_evidence(mode: Laplace, alpha: Array) -> float:
+    """ln of (7.114): ln p(t | w*) + 1/2 sum ln alpha - 1/2 w*^T A w* + 1/2 ln |Sigma|."""
+    log_det_Sigma = -2.0 * float(np.sum(np.log(np.diag(mode.R)))) if alpha.size else 0.0
+    return mode.log_lik + 0.5 * float(np.sum(np.log(alpha))) - 0.5 * float(np.sum(alpha * mode.w**2)) + 0.5 * log_det_Sigma
+
+
+@dataclass(frozen=True)
+class Effective:
+    """The effective problem (7.117)-(7.119) over every pair j = i O + k, in the regression's terms.
+
+    With beta I replaced by B: ``G`` = Phi^T B Phi_a against the included
+    pairs (n_pairs, P), ``norms`` = phi_j^T B phi_j, ``b`` = Phi^T B t_hat and
+    ``tt`` = t_hat^T B t_hat, so that (7.106)-(7.107) with beta = 1 give
+    S_j = phi_j^T B phi_j - g_j^T Sigma g_j and Q_j = phi_j^T (t - y).
+    """
+
+    G: Array
+    norms: Array
+    b: Array
+    tt: float
+
+
+def effective_problem(likelihood: Likelihood, Phi: Array, Phi2: Array, basis: Index, output: Index, T: Array,
+                      mode: Laplace) -> Effective:
+    """Phi^T B Phi_a, diag(Phi^T B Phi), Phi^T B t_hat and t_hat^T B t_hat at the mode (7.117)-(7.119)."""
+    O = T.shape[1]
+    r = likelihood.residual(T, mode.Y)  # t - y at the mode
+    norms = np.stack([Phi2.T @ mode.Bmat[:, k, k] for k in range(O)], axis=1).ravel()  # phi_i^T B_kk phi_i
+    G = np.empty((Phi.shape[1] * O, basis.size))
+    Phi_a = Phi[:, basis]
+    for k in range(O):
+        G[k::O] = Phi.T @ (Phi_a * mode.Bmat[:, k, output])  # rows (i, k): phi_i^T B_{k o_p} phi_p
+    Phi_w = activations(Phi, basis, output, mode.w, O)
+    b = G @ mode.w + (Phi.T @ r).ravel()  # Phi^T B t_hat = Phi^T B Phi w* + Phi^T (t - y)  (7.117)
+    t_hat = Phi_w + likelihood.newton_offset(T, mode.Y)  # (7.117)
+    tt = float(np.einsum("nk,nkj,nj->", t_hat, mode.Bmat, t_hat))
+    return Effective(G=G, norms=norms, b=b, tt=tt)

@@ -1,0 +1,127 @@
+"""Fitting a non-conjugate likelihood (Bernoulli, softmax, Poisson): one path for all of them.
+
+The columns are scaled to unit mean square (see ``checks``); the
+hyperparameters are found by Algorithm 7.2 on the effective problem
+(``sequential.fast_laplace``) or by (7.116) / EM
+(``reestimation.iterative_laplace``); the Laplace posterior (7.112)-(7.113)
+over the kept pairs (function, output) is then mapped back to the caller's
+columns and units.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..._threads import limit_blas
+from ..._validation import check_param
+from ...errors import ConvergenceWarning
+from .checks import ALPHA_INIT, check_common, column_scale, frozen, warn_all_pruned
+from .design import Design, WithBias
+from .laplace import Laplace, ModeOptions, find_mode, laplace_log_evidence
+from .likelihood import Likelihood
+from .posterior import covariance_from_factor
+from .reestimation import LaplaceIterativeOptions, iterative_laplace
+from .results import LaplaceResult
+from .sequential import FastOptions, fast_laplace
+
+__all__ = ["fit_laplace"]
+
+Array = NDArray[np.float64]
+IntArray = NDArray[np.intp]
+#: Beta bound and tolerance handed to the sequential run, which has no beta here.
+NO_BETA = 1.0
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """The solver's answer over the usable columns: included pairs, their alpha, the mode."""
+
+    basis: IntArray
+    output: IntArray
+    alpha: Array
+    mode: Laplace
+    history: list
+    iterations: int
+    converged: bool
+
+
+def fit_laplace(likelihood: Likelihood, design: Design, T: Array, method: str, *, bias: bool, alpha_max: float,
+                tol: float, max_iter: int | None, max_newton: int, newton_tol: float, caller: str) -> LaplaceResult:
+    """Fit ``likelihood`` with targets ``T`` (N, O) on the columns of ``design``; ``caller`` names warnings."""
+    N = design.shape[0]
+    alpha_max, tol, max_iter = check_common(alpha_max, tol, max_iter, method, design.shape[1])
+    mode_opts = ModeOptions(int(check_param("max_newton", max_newton, "max_iter")),
+                            float(check_param("newton_tol", newton_tol, "tol")))
+    full = WithBias(design) if bias else design
+    _, norms = full.moments(np.zeros(N))
+    scale = column_scale(norms, N)
+    usable = np.flatnonzero(scale > 0.0)
+    Phi = full.columns(usable) * scale[usable]
+    with limit_blas(1):  # matrices of size M O: one thread is fastest
+        pairs = _solve(likelihood, Phi, T, method, tol, max_iter, alpha_max, mode_opts)
+        pairs, all_pruned = _keep_bias_if_empty(likelihood, Phi, T, pairs, bias, alpha_max, mode_opts)
+    if not pairs.converged:
+        warnings.warn(f"{caller} (method={method!r}) stopped at max_iter={max_iter} iterations before reaching "
+                      f"tol={tol:g}", ConvergenceWarning, stacklevel=3)
+    if all_pruned:
+        warn_all_pruned(bias)
+    return _in_caller_units(pairs, usable, scale, bias, method, all_pruned)
+
+
+def _solve(likelihood, Phi, T, method, tol, max_iter, alpha_max, mode_opts) -> _Pairs:
+    if method == "fast":
+        opts = FastOptions(tol, max_iter, alpha_max, NO_BETA, Phi.shape[1] * T.shape[1], NO_BETA,
+                           restarts=0, update_beta=False)
+        out, mode = fast_laplace(likelihood, Phi, T, opts, mode_opts)
+        basis, output = np.divmod(out.active, T.shape[1])
+        return _Pairs(basis, output, out.alpha, mode, list(out.log_evidence), out.iterations, out.converged)
+    out = iterative_laplace(likelihood, Phi, T, LaplaceIterativeOptions(method, tol, max_iter, alpha_max,
+                                                                        ALPHA_INIT, mode_opts))
+    return _Pairs(out.basis, out.output, out.alpha, out.mode, list(out.log_evidence), out.iterations, out.converged)
+
+
+def _keep_bias_if_empty(likelihood, Phi, T, pairs: _Pairs, bias, alpha_max, mode_opts) -> tuple[_Pairs, bool]:
+    """When every pair is pruned and there is a bias, keep it (alpha = alpha_max) for every output."""
+    if pairs.basis.size or not bias:
+        return pairs, pairs.basis.size == 0 and bias
+    O = T.shape[1]
+    basis, output, alpha = np.zeros(O, dtype=np.intp), np.arange(O, dtype=np.intp), np.full(O, alpha_max)
+    mode = find_mode(likelihood, Phi, basis, output, T, alpha, np.zeros(O), mode_opts)
+    history = pairs.history + [laplace_log_evidence(mode, alpha)]
+    return _Pairs(basis, output, alpha, mode, history, pairs.iterations, pairs.converged), True
+
+
+def _in_caller_units(pairs: _Pairs, usable, scale, bias, method, all_pruned) -> LaplaceResult:
+    """Map the pairs (function, output) back to the caller's columns: alpha / c^2, c w, c Sigma c.
+
+    ``alpha`` and ``mean`` are (B, O) over the kept functions (bias first)
+    and the outputs, inf and 0 where an output excludes a function;
+    ``covariance`` is (B O, B O) in output-major order.
+    """
+    kept = np.unique(pairs.basis)  # positions in ``usable``
+    basis = usable[kept]
+    B, O = kept.size, pairs.mode.Y.shape[1]
+    row = np.searchsorted(kept, pairs.basis)
+    c = scale[basis]
+    alpha, mean, cov = np.full((B, O), np.inf), np.zeros((B, O)), np.zeros((B * O, B * O))
+    alpha[row, pairs.output] = pairs.alpha / c[row] ** 2  # alpha (caller) = alpha / c^2
+    mean[row, pairs.output] = pairs.mode.w * c[row]  # w (caller) = c w
+    flat = pairs.output * B + row
+    Sigma = covariance_from_factor(pairs.mode.R)  # (7.113)
+    cov[np.ix_(flat, flat)] = Sigma * np.outer(c[row], c[row])
+    return LaplaceResult(
+        relevance=frozen((basis[basis > 0] - 1 if bias else basis).astype(np.intp)),
+        bias_used=bool(bias and B and basis[0] == 0),
+        alpha=frozen(alpha),
+        mean=frozen(mean),
+        covariance=frozen(cov),
+        log_evidence=frozen(np.asarray(pairs.history, dtype=np.float64)),
+        iterations=int(pairs.iterations),
+        converged=bool(pairs.converged),
+        method=method,
+        all_pruned=bool(all_pruned),
+    )

@@ -1,0 +1,309 @@
+"""The regression RVM (section 7.2.1): rvm_regression.
+
+t = Phi w + noise, noise ~ N(0, beta^-1 I), with the ARD prior
+w_i ~ N(0, alpha_i^-1) (7.80). The hyperparameters maximise the log evidence
+(7.85)
+
+    ln p(t | alpha, beta) = -1/2 { N ln 2pi + ln|C| + t^T C^-1 t },
+    C = beta^-1 I + Phi A^-1 Phi^T                                   (7.86)
+
+by one of three methods:
+
+``"fast"``    Algorithm 7.2 (Tipping and Faul, 2003): one alpha_i at a time,
+              each step the exact maximiser (7.101) of lambda(alpha_i) (7.97)
+              from q_i, s_i (7.104)-(7.107), with rank-one updates of Sigma
+              and m (gap 7.7); see ``sequential``. It starts from the empty
+              model and never decreases the evidence (with a flat prior).
+``"mackay"``  all alpha_i at once by (7.87)-(7.89) (Result 7.14), ``reestimation``.
+``"em"``      the EM updates of gap 7.6, ``reestimation``.
+
+Functions with alpha_i > ``alpha_max`` are pruned (alpha_i = inf). Gamma
+hyperpriors (Exercise 7.13) are optional; the default is flat. Units: see
+``checks``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..._threads import limit_blas
+from ..._validation import check_param, check_real_targets, check_same_length, fail
+from ...errors import ConvergenceWarning
+from .checks import (
+    ALPHA_INIT,
+    Method,
+    Units,
+    check_common,
+    check_design,
+    check_hyperprior,
+    check_method,
+    column_scale,
+    frozen,
+    target_scale,
+    warn_all_pruned,
+)
+from .design import Design, Scaled, WithBias
+from .posterior import gamma_of, log_evidence_star, posterior
+from .reestimation import IterativeOptions, iterative_regression
+from .results import RVMRegression
+from .sequential import FastOptions, fast_regression
+
+__all__ = ["rvm_regression"]
+
+Array = NDArray[np.float64]
+IntArray = NDArray[np.intp]
+#: Initial noise standard deviation, as a fraction of std(t) (Tipping and Faul's choice).
+INITIAL_NOISE_FRACTION = 0.1
+#: Default ``sweep_tol`` per training point (nats).
+SWEEP_TOL_PER_SAMPLE = 1e-3
+#: Up to this many basis functions, MacKay and EM run with one BLAS thread.
+SMALL_BASIS = 512
+
+
+def rvm_regression(
+    Phi: ArrayLike | Design,
+    t: ArrayLike,
+    method: Method = "fast",
+    *,
+    bias: bool = True,
+    alpha_max: float = 1e9,
+    tol: float = 1e-3,
+    max_iter: int | None = None,
+    beta_init: float | None = None,
+    noise_floor: float = 1e-6,
+    hyperprior: tuple[float, float, float, float] | Hyperprior | None = None,
+    pool_size: int = 2000,
+    beta_tol: float = 1e-2,
+    sweep_tol: float | None = None,
+    restarts: int = 5,
+) -> RVMRegression:
+    """Fit the regression RVM by maximising the evidence (7.85).
+
+    Parameters
+    ----------
+    Phi : array (N, M) or Design
+        Design matrix, Phi_ni = phi_i(x_n) (for the RVM proper, k(x_n, x_i),
+        (7.78)); a ``design.KernelDesign`` computes kernel columns on
+        demand so that the fast method never stores N x N.
+    t : array (N,)
+        Real targets.
+    method : {"fast", "mackay", "em"}
+    bias : bool
+        Add the constant basis function (reported apart from ``relevance``).
+    alpha_max : float
+        Pruning threshold on alpha_i, in units where t has unit variance and
+        every column unit mean square.
+    tol : float
+        Convergence tolerance in nats: the fast method stops when no single
+        step can raise the log evidence by more than ``tol`` (and ln beta
+        moves by less than ``beta_tol``); MacKay and EM stop when the
+        objective changes by less than ``tol`` between iterations.
+    max_iter : int or None
+        Iteration cap (None: max(10,000, 10 M) fast, 2,000 MacKay, 20,000 EM).
+    beta_init : float or None
+        Starting noise precision (None: noise std = 0.1 std(t)).
+    noise_floor : float
+        Lower bound on the noise variance beta^-1, relative to var(t).
+    hyperprior : None or (a, b, c, d)
+        Gam(beta | a, b) and Gam(alpha_i | c, d) of Exercise 7.13, in the
+        caller's units; None is flat (a = c = 1, b = d = 0). As Gamma
+        densities are not scale-invariant, a non-flat hyperprior makes the
+        solver work in the caller's units (no rescaling; ``alpha_max`` and
+        ``noise_floor`` then refer to the caller's units too).
+    pool_size : int
+        Fast method: candidates whose Gram matrix is held in memory
+        (pool_size^2 values); the whole basis when it has fewer functions.
+    beta_tol : float
+        Fast method: before each step the (7.88) estimate of beta is computed
+        from Sigma and m; beta is re-estimated (and Sigma, m, S, Q recomputed
+        from a Cholesky factor; rank-one updates in between) only when that
+        estimate would move ln beta by more than ``beta_tol``, and then when
+        the move's estimated gain outweighs the best alpha step's by the
+        relative cost of a re-estimation. Also the convergence tolerance on
+        ln beta.
+    sweep_tol : float or None
+        Fast method with a pool smaller than the basis: after the pool
+        converges, one pass over the whole basis computes the exact S_i, Q_i
+        of every function outside it, and those that would raise the evidence
+        by more than ``sweep_tol`` nats (None: 1e-3 N, at least ``tol``) are
+        brought into the pool. Each pass costs an N x N kernel evaluation, so
+        this threshold trades the last fractions of a nat for minutes.
+    restarts : int
+        Fast method: attempts to leave a local maximum where the noise
+        estimate is too high (beta doubled and held while the alpha steps
+        converge, then released; kept only if the evidence rises). Escapes
+        stop at the first one that raises the log evidence by less than
+        1 nat. 0 gives the plain Algorithm 7.2.
+
+    Returns
+    -------
+    RVMRegression
+
+    Warns
+    -----
+    ConvergenceWarning
+        When ``max_iter`` is reached before ``tol``.
+    AllPrunedWarning
+        When every basis function is pruned.
+    """
+    method = check_method(method)
+    design = check_design(Phi)
+    t = check_real_targets(t, "t")
+    N = design.shape[0]
+    check_same_length(np.empty((N, 0)), t, "Phi", "t")
+    alpha_max, tol, max_iter = check_common(alpha_max, tol, max_iter, method, design.shape[1])
+    prior = check_hyperprior(hyperprior)
+    problem = _scaled_problem(design, t, bias, prior, noise_floor, beta_init)
+    if method == "fast":
+        opts = FastOptions(
+            tol,
+            max_iter,
+            alpha_max,
+            problem.beta_max,
+            int(check_param("pool_size", pool_size, "max_iter")),
+            float(check_param("beta_tol", beta_tol, "tol")),
+            sweep_tol=_check_sweep_tol(sweep_tol, N),
+            restarts=_check_restarts(restarts),
+            prior=prior,
+        )
+        run = _run_fast(problem, opts)
+    else:
+        run = _run_iterative(problem, IterativeOptions(
+            method, tol, max_iter, alpha_max, problem.beta_max, ALPHA_INIT, prior))
+    if not run.converged:
+        warnings.warn(
+            f"rvm_regression (method={method!r}) stopped at max_iter={max_iter} iterations "
+            f"before reaching tol={tol:g}",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    with limit_blas(1):  # (R x R) matrices: one thread is fastest
+        return _regression_result(problem, run, method, alpha_max)
+
+
+def _check_sweep_tol(sweep_tol: float | None, N: int) -> float:
+    if sweep_tol is None:
+        return SWEEP_TOL_PER_SAMPLE * N
+    return float(check_param("sweep_tol", sweep_tol, "psd_tol"))
+
+
+def _check_restarts(restarts: object) -> int:
+    if isinstance(restarts, bool) or not isinstance(restarts, numbers.Integral) or restarts < 0:
+        raise fail("restarts", "a non-negative integer", restarts)
+    return int(restarts)
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """The regression problem in the solver's units."""
+
+    design: Design  # scaled, with the bias column first when ``bias``
+    t: Array  # t / t_scale
+    PhiTt: Array  # Phi^T t, every column
+    norms: Array  # ||phi_i||^2, every column
+    units: Units
+    bias: bool
+    beta0: float
+    beta_max: float
+
+
+def _scaled_problem(design, t, bias, prior, noise_floor, beta_init) -> _Problem:
+    """Targets of unit variance, columns of unit mean square (flat prior), one pass over Phi."""
+    N = t.shape[0]
+    full = WithBias(design) if bias else design
+    t_scale = target_scale(t) if prior.flat else 1.0  # Gamma densities are not scale-invariant
+    t_s = t / t_scale
+    PhiTt, norms = full.moments(t_s)
+    scale = column_scale(norms, N) if prior.flat else (norms > 0).astype(np.float64)
+    beta_max = 1.0 / float(check_param("noise_floor", noise_floor, "C"))
+    beta0 = min(_initial_beta(beta_init, t_scale), beta_max)
+    return _Problem(Scaled(full, scale), t_s, PhiTt * scale, norms * scale**2, Units(scale, t_scale),
+                    bool(bias), beta0, beta_max)
+
+
+@dataclass(frozen=True)
+class _RunResult:
+    active: IntArray  # columns of the scaled design
+    alpha: Array
+    beta: float
+    history: Array
+    iterations: int
+    converged: bool
+    sweeps: int
+
+
+def _run_fast(problem: _Problem, opts: FastOptions) -> _RunResult:
+    out = fast_regression(problem.design, problem.t, problem.PhiTt, problem.norms,
+                          problem.units.usable, problem.beta0, opts)
+    return _RunResult(out.active, out.alpha, out.beta, out.log_evidence, out.iterations,
+                      out.converged, out.sweeps)
+
+
+def _run_iterative(problem: _Problem, opts: IterativeOptions) -> _RunResult:
+    usable = problem.units.usable
+    Phi_u = problem.design.columns(usable)
+    threads = 1 if usable.size <= SMALL_BASIS else None  # small matrices: one BLAS thread
+    with limit_blas(threads):
+        out = iterative_regression(Phi_u.T @ Phi_u, problem.PhiTt[usable], float(problem.t @ problem.t),
+                                   problem.t.shape[0], problem.beta0, opts)
+    return _RunResult(usable[out.active], out.alpha, out.beta, out.log_evidence, out.iterations,
+                      out.converged, 0)
+
+
+def _initial_beta(beta_init: float | None, t_scale: float) -> float:
+    if beta_init is None:
+        return 1.0 / INITIAL_NOISE_FRACTION**2
+    return float(check_param("beta_init", beta_init, "C")) * t_scale**2
+
+
+def _regression_result(problem: _Problem, run: _RunResult, method: str, alpha_max: float) -> RVMRegression:
+    """Final posterior from a fresh factorisation, mapped back to the caller's units."""
+    order = np.argsort(run.active, kind="stable")
+    active, alpha = np.asarray(run.active)[order], np.asarray(run.alpha)[order]
+    all_pruned = active.size == 0
+    if all_pruned:
+        warn_all_pruned(problem.bias)
+        if problem.bias:
+            active, alpha = np.array([0]), np.array([alpha_max])
+    post, final = _final_posterior(problem, active, alpha, run.beta)
+    history = np.append(np.asarray(run.history, dtype=np.float64)[:-1], final)
+    units = problem.units
+    shift = problem.t.shape[0] * math.log(units.t_scale)  # ln p(t) = ln p(t / s) - N ln s
+    D = units.t_scale * units.scale[active]  # w_i (caller) = t_scale c_i w_i (solver)
+    return RVMRegression(
+        relevance=frozen((active[active > 0] - 1 if problem.bias else active).astype(np.intp)),
+        bias_used=bool(problem.bias and active.size and active[0] == 0),
+        alpha=frozen(alpha / D**2),
+        beta=float(run.beta / units.t_scale**2),
+        mean=frozen(post.m * D),
+        covariance=frozen(post.Sigma * np.outer(D, D)),
+        gamma=frozen(gamma_of(alpha, np.diag(post.Sigma))),
+        log_evidence=frozen(history - shift),
+        iterations=int(run.iterations),
+        converged=bool(run.converged),
+        method=method,
+        all_pruned=all_pruned,
+        sweeps=int(run.sweeps),
+    )
+
+
+def _final_posterior(problem: _Problem, active: IntArray, alpha: Array, beta: float):
+    """Result 7.12 over the kept columns and the evidence (*) there (solver units)."""
+    Phi_a = problem.design.columns(active)
+    t = problem.t
+    post = posterior(Phi_a.T @ Phi_a, Phi_a.T @ t, alpha, beta)
+    if not active.size:
+        return post, _empty_evidence(t, beta)
+    E_D = float(np.sum((t - Phi_a @ post.m) ** 2))
+    return post, log_evidence_star(t.shape[0], beta, alpha, post, E_D)
+
+
+def _empty_evidence(t_s: Array, beta: float) -> float:
+    N = t_s.shape[0]
+    return 0.5 * (N * math.log(beta) - N * math.log(2.0 * math.pi) - beta * float(t_s @ t_s))

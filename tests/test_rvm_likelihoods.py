@@ -1,0 +1,277 @@
+"""The RVM's likelihoods: one interface, one Algorithm 7.2, and the Poisson RVM.
+
+Every expected value is computed independently here (dense N x N matrices,
+numpy's solve of the Hessian, scikit-learn's PoissonRegressor), never copied
+from the solver.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from scipy.special import expit
+from sklearn.base import clone
+from sklearn.linear_model import PoissonRegressor
+
+from sparsekernel import datasets
+from sparsekernel.errors import ValidationError
+from sparsekernel.estimators.rvm import PoissonRVR
+from sparsekernel.kernels import RBF
+from sparsekernel.solvers.rvm import (
+    Bernoulli,
+    Gaussian,
+    Likelihood,
+    Poisson,
+    Softmax,
+    laplace,
+    rvm_classification,
+    rvm_poisson,
+    rvm_regression,
+    sequential,
+)
+from sparsekernel.solvers.rvm.design import DenseDesign
+from sparsekernel.solvers.rvm.posterior import log_evidence_direct
+
+LIKELIHOODS = [Gaussian(2.0), Bernoulli(), Softmax(3), Poisson()]
+N_COUNTS = 200
+
+
+def counts(seed: int, offset: float, N: int = N_COUNTS):
+    """Counts t_n ~ Poisson(exp(offset + sin(1.5 x_n))), x_n ~ U(-3, 3); the RBF width of gamma = "scale"."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-3, 3, size=(N, 1))
+    rate = np.exp(offset + np.sin(1.5 * X[:, 0]))
+    return X, rng.poisson(rate), rate, RBF(1.0 / X.var())(X)
+
+
+def lam(alpha, s, q):
+    """lambda(alpha) of (7.97)."""
+    return 0.5 * (math.log(alpha) - math.log(alpha + s) + q * q / (alpha + s))
+
+
+def kept(result, Phi):
+    """The kept columns of Phi, bias first."""
+    cols = [np.ones(Phi.shape[0])] if result.bias_used else []
+    return np.column_stack(cols + [Phi[:, result.relevance]])
+
+
+# ---------------------------------------------------------------------------
+# one interface
+# ---------------------------------------------------------------------------
+
+
+def test_likelihoods_implement_one_interface():
+    """Every likelihood is a Likelihood; the base is abstract; each class implements all its methods."""
+    assert inspect.isabstract(Likelihood)
+    with pytest.raises(TypeError):
+        Likelihood()
+    assert Likelihood.__abstractmethods__ == {"targets", "mean", "log_likelihood", "curvature"}
+    for lik in LIKELIHOODS:
+        assert isinstance(lik, Likelihood) and not inspect.isabstract(type(lik))
+
+
+@pytest.mark.parametrize("lik", LIKELIHOODS, ids=lambda lik: type(lik).__name__)
+def test_residual_and_curvature_are_the_derivatives_of_the_log_likelihood(lik):
+    """d ln p / da = residual(t, y) and -d^2 ln p / da da^T = B, by central differences."""
+    rng = np.random.default_rng(0)
+    O = 3 if isinstance(lik, Softmax) else 1
+    a = rng.normal(size=(1, O))
+    raw = {Gaussian: rng.normal(size=1), Bernoulli: [1.0], Softmax: [2], Poisson: [3]}[type(lik)]
+    T = lik.targets(raw)
+    h = 1e-5
+    grad = np.array([(lik.log_likelihood(a + h * e, T) - lik.log_likelihood(a - h * e, T)) / (2 * h)
+                     for e in np.eye(O)[:, None, :]])
+    hess = np.array([[(lik.log_likelihood(a + h * (ei + ej), T) - lik.log_likelihood(a + h * (ei - ej), T)
+                       - lik.log_likelihood(a - h * (ei - ej), T) + lik.log_likelihood(a - h * (ei + ej), T))
+                      / (4 * h * h) for ej in np.eye(O)[:, None, :]] for ei in np.eye(O)[:, None, :]])
+    Y = lik.mean(a)
+    np.testing.assert_allclose(lik.residual(T, Y)[0], grad, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(lik.curvature(Y)[0], -hess, rtol=1e-4, atol=1e-6)
+
+
+def test_the_laplace_approximation_of_the_gaussian_is_exact():
+    """With the Gaussian likelihood the IRLS mode is (7.82), Sigma^-1 = A + beta Phi^T Phi (7.83) and the
+    Laplace evidence (7.114) equals (7.85) computed with the N x N matrix C."""
+    rng = np.random.default_rng(1)
+    Phi = rng.normal(size=(30, 5))
+    t = Phi @ rng.normal(size=5) + 0.3 * rng.normal(size=30)
+    alpha, beta = rng.uniform(0.5, 3.0, size=5), 4.0
+    mode = laplace.find_mode(Gaussian(beta), Phi, np.arange(5), np.zeros(5, dtype=np.intp), t[:, None], alpha,
+                             np.zeros(5), laplace.ModeOptions())
+    H = np.diag(alpha) + beta * Phi.T @ Phi
+    np.testing.assert_allclose(mode.w, np.linalg.solve(H, beta * Phi.T @ t), rtol=1e-9)
+    np.testing.assert_allclose(mode.R.T @ mode.R, H, rtol=1e-12)
+    assert laplace.laplace_log_evidence(mode, alpha) == pytest.approx(log_evidence_direct(Phi, t, alpha, beta),
+                                                                     rel=1e-10)
+
+
+# ---------------------------------------------------------------------------
+# one Algorithm 7.2
+# ---------------------------------------------------------------------------
+
+
+def test_every_likelihood_is_fitted_by_the_one_sequential_routine(monkeypatch):
+    """Gaussian, Bernoulli, softmax and Poisson fits all run ``sequential.converge`` and take their steps
+    through ``sequential.best_step`` (Result 7.18); the non-Gaussian ones on the relinearised problem."""
+    runs, steps = [], []
+    converge, best_step = sequential.converge, sequential.best_step
+
+    def spy_converge(run, basis, opts, sweeps=True):
+        model = run.model
+        runs.append(type(model.likelihood).__name__ if isinstance(model, sequential.Relinearised) else "Gaussian")
+        return converge(run, basis, opts, sweeps)
+
+    def spy_step(state, opts):
+        steps.append(runs[-1])
+        return best_step(state, opts)
+
+    monkeypatch.setattr(sequential, "converge", spy_converge)
+    monkeypatch.setattr(sequential, "best_step", spy_step)
+    X, t = datasets.sinusoid(n=30)
+    rvm_regression(RBF(10.0)(X), t)
+    Xc, tc = datasets.ripley_mixture(n=60, seed=2)
+    rvm_classification(RBF(0.45)(Xc), (tc > 0).astype(int))
+    rvm_classification(RBF(0.45)(Xc), np.arange(60) % 3)
+    _, y, _, K = counts(0, 1.0, N=60)
+    rvm_poisson(K, y)
+    assert set(runs) == {"Gaussian", "Bernoulli", "Softmax", "Poisson"}
+    assert set(steps) == set(runs)
+
+
+def test_relinearised_steps_with_the_gaussian_are_the_conjugate_steps():
+    """Algorithm 7.2 through a new Laplace mode after each step (``fast_laplace``) with the Gaussian at a fixed
+    beta takes the rank-one path's steps (``fast_regression``): the same functions in the same order, the same
+    alphas, and a history of (7.114) equal to that of (7.85) (the Laplace approximation is exact there)."""
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-2, 2, size=(60, 1))
+    t = np.sin(2 * X[:, 0]) + 0.2 * rng.normal(size=60)
+    K = RBF(1.0)(X)
+    K = K / np.sqrt(np.mean(K**2, axis=0))
+    beta = 25.0
+    opts = sequential.FastOptions(1e-6, 1000, 1e9, 1e6, 60, 1e-2, restarts=0, update_beta=False)
+    exact = sequential.fast_regression(DenseDesign(K), t, K.T @ t, np.sum(K**2, axis=0), np.arange(60), beta, opts)
+    relin, _ = sequential.fast_laplace(Gaussian(beta), K, t[:, None], opts, laplace.ModeOptions())
+    assert exact.active.size >= 3
+    np.testing.assert_array_equal(relin.active, exact.active)
+    np.testing.assert_allclose(relin.alpha, exact.alpha, rtol=1e-8)
+    np.testing.assert_allclose(relin.log_evidence, exact.log_evidence, rtol=1e-10)
+
+
+def test_bernoulli_mode_is_stationary_and_sigma_is_the_inverse_hessian():
+    """At the returned alpha: Phi^T (t - sigma(Phi w*)) = A w* (7.110), (7.112), and
+    Sigma = (Phi^T B Phi + A)^-1 (7.113) by numpy's solve of the Hessian."""
+    X, t = datasets.ripley_mixture(n=120, seed=3)
+    K = RBF(0.45)(X)
+    labels = (t > 0).astype(float)
+    r = rvm_classification(K, labels)
+    Phi, w, alpha = kept(r, K), r.mean[:, 0], r.alpha[:, 0]
+    y = expit(Phi @ w)
+    residual = Phi.T @ (labels - y) - alpha * w
+    assert np.linalg.norm(residual) <= 1e-8 * np.linalg.norm(alpha * w)
+    H = Phi.T @ ((y * (1 - y))[:, None] * Phi) + np.diag(alpha)
+    np.testing.assert_allclose(r.covariance, np.linalg.solve(H, np.eye(H.shape[0])), rtol=1e-8, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# the Poisson RVM
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("offset", [0.0, 1.5, 3.0])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_poisson_mode_is_stationary_and_sigma_is_the_inverse_hessian(seed, offset):
+    """Phi^T (t - exp(Phi w)) = A w at the returned alpha, and Sigma = (Phi^T diag(exp(Phi w)) Phi + A)^-1."""
+    _, y, _, K = counts(seed, offset)
+    r = rvm_poisson(K, y)
+    Phi = kept(r, K)
+    mu = np.exp(Phi @ r.mean)
+    Aw = r.alpha * r.mean
+    assert np.linalg.norm(Phi.T @ (y - mu) - Aw) <= 1e-7 * np.linalg.norm(Aw)
+    H = Phi.T @ (mu[:, None] * Phi) + np.diag(r.alpha)
+    np.testing.assert_allclose(r.covariance, np.linalg.solve(H, np.eye(H.shape[0])), rtol=1e-8, atol=1e-12)
+    assert r.converged and np.all(np.diff(r.log_evidence) >= -1e-8 * np.abs(r.log_evidence[1:]))
+
+
+@pytest.mark.parametrize("offset", [0.0, 1.5, 3.0])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_poisson_rate_beats_poisson_regressor_with_far_fewer_functions(seed, offset):
+    """Mean absolute error of the rate against the true rate: below scikit-learn's PoissonRegressor (default
+    regularisation) on the same N kernel columns, with at most a tenth of them."""
+    _, y, rate, K = counts(seed, offset)
+    r = rvm_poisson(K, y)
+    ours = np.mean(np.abs(r.rate(K[:, r.relevance]) - rate))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # lbfgs may stop at its own max_iter
+        peer = PoissonRegressor().fit(K, y)
+    theirs = np.mean(np.abs(peer.predict(K) - rate))
+    assert ours < theirs
+    assert r.relevance.size + r.bias_used <= N_COUNTS // 10
+    assert np.count_nonzero(peer.coef_) == N_COUNTS
+
+
+def test_poisson_fit_is_an_evidence_maximum_of_the_effective_problem():
+    """With C = B^-1 + Phi A^-1 Phi^T (7.119) and t_hat (7.117) at the mode, dense: every kept alpha_i is
+    (7.101) from s_i, q_i of C_-i (to the step's tolerance in lambda (7.97)), and no excluded function gains
+    more than tol (q^2 > s only barely)."""
+    _, y, _, K = counts(3, 1.0, N=120)
+    tol = 1e-8
+    r = rvm_poisson(K, y, tol=tol)
+    Phi_all = np.column_stack([np.ones(K.shape[0]), K])
+    idx = np.concatenate([[0] if r.bias_used else [], r.relevance + 1]).astype(int)
+    Phi = Phi_all[:, idx]
+    mu = np.exp(Phi @ r.mean)
+    t_hat = Phi @ r.mean + (y - mu) / mu  # (7.117)
+
+    def s_q(others, cols):  # (7.98)-(7.99) of the columns cols with C = B^-1 + Phi A^-1 Phi^T (7.119) over others
+        C = np.diag(1 / mu) + (Phi[:, others] / r.alpha[others]) @ Phi[:, others].T
+        Z = np.linalg.solve(C, np.column_stack([cols, t_hat]))
+        return np.einsum("ne,ne->e", cols, Z[:, :-1]), cols.T @ Z[:, -1]
+
+    for k, i in enumerate(idx):
+        s, q = (float(v[0]) for v in s_q(idx != i, Phi_all[:, [i]]))  # C_-i
+        best = s**2 / (q**2 - s)  # (7.101)
+        assert r.alpha[k] == pytest.approx(best, rel=1e-3)
+        assert lam(best, s, q) - lam(r.alpha[k], s, q) <= 10 * tol  # the step left would gain below tol
+    excluded = np.setdiff1d(np.arange(Phi_all.shape[1]), idx)
+    S, Q = s_q(np.ones(idx.size, dtype=bool), Phi_all[:, excluded])  # alpha_i = inf: s = S, q = Q
+    x = Q**2 / S
+    assert np.all((x <= 1) | (0.5 * (x - 1 - np.log(np.maximum(x, 1))) <= 10 * tol))  # Result 7.18(c)
+
+
+@pytest.mark.parametrize("method", ["mackay", "em"])
+def test_poisson_iterative_methods_reach_a_stationary_mode(method):
+    _, y, rate, K = counts(4, 1.0, N=80)
+    r = rvm_poisson(K, y, method, tol=1e-5, max_iter=5000)
+    Phi = kept(r, K)
+    Aw = r.alpha * r.mean
+    assert np.linalg.norm(Phi.T @ (y - np.exp(Phi @ r.mean)) - Aw) <= 1e-7 * np.linalg.norm(Aw)
+    assert np.mean(np.abs(r.rate(K[:, r.relevance]) - rate)) < 0.5 * np.mean(rate)
+
+
+@pytest.mark.parametrize("bad, shown", [(-1, "-1.0"), (0.5, "0.5"), (np.nan, "nan"), (np.inf, "inf")])
+def test_bad_counts_name_the_argument_the_domain_and_the_value(bad, shown):
+    X, y, _, K = counts(0, 1.0, N=20)
+    y = y.astype(float)
+    y[7] = bad
+    message = rf"must be non-negative integer counts; got {shown} at index 7"
+    with pytest.raises(ValidationError, match="^t " + message):
+        rvm_poisson(K, y)
+    with pytest.raises(ValidationError, match="^y " + message):
+        PoissonRVR().fit(X, y)
+
+
+def test_poisson_estimator_fits_predicts_clones_and_pickles():
+    X, y, rate, _ = counts(5, 1.0, N=100)
+    model = PoissonRVR()
+    assert model.fit(X, y) is model
+    assert model.predict(X).shape == (100,) and np.all(model.predict(X) > 0)
+    assert np.mean(np.abs(model.predict(X) - rate)) < 0.25 * np.mean(rate)
+    K = model.relevance_vectors_.size + int(model.bias_used_)
+    assert model.alpha_.shape == model.mean_.shape == (K,) and model.covariance_.shape == (K, K)
+    assert clone(model).get_params() == model.get_params()
+    np.testing.assert_allclose(pickle.loads(pickle.dumps(model)).predict(X), model.predict(X))
