@@ -2,7 +2,8 @@
 
 - ``svm``: ``SVC``, ``NuSVC``, ``SVR``, ``NuSVR``, ``OneClassSVM`` (the SMO by
   default, any method of ``formulations.solve`` by ``solver=``);
-- ``rvm``: ``RVR`` and ``RVC`` (``solvers.rvm``), loaded on first use;
+- ``rvm``: ``RVR``, ``RVC`` and ``PoissonRVR`` (``solvers.rvm``: Gaussian, Bernoulli or softmax,
+  and Poisson likelihoods), loaded on first use;
 - ``probability``: Platt scaling (7.43) and the pairwise coupling of
   one-versus-one probabilities.
 """
@@ -11,12 +12,12 @@ from typing import Any
 
 from .svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
 
-__all__ = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM", "RVR", "RVC"]
+__all__ = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM", "RVR", "RVC", "PoissonRVR"]
 
 
 def __getattr__(name: str) -> Any:
     """The RVM estimators on first use (PEP 562): the SVMs' users do not load the RVM."""
-    if name in ("RVR", "RVC"):
+    if name in ("RVR", "RVC", "PoissonRVR"):
         from . import rvm
 
         return getattr(rvm, name)

@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from .._validation import check_same_length
+from ..validation import check_same_length
 from ..errors import ValidationError
 from ..solvers.rvm import (
     moderated_logits,

@@ -15,12 +15,13 @@ from .direct import solve_standard_qp
 from .smo import smo
 from .standard_qp import QPResult, StandardQP
 
-__all__ = ["StandardQP", "QPResult", "smo", "solve_standard_qp", "rvm_regression", "rvm_classification"]
+__all__ = ["StandardQP", "QPResult", "smo", "solve_standard_qp", "rvm_regression", "rvm_classification",
+           "rvm_poisson"]
 
 
 def __getattr__(name: str) -> Any:
-    """``rvm_regression`` and ``rvm_classification`` on first use (PEP 562)."""
-    if name in ("rvm_regression", "rvm_classification"):
+    """``rvm_regression``, ``rvm_classification`` and ``rvm_poisson`` on first use (PEP 562)."""
+    if name in ("rvm_regression", "rvm_classification", "rvm_poisson"):
         from . import rvm
 
         return getattr(rvm, name)

@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..._validation import check_matrix, check_param, fail
+from ...validation import check_matrix, check_param, fail
 from .design import Design, DenseDesign, as_design
 from .posterior import Hyperprior
 from .results import AllPrunedWarning

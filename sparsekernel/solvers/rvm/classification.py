@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..._validation import check_real_targets, check_same_length, fail
+from ...validation import check_real_targets, check_same_length, fail
 from ...errors import ValidationError
 from .checks import Method, check_design, check_method
 from .design import Design

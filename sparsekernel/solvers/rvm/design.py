@@ -25,7 +25,7 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
-from ..._validation import fail
+from ...validation import fail
 from ...kernels import RBF, Kernel, make_kernel
 from ._loops import assemble_gram
 

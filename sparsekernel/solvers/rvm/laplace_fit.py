@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._threads import limit_blas
-from ..._validation import check_param
+from ...validation import check_param
 from ...errors import ConvergenceWarning
 from .checks import ALPHA_INIT, check_common, column_scale, frozen, warn_all_pruned
 from .design import Design, WithBias

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, log_expit, logsumexp
 
-from ..._validation import check_real_targets, fail
+from ...validation import check_real_targets, fail
 
 __all__ = ["Likelihood", "Gaussian", "Bernoulli", "Softmax"]
 

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
-from ..._validation import check_same_length, fail
+from ...validation import check_same_length, fail
 from ...errors import ValidationError
 from .checks import Method, check_design, check_method, frozen
 from .design import Design

@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..._threads import limit_blas
-from ..._validation import check_param, check_real_targets, check_same_length, fail
+from ...validation import check_param, check_real_targets, check_same_length, fail
 from ...errors import ConvergenceWarning
 from .checks import (
     ALPHA_INIT,
@@ -49,7 +49,7 @@ from .checks import (
     warn_all_pruned,
 )
 from .design import Design, Scaled, WithBias
-from .posterior import gamma_of, log_evidence_star, posterior
+from .posterior import Hyperprior, gamma_of, log_evidence_star, posterior
 from .reestimation import IterativeOptions, iterative_regression
 from .results import RVMRegression
 from .sequential import FastOptions, fast_regression

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..._validation import check_matrix
+from ...validation import check_matrix
 
 __all__ = [
     "AllPrunedWarning",
