@@ -23,7 +23,7 @@ from ..formulations.solve import matched_tol
 from ..kernels import RBF, Linear
 from ..methods import solve_by
 
-__all__ = ["ApiError", "handle_svm", "handle_rvm", "MAX_POINTS", "SVM_METHODS"]
+__all__ = ["ApiError", "handle_svm", "handle_rvm", "machine_options", "MAX_POINTS", "SVM_METHODS"]
 
 MAX_POINTS = 5000
 MAX_GRID = 120
@@ -39,6 +39,16 @@ class ApiError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+def machine_options() -> str:
+    """The SVM page's machine menu, from what each machine declares (label, task, hyperparameters)."""
+    from html import escape
+
+    return "".join(
+        f'<option value="{escape(name)}" data-task="{escape(cls.task)}" data-params="{escape(" ".join(cls._hyper_names))}">'
+        f"{escape(cls.demo_label)}</option>"
+        for name, cls in SVM_MACHINES.items() if cls.demo_label)
 
 
 # -- request fields --------------------------------------------------------------------------

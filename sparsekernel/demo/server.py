@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlparse
 
-from .api import ApiError, handle_rvm, handle_svm
+from .api import ApiError, handle_rvm, handle_svm, machine_options
 from .presets import RVM_PRESETS, SVM_PRESETS, rvm_preset, svm_preset
 
 __all__ = ["make_server", "serve", "MAX_BODY"]
@@ -105,6 +105,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send_response(HTTPStatus.NO_CONTENT)
             self.end_headers()
             return
+        if path == "/svm":          # the machine menu comes from the machines' declarations
+            page = (STATIC / PAGES[path]).read_text().replace("<!-- machine options -->", machine_options())
+            return self._send(200, page.encode(), CONTENT_TYPES[".html"])
         if path in PAGES:
             return self._file(STATIC / PAGES[path])
         if path.startswith("/static/"):

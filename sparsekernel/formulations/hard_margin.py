@@ -48,6 +48,7 @@ class HardMarginSVC(BinaryMachine):
 
     name = "HardMarginSVC"
     cli_name = "hard"
+    demo_label = "hard margin"
     _hyper_names = ()
 
     def __init__(self, X: ArrayLike, t: ArrayLike, kernel: Kernel | str = Linear(), psd_tol: float = 1e-8) -> None:

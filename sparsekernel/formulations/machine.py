@@ -246,7 +246,7 @@ class Machine(abc.ABC):
 
     What a machine may declare (defaults here):
 
-    ``name``, ``cli_name`` (the command line's and the demo's name), ``task``
+    ``name``, ``cli_name`` (the command line's and the demo's name), ``demo_label``, ``task``
     ("classification", "regression" or "novelty"; it sets ``category_names``),
     ``_recovery`` (what the notes' formulas supply for a dual solve),
     ``libsvm_twin`` and the ``libsvm_*`` hooks (see ``formulations.libsvm``),
@@ -258,8 +258,10 @@ class Machine(abc.ABC):
     """
 
     name: ClassVar[str] = "Machine"
-    #: command-line name
+    #: command-line name (also the demo's)
     cli_name: ClassVar[str] = ""
+    #: the demo page's name for it ("" keeps it off the page)
+    demo_label: ClassVar[str] = ""
     #: "classification", "regression" or "novelty"
     task: ClassVar[str] = "classification"
     #: scikit-learn's class (in ``sklearn.svm``) that solves the same problem with LIBSVM, if any

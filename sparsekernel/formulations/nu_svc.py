@@ -55,6 +55,7 @@ class NuSVC(BinaryMachine):
 
     name = "NuSVC"
     cli_name = "nu-svc"
+    demo_label = "nu-SVC"
     libsvm_twin = "NuSVC"
     _hyper_names = ("nu",)
     #: relative size below which rho counts as zero (a degenerate, infeasible nu)

@@ -60,6 +60,7 @@ class NuSVR(RegressionMachine):
 
     name = "NuSVR"
     cli_name = "nu-svr"
+    demo_label = "nu-SVR"
     libsvm_twin = "NuSVR"
     _hyper_names = ("C", "nu")
 

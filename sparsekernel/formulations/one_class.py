@@ -48,6 +48,7 @@ class OneClassSVM(NoveltyMachine):
 
     name = "OneClassSVM"
     cli_name = "one-class"
+    demo_label = "one-class SVM"
     libsvm_twin = "OneClassSVM"
 
     def __init__(self, X: ArrayLike, kernel: Kernel | str = RBF(1.0), nu: float = 0.5,

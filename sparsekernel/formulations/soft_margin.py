@@ -59,6 +59,7 @@ class SoftMarginSVC(BinaryMachine):
 
     name = "SoftMarginSVC"
     cli_name = "soft"
+    demo_label = "soft margin (C-SVC)"
     libsvm_twin = "SVC"
     _hyper_names = ("C", "class_weight")
 

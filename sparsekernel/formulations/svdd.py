@@ -48,6 +48,7 @@ class SVDD(NoveltyMachine):
 
     name = "SVDD"
     cli_name = "svdd"
+    demo_label = "SVDD"
     #: its primal is a second-order cone problem, which Clarabel solves to its default 1e-8
     primal_tol = 1e-5
 

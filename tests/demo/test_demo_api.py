@@ -137,3 +137,19 @@ def test_api_error_carries_its_status() -> None:
     with pytest.raises(ApiError) as info:
         handle_svm({"machine": "hard", "kernel": "linear", "points": [[0, 0, 1], [0, 0, -1]]})
     assert info.value.status == 422
+
+
+def test_the_svm_page_lists_every_machine_by_its_declarations(server) -> None:
+    """The menu is written from each machine's demo_label, task and hyperparameters: a machine
+    added to formulations.MACHINES with a label appears without editing the page."""
+    import re
+
+    from sparsekernel.formulations import MACHINES
+
+    with urllib.request.urlopen(server + "/svm", timeout=10) as page:
+        html = page.read().decode()
+    options = re.findall(r'<option value="([^"]+)" data-task="([^"]+)" data-params="([^"]*)">([^<]+)</option>',
+                         html)
+    expected = [(name, cls.task, " ".join(cls._hyper_names), cls.demo_label)
+                for name, cls in MACHINES.items() if cls.demo_label]
+    assert options == expected and len(expected) == len(MACHINES)

@@ -1,8 +1,11 @@
 "use strict";
 // The SVM page: points, sliders, the decision field, the KKT table and the SMO's steps.
 (() => {
-  const TASK = { soft: "classification", "nu-svc": "classification", hard: "classification",
-                 "eps-svr": "regression", "nu-svr": "regression", "one-class": "novelty" };
+  // each machine's task and hyperparameters, as the server wrote them into the menu
+  const MENU = [...document.querySelectorAll("#machine option")];
+  const TASK = Object.fromEntries(MENU.map((o) => [o.value, o.dataset.task]));
+  const PARAMS = Object.fromEntries(MENU.map((o) => [o.value, o.dataset.params.split(" ")]));
+  const has = (name) => (PARAMS[state.machine] || []).includes(name);
   const CASE_COLORS = {
     "not a support vector": "#bdbdbd", "on the margin": "#ffd54f", "inside the margin": "#ff9800",
     "misclassified": "#8e24aa", "inside the tube": "#bdbdbd", "on the tube": "#ffd54f",
@@ -49,7 +52,7 @@
       }
     }
     if (result && result.curve) {
-      const eps = state.machine === "eps-svr" ? state.epsilon : result.epsilon || 0;
+      const eps = has("epsilon") ? state.epsilon : result.epsilon || 0;
       const ys = result.curve.y;
       plot.band(result.curve.x, ys.map((y) => y - eps), ys.map((y) => y + eps), "rgba(214,39,40,0.14)");
       plot.curve(result.curve.x, ys, { color: Demo.COLORS.red, width: 2.2 });
@@ -164,9 +167,9 @@
     }
     $("gamma-text").value = state.gamma;
     const t = task();
-    $("C").parentElement.style.display = ["soft", "eps-svr", "nu-svr"].includes(state.machine) ? "" : "none";
-    $("nu").parentElement.style.display = ["nu-svc", "nu-svr", "one-class"].includes(state.machine) ? "" : "none";
-    $("epsilon").parentElement.style.display = state.machine === "eps-svr" ? "" : "none";
+    $("C").parentElement.style.display = has("C") ? "" : "none";
+    $("nu").parentElement.style.display = has("nu") ? "" : "none";
+    $("epsilon").parentElement.style.display = has("epsilon") ? "" : "none";
     $("gamma").parentElement.style.display = state.kernel === "rbf" ? "" : "none";
     $("gamma-text").parentElement.style.display = state.kernel === "rbf" ? "" : "none";
     document.title = `sparsekernel · ${t === "regression" ? "SVM regression" : "support vector machines"}`;
@@ -193,7 +196,7 @@
     const answer = await Demo.post("/api/load", { format, content: await file.text() });
     if (!answer.ok) { Demo.message(answer.data.error, "error"); return; }
     const pts = answer.data.points;
-    if (answer.data.inputs === 1) { state.machine = ["eps-svr", "nu-svr"].includes(state.machine) ? state.machine : "eps-svr"; state.points = pts; }
+    if (answer.data.inputs === 1) { state.machine = task() === "regression" ? state.machine : "eps-svr"; state.points = pts; }
     else {
       const labels = [...new Set(pts.map((p) => p[2]))].sort((a, b) => a - b);
       state.points = pts.map((p) => [p[0], p[1], p[2] === labels[labels.length - 1] ? 1 : -1]);
