@@ -152,9 +152,15 @@ class Formulation:
         (lower, upper). Constraints the notes do not number are keyed by a
         short name (``"margin"``, ``"xi>=0"``).
     parameters : dict[str, cvxpy.Parameter]
-        Hyperparameters (and derived ones such as ``"1/(nu N)"``); they are
-        refreshed from the machine before each solve, so a re-solve after
-        ``machine.set_params`` reuses cvxpy's compiled problem.
+        Hyperparameters (and derived ones such as ``"1/(nu N)"``). They are the
+        truth while you hold them: a value you set on a hyperparameter's own
+        Parameter (``f.parameters["C"].value = 4.0``) is taken into the machine
+        at the next ``solve`` (as ``machine.set_params(C=4.0)``), so that the
+        Solution, its recovered slacks and its KKT check all use it; a change
+        made through ``machine.set_params`` since the last solve is pushed into
+        the Parameters. Derived Parameters are read-only: setting one raises
+        ValidationError naming the hyperparameter to set instead. Either way a
+        re-solve reuses cvxpy's compiled problem.
     kind : {"primal", "dual", "hinge"}
     quadratic_form : {"psd_wrap", "factor", "features"}
         How the quadratic term is stated.
@@ -179,6 +185,25 @@ class Formulation:
         self.parameters = parameters
         self.quadratic_form = quadratic_form
         self.solver_defaults = {**SOLVER_DEFAULTS, **(solver_defaults or {})}
+        self._pushed = self._values()
+
+    def _values(self) -> dict[str, Any]:
+        return {key: np.array(p.value, copy=True) for key, p in self.parameters.items()}
+
+    def _synchronise(self) -> None:
+        """Parameters the user set since the last solve go into the machine; then the machine's
+        values (derived ones included) go into every Parameter."""
+        changed = {key for key, p in self.parameters.items()
+                   if not np.array_equal(np.asarray(p.value), self._pushed[key])}
+        derived = sorted(changed - set(self.machine._hyper_names))
+        if derived:
+            raise ValidationError(
+                f"parameters must be set through the hyperparameters {list(self.machine._hyper_names)} (their own "
+                f"Parameters or machine.set_params); got a change of the derived {derived}")
+        if changed:
+            self.machine.set_params(**{key: float(self.parameters[key].value) for key in changed})
+        self.machine._push_parameters(self.parameters)
+        self._pushed = self._values()
 
     def __repr__(self) -> str:
         return (
@@ -193,7 +218,7 @@ class Formulation:
             raise ValidationError(
                 f"solver must be one of the installed cvxpy solvers {cp.installed_solvers()}; got {solver!r}"
             )
-        self.machine._push_parameters(self.parameters)
+        self._synchronise()
         options = {**self.solver_defaults.get(solver, {}), **opts}
         start = time.perf_counter()
         try:

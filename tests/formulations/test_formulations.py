@@ -78,3 +78,31 @@ def test_predict_follows_the_decision_function(name: str) -> None:
         np.testing.assert_array_equal(sol.predict(X), values)
     else:
         np.testing.assert_array_equal(sol.predict(X), np.where(values >= 0, 1.0, -1.0))
+
+
+def test_a_formulations_parameters_are_the_truth_while_the_user_holds_them() -> None:
+    """Setting a hyperparameter's cvxpy Parameter solves with it (and the machine, the recovered
+    slacks and the KKT check follow); machine.set_params is pushed the other way; a derived
+    Parameter cannot be set (issue 15's reproducer: C = 4 was overwritten by the stored C = 1)."""
+    from sparsekernel import datasets
+    from sparsekernel.duality import check
+    from sparsekernel.errors import ValidationError
+    from sparsekernel.formulations import OneClassSVM, SoftMarginSVC
+    from sparsekernel.kernels import RBF
+
+    X, t = datasets.ripley_mixture(n=60)
+    m = SoftMarginSVC(X, t, RBF(0.45), C=1.0)
+    f = m.dual()
+    f.parameters["C"].value = 4.0
+    sol = f.solve()
+    reference = SoftMarginSVC(X, t, RBF(0.45), C=4.0).solve("clarabel")
+    assert m.C == 4.0 and sol.dual_objective == pytest.approx(reference.dual_objective, rel=1e-7)
+    assert check(m, sol).ok
+    m.set_params(C=0.5)
+    assert f.solve().dual_objective == pytest.approx(SoftMarginSVC(X, t, RBF(0.45), C=0.5).solve("clarabel")
+                                                     .dual_objective, rel=1e-7)
+    assert f.parameters["C"].value == 0.5
+    one_class = OneClassSVM(X, RBF(0.45), nu=0.5).dual()
+    one_class.parameters["1/(nu N)"].value = 0.123
+    with pytest.raises(ValidationError, match=r"derived \['1/\(nu N\)'\]"):
+        one_class.solve()
