@@ -143,6 +143,12 @@ PENDING_BOUND_CHANGES = 32
 TRACE_CHUNK = 1024
 #: Calls of the compiled loop that may return without a step before the solver gives up.
 MAX_STALLED_CALLS = 64
+#: Steps per call of the compiled loop, about CHUNK_WORK / n (a step costs O(n)) within
+#: [MIN_CHUNK_STEPS, MAX_CHUNK_STEPS]: Python regains control (and a KeyboardInterrupt is raised)
+#: about once a second or more often.
+CHUNK_WORK = 20_000_000
+MIN_CHUNK_STEPS = 1_000
+MAX_CHUNK_STEPS = 100_000
 #: Default iteration cap: max(DEFAULT_MAX_ITER, DEFAULT_ITER_PER_VARIABLE * n).
 DEFAULT_MAX_ITER = 10_000_000
 DEFAULT_ITER_PER_VARIABLE = 100
@@ -481,10 +487,18 @@ class _Run:
         """Call the compiled loop until it stops for good; serve its requests in between."""
         loop = nb.run_platt if self.ctrl[nb.C_WSS] == nb.WSS_PLATT else nb.run_smo
         cache = self.cache_arrays
+        cap = int(self.ctrl[nb.C_MAX_ITER])
+        chunk = max(MIN_CHUNK_STEPS, min(MAX_CHUNK_STEPS, CHUNK_WORK // max(self.qp.n, 1)))
         stalled = 0
         while stalled < MAX_STALLED_CALLS:
             before = int(self.ctrl[nb.C_ITER])
+            # the loop returns at least every `chunk` steps, so that Ctrl-C is honoured within about a second
+            self.ctrl[nb.C_MAX_ITER] = min(cap, before + chunk)
             code = loop(self.prob, self.st, cache, self.ctrl, self.fpar, self.trace)
+            self.ctrl[nb.C_MAX_ITER] = cap
+            if code == nb.MAX_ITER and self.ctrl[nb.C_ITER] < cap:
+                stalled = 0
+                continue
             if code == nb.NEED_ROWS:
                 self._fetch_rows()
             elif code == nb.RECONSTRUCT:

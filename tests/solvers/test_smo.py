@@ -425,3 +425,36 @@ def test_any_input_layout_solves_without_a_new_compiled_specialisation(layout):
     assert signatures() == before
     if layout != "float32":
         assert sol.dual_objective == pytest.approx(reference.dual_objective, rel=1e-9)
+
+
+def test_an_interrupt_stops_a_long_run_within_seconds():
+    """Ctrl-C reaches a long SMO run: the compiled loop returns to Python every ~1e5 steps or fewer.
+    (Issue 15's nu-SVR at an unreachable tol, without shrinking: every row cached, nothing else
+    makes the loop return; before the chunks it ran to its cap, about 20 s.)"""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = (
+        "import numpy as np, sys\n"
+        "from sparsekernel.formulations import NuSVR\n"
+        "from sparsekernel.kernels import Linear\n"
+        "rng = np.random.default_rng(1080973324); X = rng.normal(size=(165, 26))\n"
+        "t = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=165)\n"
+        "NuSVR(X[:20], t[:20], Linear(), C=1.0, nu=0.5).solve('smo')\n"
+        "print('started', flush=True)\n"
+        "NuSVR(X, t, Linear(), C=2035.19, nu=0.4839).solve('smo', tol=1e-15, shrinking=False, max_iter=50_000_000)\n"
+        "print('finished', flush=True)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "started"
+        time.sleep(1.0)
+        sent = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+        waited = time.perf_counter() - sent
+    finally:
+        proc.kill()
+    assert "KeyboardInterrupt" in err, err[-2000:]
+    assert waited < 5.0, waited
