@@ -78,8 +78,10 @@ def machine_from_args(args: argparse.Namespace) -> tuple[Any, list[str]]:
     cls = MACHINES[args.machine]
     notes = []
     gamma = None if args.gamma == "scale" else float(args.gamma)
+    with np.errstate(over="ignore"):                 # an overflowing variance is refused by make_kernel
+        variance = float(X.var())
     kernel = make_kernel(args.kernel, gamma=gamma, degree=args.degree, coef0=args.coef0,
-                         n_features=X.shape[1], X_var=float(X.var()))
+                         n_features=X.shape[1], X_var=variance)
     if cls.task == "classification":
         t, note = _labels(t)
         notes += [note] if note else []
@@ -142,6 +144,8 @@ def _write_figures(args: argparse.Namespace, quiet: bool) -> int:
         from .figures import FIGURES, write_figures
     except ImportError as exc:  # matplotlib is the optional extra "plot"
         raise ValidationError(f"figures need matplotlib (pip install sparsekernel[plot]); got {exc}") from exc
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise ValidationError(f"--out must be a folder (created if missing); got the file {args.out!r}")
     names = args.only.split(",") if args.only else list(FIGURES)
     unknown = sorted(set(names) - set(FIGURES))
     if unknown:
@@ -159,6 +163,31 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _gamma(text: str) -> str:
+    """--gamma: 'scale' or a positive finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if text != "scale" and not (np.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be 'scale' or a positive finite number; got {text!r}")
+    return text
+
+
+def _port(text: str) -> int:
+    """--port: 0 (a free port) to 65535."""
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 65535]; got {text!r}")
+    return int(text)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a bad argument reported on one line (exit status 2, no usage block)."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _machine_arguments(p: argparse.ArgumentParser) -> None:
     from .formulations import MACHINES
 
@@ -166,7 +195,7 @@ def _machine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", required=True, help="CSV (last column the target) or LIBSVM-format file")
     p.add_argument("--format", choices=["csv", "libsvm"], default=None, help="file format (default: by extension)")
     p.add_argument("--kernel", default="rbf", choices=["linear", "poly", "rbf", "sigmoid"])
-    p.add_argument("--gamma", default="scale", help="kernel width, or 'scale' = 1/(D var X) (default)")
+    p.add_argument("--gamma", default="scale", type=_gamma, help="kernel width, or 'scale' = 1/(D var X) (default)")
     p.add_argument("--degree", type=int, default=3)
     p.add_argument("--coef0", type=float, default=0.0)
     p.add_argument("--C", type=float, default=1.0)
@@ -178,12 +207,12 @@ def _machine_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="sparsekernel",
         description="Sparse kernel machines (Bishop, PRML chapter 7): formulations, solvers, duality.",
     )
     parser.add_argument("--version", action="version", version=f"sparsekernel {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     tour = sub.add_parser("tour", help="solve every machine on the notes' data by every method")
     tour.add_argument("--methods", default="", help="comma-separated methods (default: all)")
     tour.add_argument("--n-ripley", type=int, default=200, help="size of the Ripley-type mixture")
@@ -205,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     figures.add_argument("--only", default="", help="comma-separated figure names (default: all)")
     figures.set_defaults(func=_figures)
     demo = sub.add_parser("demo", help="the SVM and RVM demonstrations in the browser (pages /svm and /rvm)")
-    demo.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one, printed)")
+    demo.add_argument("--port", type=_port, default=0, help="port on 127.0.0.1 (default: a free one, printed)")
     demo.add_argument("--no-browser", action="store_true", help="do not open a browser")
     demo.set_defaults(func=_demo)
     return parser
@@ -216,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except SparseKernelError as exc:
+    except (SparseKernelError, OSError) as exc:     # OSError: a file that cannot be read, a port in use
         print(f"sparsekernel {args.command}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
 

@@ -122,8 +122,12 @@ def load_csv(path: str | os.PathLike[str], delimiter: str = ",") -> tuple[Array,
     p = Path(path)
     if not p.is_file():
         raise ValidationError(f"path must be an existing CSV file; got {str(path)!r}")
-    with p.open(newline="") as handle:
-        rows = [r for r in csv.reader(handle, delimiter=delimiter) if r and not r[0].lstrip().startswith("#")]
+    try:
+        with p.open(newline="", encoding="utf-8") as handle:
+            rows = [r for r in csv.reader(handle, delimiter=delimiter) if r and not r[0].lstrip().startswith("#")]
+    except UnicodeDecodeError as exc:
+        raise ValidationError(f"path must be a text (UTF-8) CSV file; got {str(path)!r}, whose byte "
+                              f"{exc.object[exc.start:exc.start + 1]!r} at offset {exc.start} is not text") from exc
     if rows and not _numeric(rows[0]):
         rows = rows[1:]
     if not rows:

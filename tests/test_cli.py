@@ -133,3 +133,27 @@ def test_compare_command(data_files, capsys) -> None:
     assert all(r["kkt_ok"] for r in summary["rows"])
     assert summary["rows"][1]["support_differences"] == 0
     assert summary["rows"][1]["max_delta_decision"] < 1e-5
+
+
+@pytest.mark.parametrize("args, words", [
+    (["kkt", "soft", "--data", "{binary}"], "not text"),
+    (["kkt", "soft", "--data", "{csv}", "--gamma", "abc"], "argument --gamma: must be 'scale' or a positive"),
+    (["kkt", "soft", "--data", "{csv}", "--gamma", "-1"], "got '-1'"),
+    (["demo", "--port", "99999", "--no-browser"], "argument --port: must be an integer in [0, 65535]"),
+    (["figures", "--out", "{csv}"], "--out must be a folder"),
+    (["kkt", "soft", "--data", "{missing}"], "must be an existing CSV file"),
+    (["kkt", "soft", "--data", "{csv}", "--method", "smoo"], "method must be 'smo'"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+], ids=["binary-file", "gamma-text", "gamma-negative", "port", "figures-out-file", "missing-file", "method",
+        "command"])
+def test_every_bad_argument_is_one_line_with_exit_status_2(tmp_path, args, words) -> None:
+    """Issue 15's command-line reproducers: a named error on one line, status 2, no traceback."""
+    (tmp_path / "bin.csv").write_bytes(b"\x00\x01\x02\xff\xfe")
+    (tmp_path / "ok.csv").write_text("1,2,1\n2,3,-1\n3,1,1\n0,0,-1\n")
+    paths = {"binary": tmp_path / "bin.csv", "csv": tmp_path / "ok.csv", "missing": tmp_path / "none.csv"}
+    argv = [a.format(**{k: str(v) for k, v in paths.items()}) for a in args]
+    done = subprocess.run([sys.executable, "-m", "sparsekernel.cli", *argv], capture_output=True, text=True,
+                          timeout=120)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert words in lines[0] and "Traceback" not in done.stderr
