@@ -54,9 +54,12 @@ def kkt(problem: Any, tol: float = 1e-6) -> KKTReport:
 
     Supports affine and convex smooth expressions in the objective and in
     ``<=``, ``>=``, ``==`` constraints, ``NonNeg``, ``NonPos`` and ``SOC``
-    cones. Stationarity needs gradients: for a variable that enters a non-smooth
-    atom (norm1, abs, pos, maximum, ...), whose gradient at a kink is only one
-    subgradient, the row is reported as not evaluated (``ok`` None, "n/a").
+    cones (explicit cones are certified through their conic duals (mu, lambda)).
+    Stationarity needs gradients: a non-smooth atom (the 2-norm, abs, norm1,
+    pos, maximum, max, norm_inf) is used where it is differentiable at the
+    solution (away from its kinks); for a variable that enters one at a kink,
+    where its gradient is only one subgradient, the row is reported as not
+    evaluated (``ok`` None, "n/a") with the reason.
     """
     tol = float(check_param("tol", tol))
     tags = _tags(problem)
@@ -164,16 +167,62 @@ def _flat(value: Any) -> np.ndarray:
     return np.asarray(value, dtype=np.float64).ravel(order="F")
 
 
-def _gradients(expr: cp.Expression) -> dict[Any, Any] | None:
-    """{variable: d expr / d variable (variable.size x expr.size)}, or None for an expression
-    with a non-smooth atom (norm1, abs, pos, max, ...), whose ``grad`` at a kink is only one
-    subgradient and cannot certify stationarity."""
-    if not expr.is_smooth():
-        return None
+#: An argument within this fraction of its scale from a kink counts as at the kink.
+KINK_TOL = 1e-9
+
+
+def _gradients(expr: cp.Expression) -> tuple[dict[Any, Any] | None, str]:
+    """({variable: d expr / d variable (variable.size x expr.size)}, "") where the expression is
+    differentiable at the solution, else (None, why). A non-smooth atom (2-norm, abs, norm1, pos,
+    maximum, max, norm_inf) is differentiable away from its kinks, where cvxpy's ``grad`` is the
+    gradient; at a kink it is only one subgradient and cannot certify stationarity."""
+    kink = _kink(expr)
+    if kink:
+        return None, kink
     grads = expr.grad
     if any(g is None for g in grads.values()):
-        return None
-    return grads
+        return None, f"cvxpy gives no gradient of {type(expr).__name__}"
+    return grads, ""
+
+
+def _kink(expr: Any) -> str:
+    """Why ``expr`` is not differentiable at its current value ("" if it is)."""
+    if isinstance(expr, cp.atoms.atom.Atom) and not expr.is_atom_smooth():
+        why = _atom_kink(expr)
+        if why:
+            return why
+    for arg in getattr(expr, "args", []):
+        why = _kink(arg)
+        if why:
+            return why
+    return ""
+
+
+def _atom_kink(atom: Any) -> str:
+    """"" where the non-smooth ``atom`` is differentiable at its arguments' values, else why not."""
+    name = type(atom).__name__
+    values = [np.asarray(a.value, dtype=np.float64) for a in atom.args]
+    if any(v is None or np.any(np.isnan(v)) for v in values):
+        return f"{name} has no value"
+    x = values[0]
+    scale = max(float(np.max(np.abs(x), initial=0.0)), 1e-300)
+    if name in ("Pnorm", "PnormApprox") and float(atom.p) == 2.0 and atom.axis is None:
+        return "" if np.linalg.norm(x) > KINK_TOL * max(scale, 1.0) else "the 2-norm's argument is 0 (its kink)"
+    if name in ("abs", "norm1"):
+        small = np.abs(x) <= KINK_TOL * scale
+        return f"{name} has an argument entry at 0 (its kink)" if np.any(small) else ""
+    if name == "huber":
+        return ""                                   # continuously differentiable
+    if name == "maximum":
+        stacked = np.stack(np.broadcast_arrays(*values))
+        top = np.sort(stacked, axis=0)
+        ties = stacked.shape[0] > 1 and np.any(top[-1] - top[-2] <= KINK_TOL * max(scale, 1.0))
+        return "maximum has tied arguments (its kink)" if ties else ""
+    if name in ("max", "norm_inf") and atom.axis is None:
+        v = np.sort((np.abs(x) if name == "norm_inf" else x).ravel())
+        return f"{name} has a tied largest entry (its kink)" if v.size > 1 and v[-1] - v[-2] <= KINK_TOL * scale \
+            else ""
+    return f"{name} is not smooth and its differentiability is not known here"
 
 
 def _apply(G: Any, rows: int, multiplier: np.ndarray) -> np.ndarray:
@@ -191,10 +240,12 @@ def _stationarity(problem: cp.Problem, terms: list[_Term], tol: float) -> list[K
     residual = {v: np.zeros(v.size) for v in problem.variables()}
     size = {v: 1.0 for v in problem.variables()}
     missing: set[Any] = set()
+    why: dict[Any, str] = {}
     for expr, multiplier, sign in pieces:
-        grads = _gradients(expr)
+        grads, reason = _gradients(expr)
         if grads is None:
             missing |= set(expr.variables())
+            why.update({v: reason for v in expr.variables()})
             continue
         for v, G in grads.items():
             contribution = sign * _apply(G, v.size, multiplier)
@@ -205,7 +256,7 @@ def _stationarity(problem: cp.Problem, terms: list[_Term], tol: float) -> list[K
         name = v.name()
         if v in missing:
             rows.append(row_from_values(name, STATIONARITY, f"d L / d {name} = 0", np.nan, 1.0, tol,
-                                        "not evaluated: a non-smooth atom (state it in epigraph form)"))
+                                        f"not evaluated: {why[v]} (state it in epigraph form)"))
         else:
             rows.append(row_from_values(name, STATIONARITY, f"d L / d {name} = 0", np.abs(residual[v]), size[v], tol))
     return rows

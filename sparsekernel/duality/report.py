@@ -142,6 +142,7 @@ class KKTReport:
             verdict = f"FAIL ({n_bad} of {len(self.rows) + 1} checks above {self.tol:.1e})"
         else:
             verdict = f"NOT CERTIFIED ({len(self.unevaluated())} rows not evaluated; the others pass)"
+        lines.extend(f"  {r.tag} {r.kind}: {r.note}" for r in self.unevaluated() if r.note)
         lines.append(f"  result: {verdict}")
         return "\n".join(lines)
 

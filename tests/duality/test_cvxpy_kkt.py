@@ -121,6 +121,33 @@ def test_non_smooth_atoms_report_stationarity_as_not_evaluated() -> None:
     problem.solve(solver="CLARABEL")
     report = kkt(problem)
     row = next(r for r in report.rows if r.tag == "x")
-    assert row.ok is None and "non-smooth" in row.note
+    assert row.ok is None and "norm1 has an argument entry at 0 (its kink)" in row.note
     assert "n/a" in str(report) and "NOT CERTIFIED" in str(report)
     assert not report.ok and report.unevaluated() == [row]
+
+
+def test_a_norm_constraint_is_certified_where_the_norm_is_differentiable() -> None:
+    """Issue 15's reproducer: min c^T x s.t. ||x||_2 <= 1; the 2-norm is differentiable at the optimum
+    x = -c / ||c||, so stationarity c + lambda x / ||x|| = 0 is evaluated and the report certifies."""
+    x = cp.Variable(3)
+    c = np.array([1.0, -2.0, 0.5])
+    problem = cp.Problem(cp.Minimize(c @ x), [cp.norm(x, 2) <= 1])
+    problem.solve(solver="CLARABEL")
+    report = kkt(problem)
+    assert report.ok and not report.unevaluated(), str(report)
+    stationarity = [r for r in report.rows if r.kind == "stationarity"]
+    assert stationarity and all(r.ok for r in stationarity)
+    # the same point with a wrong multiplier fails stationarity: the row is not vacuous
+    problem.constraints[0].dual_variables[0].save_value(2.0 * problem.constraints[0].dual_value)
+    assert not all(r.ok for r in kkt(problem).rows if r.kind == "stationarity")
+
+
+def test_a_kink_at_the_solution_is_named_and_not_certified() -> None:
+    """norm1 at an optimum with a zero entry: only a subgradient there; the row says why."""
+    y = cp.Variable(2)
+    problem = cp.Problem(cp.Minimize(cp.sum_squares(y - np.array([0.0, 2.0])) + cp.norm1(y)))
+    problem.solve(solver="CLARABEL")
+    report = kkt(problem)
+    assert report.ok is False and len(report.unevaluated()) == 1
+    assert "norm1 has an argument entry at 0" in report.unevaluated()[0].note
+    assert "norm1 has an argument entry at 0" in str(report)
