@@ -167,8 +167,9 @@ def _flat(value: Any) -> np.ndarray:
     return np.asarray(value, dtype=np.float64).ravel(order="F")
 
 
-#: An argument within this fraction of its scale from a kink counts as at the kink.
-KINK_TOL = 1e-9
+#: An argument within this much of a kink, relative to max(1, its largest entry), counts as at the kink
+#: (solvers resolve a zero entry to about 1e-8 - 1e-10; near a kink the gradient certifies nothing).
+KINK_TOL = 1e-7
 
 
 def _gradients(expr: cp.Expression) -> tuple[dict[Any, Any] | None, str]:
@@ -205,9 +206,9 @@ def _atom_kink(atom: Any) -> str:
     if any(v is None or np.any(np.isnan(v)) for v in values):
         return f"{name} has no value"
     x = values[0]
-    scale = max(float(np.max(np.abs(x), initial=0.0)), 1e-300)
+    scale = max(float(np.max(np.abs(x), initial=0.0)), 1.0)
     if name in ("Pnorm", "PnormApprox") and float(atom.p) == 2.0 and atom.axis is None:
-        return "" if np.linalg.norm(x) > KINK_TOL * max(scale, 1.0) else "the 2-norm's argument is 0 (its kink)"
+        return "" if np.linalg.norm(x) > KINK_TOL * scale else "the 2-norm's argument is 0 (its kink)"
     if name in ("abs", "norm1"):
         small = np.abs(x) <= KINK_TOL * scale
         return f"{name} has an argument entry at 0 (its kink)" if np.any(small) else ""
@@ -216,7 +217,7 @@ def _atom_kink(atom: Any) -> str:
     if name == "maximum":
         stacked = np.stack(np.broadcast_arrays(*values))
         top = np.sort(stacked, axis=0)
-        ties = stacked.shape[0] > 1 and np.any(top[-1] - top[-2] <= KINK_TOL * max(scale, 1.0))
+        ties = stacked.shape[0] > 1 and np.any(top[-1] - top[-2] <= KINK_TOL * scale)
         return "maximum has tied arguments (its kink)" if ties else ""
     if name in ("max", "norm_inf") and atom.axis is None:
         v = np.sort((np.abs(x) if name == "norm_inf" else x).ravel())
