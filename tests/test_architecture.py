@@ -151,3 +151,25 @@ def test_the_estimators_load_cvxpy_only_when_a_problem_is_built() -> None:
             "print(before, fit, 'cvxpy.problems' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False", "True"], out
+
+
+def test_a_first_use_from_several_threads_at_once_is_safe() -> None:
+    """Review finding: the lazily loaded modules (cvxpy, the SMO's loops) used by several threads
+    at once in a fresh process (a threaded grid search's first fits) all get the whole module."""
+    import subprocess
+    import sys
+
+    code = ("import threading, numpy as np\n"
+            "from sparsekernel.estimators import SVC\n"
+            "from sparsekernel._lazy import cvxpy as cp\n"
+            "X = np.random.default_rng(0).normal(size=(50, 2)); y = (X[:, 0] > 0).astype(int)\n"
+            "errors = []; barrier = threading.Barrier(6)\n"
+            "def fit():\n"
+            "    barrier.wait()\n"
+            "    try: SVC().fit(X, y); cp.Variable(3)\n"
+            "    except Exception as exc: errors.append(repr(exc))\n"
+            "threads = [threading.Thread(target=fit) for _ in range(6)]\n"
+            "[t.start() for t in threads]; [t.join() for t in threads]\n"
+            "print(errors)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out

@@ -193,6 +193,10 @@ class Formulation:
     def _synchronise(self) -> None:
         """Parameters the user set since the last solve go into the machine; then the machine's
         values (derived ones included) go into every Parameter."""
+        if all(f is not self for f in self.machine._formulations.values()):
+            raise ValidationError(
+                f"formulation must be the machine's current {self.kind}; got one that set_params replaced (the "
+                f"box changed between one C and per-point boxes): build it again with machine.{self.kind}()")
         changed = {key for key, p in self.parameters.items()
                    if not np.array_equal(np.asarray(p.value), self._pushed[key])}
         derived = sorted(changed - set(self.machine._hyper_names))

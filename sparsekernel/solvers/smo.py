@@ -387,7 +387,12 @@ class _Run:
         ctrl[nb.C_SHRINK_COUNTER] = min(n, SHRINK_INTERVAL)
         ctrl[nb.C_NU] = int(is_nu)
         ctrl[nb.C_RECORD] = int(record)
-        ctrl[nb.C_HAS_INF] = int(np.any(np.isinf(self.prob[3])))
+        # the unboundedness rule applies where some bound is +inf and Q has no diagonal term there
+        # (with d_i > 0 the objective grows like d_i a_i^2 along a_i: bounded)
+        unbounded_directions = np.isinf(self.prob[3])
+        if self.qp.diagonal is not None:
+            unbounded_directions &= np.asarray(self.qp.diagonal) <= 0.0
+        ctrl[nb.C_HAS_INF] = int(np.any(unbounded_directions))
         ctrl[nb.C_P_ALL] = nb.P_ALL
         return ctrl
 

@@ -102,6 +102,11 @@ def test_a_formulations_parameters_are_the_truth_while_the_user_holds_them() -> 
     assert f.solve().dual_objective == pytest.approx(SoftMarginSVC(X, t, RBF(0.45), C=0.5).solve("clarabel")
                                                      .dual_objective, rel=1e-7)
     assert f.parameters["C"].value == 0.5
+    stale = m.primal()
+    m.set_params(class_weight={1: 5.0, -1: 1.0})          # the box becomes per point: a new problem
+    with pytest.raises(ValidationError, match="formulation must be the machine's current primal"):
+        stale.solve()
+    assert check(m, m.primal().solve()).ok
     one_class = OneClassSVM(X, RBF(0.45), nu=0.5).dual()
     one_class.parameters["1/(nu N)"].value = 0.123
     with pytest.raises(ValidationError, match=r"derived \['1/\(nu N\)'\]"):

@@ -203,3 +203,18 @@ def test_the_new_machine_fits_in_an_estimator() -> None:
     binary = L2SVCEstimator(kernel="linear", C=0.5, tol=1e-5).fit(Xb, tb)
     direct = L2SVC(Xb, tb, Linear(), C=0.5).solve("qp-clarabel")
     np.testing.assert_allclose(binary.decision_function(Xb), direct.decision_function(Xb), atol=1e-4)
+
+
+def test_a_diagonal_term_is_never_taken_for_an_unbounded_dual() -> None:
+    """Review finding: with Q + I/(2C) the dual is strictly convex, so the hard-margin unboundedness
+    rule must not fire, however large C (linear kernel, C = 1e5 and 1e6: it raised 'status
+    unbounded'). Such a dual is badly conditioned (rank-3 K plus 5e-6 I) and the SMO converges only
+    slowly: capped here, it warns and returns its iterate, as any run at its cap does."""
+    from sparsekernel.errors import ConvergenceWarning
+
+    for n, C, seed in ((30, 1e6, 4), (120, 1e5, 1)):
+        X, t = _data(n, 1.0, seed=seed)
+        m = L2SVC(X, t, Linear(), C=C)
+        with pytest.warns(ConvergenceWarning, match="iteration cap after 200000 iterations"):
+            sol = m.solve("smo", tol=1e-6, max_iter=200_000)
+        assert sol.status == "max_iter"

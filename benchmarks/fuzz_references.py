@@ -1,0 +1,187 @@
+"""Differential fuzz: the SMO against the direct Clarabel QP and LIBSVM on problems nobody tuned to.
+
+Run from the repository root:
+
+    python benchmarks/fuzz_references.py                  # 1,000 problems, seed 0
+    python benchmarks/fuzz_references.py --problems 200 --seed 3 --json out.json
+
+Each problem draws a machine (C-SVC, nu-SVC, epsilon-SVR, nu-SVR, one-class),
+N in [5, 200], D in [1, 30], a kernel (linear, polynomial of degree 2 or 3,
+RBF with gamma = 10^u / D, u in [-3, 1]), C = 10^u, u in [-3, 4], nu in
+(0.05, 0.95), a feature scale 10^u, u in [-6, 6] (the kernel's gamma scaled
+to match, so that the problem is the same up to units), and a degeneracy
+(none, duplicated points with opposite labels, near-separable classes, one
+constant feature). Every method solves it with the library's default matched
+settings: the SMO at tol 1e-3 in LIBSVM's units (the estimators' default),
+the direct Clarabel QP, and LIBSVM through scikit-learn at tol 1e-8.
+
+Each (problem, method) ends as one of: ``optimal`` (status optimal and its
+KKT report passes at the matched tolerance), ``optimal-uncertified`` (status
+optimal, report fails: the defect this table exists to find), ``warned``
+(ConvergenceWarning), ``refused`` (InfeasibleError with its proof),
+``error`` (SolverError, ValidationError). Two methods agree when both are
+optimal and their dual objectives differ by at most 1e-5 relative (plus
+1e-9 absolute). The table prints counts per machine, the disagreements by
+kind, and the 'optimal-uncertified' cases with their seeds, so that each can
+be replayed (``--replay SEED``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import math
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+MACHINES = ("soft", "nu-svc", "eps-svr", "nu-svr", "one-class")
+DEGENERACIES = ("none", "duplicates", "near-separable", "constant-feature")
+METHODS = ("smo", "qp-clarabel", "libsvm")
+
+
+def draw(seed: int) -> dict[str, Any]:
+    """One random problem (everything needed to build it again from the seed)."""
+    rng = np.random.default_rng(seed)
+    return {
+        "seed": seed, "machine": MACHINES[rng.integers(len(MACHINES))], "N": int(rng.integers(5, 201)),
+        "D": int(rng.integers(1, 31)), "kernel": ("linear", "poly", "rbf")[rng.integers(3)],
+        "degree": int(rng.integers(2, 4)), "u_gamma": float(rng.uniform(-3, 1)), "C": float(10 ** rng.uniform(-3, 4)),
+        "nu": float(rng.uniform(0.05, 0.95)), "scale": float(10 ** rng.uniform(-6, 6)),
+        "degeneracy": DEGENERACIES[rng.integers(len(DEGENERACIES))],
+    }
+
+
+def build(spec: dict[str, Any]):
+    """The machine of a drawn problem."""
+    from sparsekernel.formulations import MACHINES as REGISTRY
+    from sparsekernel.kernels import RBF, Linear, Polynomial
+
+    rng = np.random.default_rng(spec["seed"] + 1)
+    N, D, s = spec["N"], spec["D"], spec["scale"]
+    X = rng.normal(size=(N, D))
+    t = np.where(X[:, 0] + 0.5 * rng.normal(size=N) > 0, 1.0, -1.0)
+    if spec["degeneracy"] == "duplicates" and N >= 4:
+        X[N // 2:N // 2 + 2] = X[:2]
+        t[N // 2:N // 2 + 2] = -t[:2]
+    elif spec["degeneracy"] == "near-separable":
+        t = np.where(X[:, 0] > 0, 1.0, -1.0)
+        X[:, 0] += 0.05 * t
+    elif spec["degeneracy"] == "constant-feature":
+        X[:, -1] = 1.0
+    if np.all(t == t[0]):
+        t[0] = -t[0]
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=N)
+    X = X * s
+    if spec["kernel"] == "linear":
+        kernel = Linear()
+    elif spec["kernel"] == "poly":
+        kernel = Polynomial(degree=spec["degree"], gamma=1.0 / (D * s * s), coef0=1.0)
+    else:
+        kernel = RBF(10 ** spec["u_gamma"] / (D * s * s))
+    cls = REGISTRY[spec["machine"]]
+    hyper = {k: spec[k] for k in ("C", "nu") if k in cls._hyper_names}
+    if spec["machine"] == "nu-svr":
+        hyper["C"] = spec["C"] * N
+    if cls.task == "novelty":
+        return cls(X, kernel, **hyper)
+    return cls(X, t if cls.task == "classification" else y * s, kernel, **hyper)
+
+
+def run_method(machine, method: str) -> tuple[str, float]:
+    """(outcome, dual objective) of one method on one machine."""
+    from sparsekernel.duality import check
+    from sparsekernel.errors import ConvergenceWarning, InfeasibleError, SolverError, ValidationError
+    from sparsekernel.formulations.solve import matched_tol
+    from sparsekernel.methods import solve_by
+
+    opts = {"tol": 1e-3, "tol_units": "libsvm"} if method == "smo" else {}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)
+            sol = solve_by(machine, method, **opts)
+    except ConvergenceWarning:
+        return "warned", math.nan
+    except InfeasibleError:
+        return "refused", math.nan
+    except (SolverError, ValidationError, ValueError, np.linalg.LinAlgError):
+        return "error", math.nan
+    tol = matched_tol(machine, method)
+    ok = check(machine, sol, tol).ok
+    return ("optimal" if ok else "optimal-uncertified"), float(sol.dual_objective)
+
+
+def agree(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-5 * max(abs(a), abs(b)) + 1e-9
+
+
+def fuzz(problems: int, seed: int) -> list[dict[str, Any]]:
+    from sparsekernel.errors import ValidationError
+
+    records = []
+    for k in range(problems):
+        spec = draw(seed * 1_000_003 + k)
+        try:
+            machine = build(spec)
+        except ValidationError as exc:                 # e.g. an infeasible nu for the labels
+            records.append({**spec, "built": False, "why": str(exc)[:80]})
+            continue
+        outcomes = {}
+        for method in METHODS:
+            start = time.perf_counter()
+            outcome, dual = run_method(machine, method)
+            outcomes[method] = {"outcome": outcome, "dual": dual, "seconds": time.perf_counter() - start}
+        records.append({**spec, "built": True, "outcomes": outcomes})
+    return records
+
+
+def table(records: list[dict[str, Any]]) -> str:
+    built = [r for r in records if r["built"]]
+    lines = [f"{len(records)} problems drawn, {len(built)} built ({len(records) - len(built)} refused at construction)",
+             "", f"{'machine':<10} {'method':<12} " + " ".join(f"{o:>10}" for o in
+                                                             ("optimal", "uncertif.", "warned", "refused", "error"))]
+    names = ("optimal", "optimal-uncertified", "warned", "refused", "error")
+    for machine in MACHINES:
+        for method in METHODS:
+            counts = collections.Counter(r["outcomes"][method]["outcome"] for r in built if r["machine"] == machine)
+            lines.append(f"{machine:<10} {method:<12} " + " ".join(f"{counts.get(n, 0):>10}" for n in names))
+    lines.append("")
+    for a, b in (("smo", "qp-clarabel"), ("smo", "libsvm"), ("qp-clarabel", "libsvm")):
+        both = [r for r in built if r["outcomes"][a]["outcome"] == r["outcomes"][b]["outcome"] == "optimal"]
+        differ = [r for r in both if not agree(r["outcomes"][a]["dual"], r["outcomes"][b]["dual"])]
+        lines.append(f"{a} vs {b}: {len(both)} both optimal, {len(both) - len(differ)} agree, {len(differ)} differ"
+                     + (f" (seeds {[r['seed'] for r in differ[:10]]})" if differ else ""))
+    bad = [(r["seed"], m) for r in built for m in METHODS if r["outcomes"][m]["outcome"] == "optimal-uncertified"]
+    lines.append(f"'optimal' answers failing their own KKT check: {len(bad)}"
+                 + (f" (first: {bad[:10]})" if bad else ""))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problems", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", default="", help="also write every record to this file")
+    parser.add_argument("--replay", type=int, default=None, help="run one problem by its seed and print it")
+    args = parser.parse_args()
+    if args.replay is not None:
+        spec = draw(args.replay)
+        print(spec)
+        machine = build(spec)
+        for method in METHODS:
+            print(method, run_method(machine, method))
+        return
+    start = time.perf_counter()
+    records = fuzz(args.problems, args.seed)
+    print(table(records))
+    print(f"({time.perf_counter() - start:.0f} s)")
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(records, handle, indent=1, default=float)
+
+
+if __name__ == "__main__":
+    main()
