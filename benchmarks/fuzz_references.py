@@ -33,6 +33,7 @@ import argparse
 import collections
 import json
 import math
+import sys
 import time
 import warnings
 from typing import Any
@@ -139,6 +140,9 @@ def fuzz(problems: int, seed: int) -> list[dict[str, Any]]:
             outcome, dual = run_method(machine, method)
             outcomes[method] = {"outcome": outcome, "dual": dual, "seconds": time.perf_counter() - start}
         records.append({**spec, "built": True, "outcomes": outcomes})
+        print(f"problem {k} (seed {spec['seed']}, {spec['machine']}, N = {spec['N']}, {spec['kernel']}, scale "
+              f"{spec['scale']:.1e}): " + ", ".join(f"{m} {o['outcome']} {o['seconds']:.1f} s"
+                                                   for m, o in outcomes.items()), file=sys.stderr, flush=True)
     return records
 
 
