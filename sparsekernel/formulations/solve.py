@@ -44,10 +44,8 @@ from .machine import BOUND_TOL, Machine
 from .solution import Solution
 
 __all__ = ["solve", "solve_smo", "solve_direct", "accept", "cvxpy_outcome", "libsvm_tol", "matched_tol",
-           "DIRECT_SOLVERS", "SMO_TOL"]
+           "SMO_TOL"]
 
-#: The solvers of the ``"qp-<solver>"`` methods.
-DIRECT_SOLVERS = ("clarabel", "osqp")
 #: The SMO's tolerance in LIBSVM's gradient units where the caller gives none (tour, CLI, demo).
 SMO_TOL = 1e-6
 
