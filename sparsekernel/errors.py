@@ -35,12 +35,14 @@ class InfeasibleError(SparseKernelError):
 
 
 class SolverError(SparseKernelError, RuntimeError):
-    """A solver failed; ``status`` holds the solver's own status string."""
+    """A solver failed; ``status`` holds the solver's own status string and ``report`` the
+    failing KKT report where the solver returned an answer that fails its certificate."""
 
-    def __init__(self, message: str, status: str = "unknown", solver: str = "") -> None:
+    def __init__(self, message: str, status: str = "unknown", solver: str = "", report: Any = None) -> None:
         super().__init__(message)
         self.status = status
         self.solver = solver
+        self.report = report
 
 
 def __getattr__(name: str) -> Any:

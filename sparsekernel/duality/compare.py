@@ -25,7 +25,7 @@ def gap(machine: Machine, primal_solution: Solution, dual_solution: Solution) ->
     another's multipliers: weak duality says primal >= dual for feasible points."""
     primal, _ = machine.objectives(machine.kkt_state(primal_solution))
     _, dual = machine.objectives(machine.kkt_state(dual_solution))
-    return Gap.of(primal, dual)
+    return Gap.of(primal, dual, machine.gap_scale)
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,13 @@ from ..errors import ValidationError
 from ..formulations.machine import Machine
 from ..formulations.solution import Solution
 from ..formulations.solve import matched_tol
-from .report import Gap, KKTReport, row_from_values
+from ..formulations.certificate import kkt_report
+from ..formulations.report import KKTReport
 
 __all__ = ["check", "matched_tol"]
 
 
-def check(machine: Machine, solution: Solution, tol: float = 1e-6) -> KKTReport:
+def check(machine: Machine, solution: Solution, tol: float | None = None) -> KKTReport:
     """Every KKT condition of ``machine`` at ``solution``.
 
     Each row gives the equation tag, the condition in words, its largest
@@ -31,8 +32,11 @@ def check(machine: Machine, solution: Solution, tol: float = 1e-6) -> KKTReport:
         The machine that was solved (its data, kernel and hyperparameters).
     solution : Solution
         From any method: cvxpy primal or dual, the direct QP, the SMO, LIBSVM.
-    tol : float
-        Relative tolerance of every row and of the gap.
+    tol : float, optional
+        Relative tolerance of every row and of the gap (relative to the
+        machine's ``output_scale`` and ``gap_scale``). By default the
+        tolerance the solution was certified at (``solution.tol``), else the
+        one matched to its method (``matched_tol``).
 
     Returns
     -------
@@ -42,19 +46,23 @@ def check(machine: Machine, solution: Solution, tol: float = 1e-6) -> KKTReport:
         raise fail("machine", "a sparsekernel machine (formulations.Machine)", machine)
     if not isinstance(solution, Solution):
         raise fail("solution", "a Solution of that machine", solution)
+    if tol is None:
+        tol = solution.tol if np.isfinite(solution.tol) else matched_tol(machine, _method_name(solution))
     tol = float(check_param("tol", tol))
     if solution.machine != machine.name or solution.a.shape[0] != machine.N:
         raise ValidationError(
             f"solution must come from {machine.name} with N = {machine.N}; "
             f"got a {solution.machine} solution with {solution.a.shape[0]} multipliers"
         )
-    state = machine.kkt_state(solution)
-    rows = tuple(row_from_values(c.tag, c.kind, c.text, c.violation, c.scale, tol)
-                 for c in machine.kkt_conditions(state))
-    primal, dual = machine.objectives(state)
-    title = (f"KKT check: {machine.name} (N = {machine.N}, {machine.kernel!r}"
-             + "".join(f", {k} = {v!r}" for k, v in machine.get_params().items() if v is not None)
-             + f"), {solution.method} solved by {solution.solver} (status {solution.status})")
-    notes = tuple(f"note: {n}" for n in solution.notes)
-    return KKTReport(title, rows, Gap.of(primal, dual), tol, state.recovered,
-                     float(getattr(solution, "solver_gap", np.nan)), notes)
+    return kkt_report(machine, solution, tol)
+
+def _method_name(solution: Solution) -> str:
+    """The ``solve`` method name of a solution (for its matched tolerance)."""
+    solver = str(solution.solver).lower()
+    if solution.method in ("smo", "libsvm"):
+        return solution.method
+    if solution.method == "qp":
+        return "qp-" + solver
+    if solution.method in ("primal", "hinge"):
+        return f"{solution.method}-{solver}"
+    return solver

@@ -7,6 +7,7 @@ u = a - a_hat is the expansion coefficient vector of (7.64).
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
 from ..validation import check_real_targets, check_same_length
-from .machine import DUAL, PRIMAL, SLACKNESS, STATIONARITY, Condition, Formulation, KKTState, Machine
+from .machine import _positive, DUAL, PRIMAL, SLACKNESS, STATIONARITY, Condition, Formulation, KKTState, Machine
 
 Array = NDArray[np.float64]
 
@@ -26,6 +27,13 @@ class RegressionMachine(Machine):
         v = check_real_targets(t, "t")
         check_same_length(self.X, v)
         return v
+
+    @cached_property
+    def output_scale(self) -> float:
+        """The targets' standard deviation (their largest size where they are all equal, else 1):
+        the outputs approximate the targets, their mean taken up by b."""
+        spread = float(np.std(self.t))
+        return spread if spread > 0 and np.isfinite(spread) else _positive(float(np.max(np.abs(self.t))))
 
     def split(self, z: Array) -> tuple[Array, Array]:
         return z[: self.N], z[self.N:]
@@ -60,7 +68,7 @@ class RegressionMachine(Machine):
         (``box_n``: one number or one per point)."""
         box = float(np.max(box_n))                                            # the box's scale
         y = s.g + s.b                                                         # y(x_n)
-        size = float(np.max(np.abs(self.t))) or 1.0                           # scale of the outputs
+        size = self.output_scale
         a, a_hat, xi, xi_hat = s.a, s.a_hat, s.xi, s.xi_hat
         return [
             Condition(box_tags[0], DUAL, f"0 <= a_n <= {box_name}", np.maximum.reduce([-a, a - box_n, 0 * a]), box),

@@ -18,6 +18,7 @@ separable in feature space the primal is infeasible and the dual unbounded:
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -26,6 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._lazy import cvxpy as cp
 from ..errors import InfeasibleError
 from ..kernels import Kernel, Linear
+from ..solvers.smo import MARGIN_TOL
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._binary import BinaryMachine
 from .machine import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
@@ -105,6 +107,29 @@ class HardMarginSVC(BinaryMachine):
             f"the data are not separable in the feature space of {self.kernel!r}: the hard-margin "
             f"{kind} has no solution ({solver} status {status}); use SoftMarginSVC"
         )
+
+    def _infeasibility_proof(self, solution: Solution, solver: str) -> None:
+        """A failing answer proves non-separability when its multipliers point at two nearby
+        points of the classes' convex hulls in feature space.
+
+        With d_+ and d_- the multipliers of each class normalised to sum to one, the
+        distance ||sum d_+ phi - sum d_- phi|| between two hull points bounds twice
+        the margin of any separating hyperplane; at most 2 MARGIN_TOL R (R = max
+        ||phi(x_n)||), the data are not separable with a margin that floating point
+        can tell from none: the rule the SMO applies along its iterates.
+        """
+        a = np.maximum(np.asarray(solution.a, dtype=np.float64), 0.0)
+        pos, neg = np.where(self.t > 0, a, 0.0), np.where(self.t < 0, a, 0.0)
+        if not (pos.sum() > 0 and neg.sum() > 0):
+            return
+        v = pos / pos.sum() - neg / neg.sum()
+        distance = math.sqrt(max(float(v @ self.kernel_times(v)), 0.0))
+        radius = math.sqrt(self.kernel_diagonal_max)
+        if distance <= 2.0 * MARGIN_TOL * radius:
+            raise InfeasibleError(
+                f"the data are not separable in the feature space of {self.kernel!r}: {solver}'s multipliers "
+                f"join the classes' convex hulls within {distance:.2e} (<= 2 * {MARGIN_TOL:g} * max ||phi(x)||), "
+                f"so no hyperplane separates them with a margin; use SoftMarginSVC")
 
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # (7.18): b = mean over support vectors of t_n - sum_m a_m t_m k_nm, which is -rho

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import ValidationError
+from ..validation import check_param
 from ..kernels import Kernel, make_kernel
 from .machine import Machine
 from .solution import Solution
@@ -137,9 +138,18 @@ def _check_training_set(estimator: Any, machine: Machine) -> None:
 
 
 def solve_with_libsvm(machine: Machine, tol: float = 1e-8, cache_size: float = 200.0) -> Solution:
-    """Fit scikit-learn's LIBSVM twin of ``machine`` and return its Solution (``from_sklearn``)."""
+    """Fit scikit-learn's LIBSVM twin of ``machine`` and return its certified Solution.
+
+    ``tol`` is relative, as every method's (``formulations.solve``): LIBSVM is
+    given ``tol * libsvm_scale * qp.tol_scale`` in its own gradient units, and
+    its answer (``from_sklearn``) is certified at ``matched_tol(machine, "libsvm", tol)``.
+    """
+    from .solve import certify, matched_tol
+
+    tol = float(check_param("tol", tol))
     k = machine.kernel
-    params: dict[str, Any] = {"kernel": k.name, "tol": tol, "cache_size": cache_size}
+    own_tol = tol * machine.libsvm_scale * machine.standard_qp().tol_scale
+    params: dict[str, Any] = {"kernel": k.name, "tol": own_tol, "cache_size": cache_size}
     for name in ("gamma", "degree", "coef0"):
         if hasattr(k, name):
             params[name] = getattr(k, name)
@@ -151,4 +161,6 @@ def solve_with_libsvm(machine: Machine, tol: float = 1e-8, cache_size: float = 2
     else:
         est.fit(machine.X, machine.t, sample_weight=weights)
     seconds = time.perf_counter() - start
-    return replace(from_sklearn(est, machine.X, machine.t, weights), solve_time=seconds)
+    sol = replace(from_sklearn(est, machine.X, machine.t, weights), solve_time=seconds)
+    outcome = "solved" if getattr(est, "fit_status_", 0) == 0 else "inaccurate"
+    return certify(machine, sol, outcome, "dual", "LIBSVM", matched_tol(machine, "libsvm", tol))

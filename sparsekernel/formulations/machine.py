@@ -23,9 +23,10 @@ of the notes is exactly the ``dual_value`` of its constraint.
 from __future__ import annotations
 
 import abc
+import math
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Callable, ClassVar, Mapping
 
@@ -54,6 +55,9 @@ SOLVER_DEFAULTS: dict[str, dict[str, Any]] = {
     "OSQP": {"eps_abs": 1e-6, "eps_rel": 1e-6, "max_iter": 100_000, "polishing": True},
     "CLARABEL": {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12},
 }
+
+#: Most points on which ``kernel_spread`` is estimated (evenly spaced).
+SPREAD_POINTS = 2000
 
 #: N above which a kernel that is not always PSD is not eigen-checked at construction.
 PSD_CHECK_MAX_N = 5000
@@ -236,16 +240,18 @@ class Formulation:
         wall = time.perf_counter() - start
         has_values = all(v.value is not None for v in self.problem.variables())
         stats = self.problem.solver_stats
-        from .solve import accept, cvxpy_outcome
+        from .solve import certify, cvxpy_outcome, matched_tol, refuse
 
-        accept(self.machine, cvxpy_outcome(self.problem.status, has_values), self.problem.status,
-               self.kind, solver, stats.num_iters)
+        outcome = cvxpy_outcome(self.problem.status, has_values)
+        refuse(self.machine, outcome, self.problem.status, self.kind, solver)
         compile_time = float(getattr(self.problem, "compilation_time", 0.0) or 0.0)
         solve_time = float(stats.solve_time) if stats.solve_time is not None else wall - compile_time
         info = dict(solver=solver, status=self.problem.status,
                     iterations=int(stats.num_iters or 0), solve_time=solve_time,
                     compile_time=compile_time)
-        return self.machine._solution_from_formulation(self, info)
+        sol = self.machine._solution_from_formulation(self, info)
+        method = solver if self.kind == "dual" else f"{self.kind}-{solver}"
+        return certify(self.machine, sol, outcome, self.kind, solver, matched_tol(self.machine, method))
 
 
 class Machine(abc.ABC):
@@ -455,10 +461,58 @@ class Machine(abc.ABC):
         """The dual as a Formulation; ``quad(u)`` is u^T K u as a cvxpy expression."""
 
     def standard_qp(self) -> StandardQP:
-        """The dual as a StandardQP (built once per set of hyperparameters)."""
+        """The dual as a StandardQP (built once per set of hyperparameters); its ``tol_scale``
+        is ``qp.scale * output_scale``, the gradient's unit in which a tolerance is relative."""
         if self._qp is None:
-            self._qp = self._standard_qp()
+            qp = self._standard_qp()
+            self._qp = replace(qp, tol_scale=float(qp.scale) * self.output_scale)
         return self._qp
+
+    # -- scales: what a relative tolerance is relative to ---------------------------------
+    @property
+    def output_scale(self) -> float:
+        """The unit of the outputs w^T phi(x_n) in which KKT violations are measured.
+
+        One definition for every method: the SMO stops when its violation is
+        below ``tol * output_scale`` (times the QP's factor on K), and the KKT
+        report divides each output row by it, so that ``tol`` is relative. The
+        margin machines (hard and soft margin) fix the margin at 1: that is
+        their unit. The others override it with the size of what their outputs
+        are compared with: the data's spread in feature space (nu-SVC, SVDD),
+        the kernel's diagonal (one-class), the targets' spread (regression).
+        Multiplying the kernel or the targets by a constant multiplies it alike.
+        """
+        return 1.0
+
+    @cached_property
+    def kernel_diagonal_max(self) -> float:
+        """max_n |k(x_n, x_n)| (1 where it is 0)."""
+        return _positive(float(np.max(np.abs(self.kernel.diag(self.X)))))
+
+    @cached_property
+    def kernel_spread(self) -> float:
+        """The data's variance in feature space: mean_n k(x_n, x_n) - mean_nm k(x_n, x_m).
+
+        It is (1/N) sum_n ||phi(x_n) - mean phi||^2, unchanged by a shift of the
+        features, and estimated on at most ``SPREAD_POINTS`` evenly spaced points.
+        Where it vanishes (all points alike in feature space) the diagonal's size
+        is used.
+        """
+        step = max(1, -(-self.N // SPREAD_POINTS))
+        X = self.X[::step] if self.kernel.name != "precomputed" else None
+        K = self.gram()[::step, ::step] if X is None else self.kernel(X, X)
+        spread = float(np.mean(np.diag(K)) - np.mean(K))
+        if not spread > 1e-14 * self.kernel_diagonal_max:
+            return self.kernel_diagonal_max
+        return spread
+
+    @property
+    def gap_scale(self) -> float:
+        """The size against which the duality gap is relative: output_scale times the sum of the
+        finite upper bounds (the gap is at most sum_n box_n times the points' violations in
+        output units, so a relative gap is bounded by the rows' relative violations)."""
+        upper = self.standard_qp().upper
+        return self.output_scale * float(np.sum(upper[np.isfinite(upper)]))
 
     @abc.abstractmethod
     def _standard_qp(self) -> StandardQP:
@@ -480,6 +534,16 @@ class Machine(abc.ABC):
 
     def _infeasible(self, status: str, kind: str, solver: str) -> None:
         """Raise InfeasibleError if an infeasible/unbounded status means no solution."""
+
+    def _standard_form_solution(self, sol: Solution, method: str, opts: dict[str, Any]) -> Solution:
+        """The Solution of a standard-form solve (SMO, direct QP) as the notes' optimum, before its
+        certificate; a machine whose standard form can differ from the notes' problem (nu-SVR's
+        equality for (7.74)) replaces it here. ``opts`` are the method's options."""
+        return sol
+
+    def _infeasibility_proof(self, solution: Solution, solver: str) -> None:
+        """Raise InfeasibleError if a solution that fails its certificate proves that the problem
+        has no solution (the hard margin: a direction of unbounded dual ascent); else nothing."""
 
     # -- from a solved standard QP to a Solution --------------------------------
     def split(self, z: Array) -> tuple[Array, Array | None]:
@@ -570,6 +634,7 @@ class Machine(abc.ABC):
             machine=self.name, a=a, a_hat=a_hat, coef=coef_scale * u, support=support,
             kernel=self.kernel, support_vectors=sv, n_train=self.N,
             primal_objective=float(primal), dual_objective=float(dual), w=w, task=self.task,
+            gap_scale=self.gap_scale,
             xi=slacks[0], xi_hat=slacks[1], notes=tuple(notes), trace=trace,
             **fields, **info,
         )
@@ -694,7 +759,7 @@ class Machine(abc.ABC):
         """w (or c) against its expansion: |w^T phi(x_n) - sum_m u_m k_nm| per point."""
         if not s.w_given:
             return Condition(tag, STATIONARITY, text + " (w defined by it)", 0.0, 1.0)
-        return Condition(tag, STATIONARITY, text, np.abs(s.g - s.Ku), max(1e-300, float(np.max(np.abs(s.Ku)))))
+        return Condition(tag, STATIONARITY, text, np.abs(s.g - s.Ku), max(self.output_scale, float(np.max(np.abs(s.Ku)))))
 
     def dual_objective(self, z: ArrayLike) -> float:
         """The Lagrange dual objective at standard-form variables z."""
@@ -706,6 +771,11 @@ class Machine(abc.ABC):
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         sep = ", " if params else ""
         return f"{self.name}(N={self.N}, kernel={self.kernel!r}{sep}{params})"
+
+
+def _positive(value: float) -> float:
+    """value if it is a positive finite number, else 1."""
+    return value if math.isfinite(value) and value > 0 else 1.0
 
 
 def flatten(constraints: dict[str, Any]) -> list[Any]:

@@ -58,8 +58,6 @@ class NuSVC(BinaryMachine):
     demo_label = "nu-SVC"
     libsvm_twin = "NuSVC"
     _hyper_names = ("nu",)
-    #: relative size below which rho counts as zero (a degenerate, infeasible nu)
-    rho_tol = 1e-5
 
     def __init__(self, X: ArrayLike, t: ArrayLike, kernel: Kernel | str = Linear(), nu: float = 0.5,
                  psd_tol: float = 1e-8) -> None:
@@ -122,7 +120,7 @@ class NuSVC(BinaryMachine):
         box = 1.0 / self.N
         mu = box - s.a
         delta = float(np.sum(s.a)) - self.nu
-        size = max(abs(s.rho), 1e-12 * float(np.max(np.abs(s.g))), 1e-300)   # the margin's scale
+        size = self.output_scale
         xi = s.xi
         return [
             Condition("(7.39)", DUAL, "a_n >= 0", np.maximum(0.0, -s.a), box),
@@ -146,6 +144,12 @@ class NuSVC(BinaryMachine):
             p=np.zeros(self.N), lower=np.zeros(self.N), upper=np.full(self.N, 1.0 / self.N),
             delta=0.0, nu_sum=self.nu, gram=self.gram,
         )
+
+    @property
+    def output_scale(self) -> float:
+        """The data's spread in feature space (``kernel_spread``): with sum_n a_n t_n = 0 the outputs
+        do not see a shift of the features, and rho is measured in this unit however small it is."""
+        return self.kernel_spread
 
     @property
     def libsvm_scale(self) -> float:
@@ -172,22 +176,10 @@ class NuSVC(BinaryMachine):
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # On the margin t_n y_n = rho: averaging over free a_n of each class gives
         # r+ = rho - b and r- = rho + b, i.e. LIBSVM's r and -rho.
-        self._check_rho(rho.r)
+        # However small rho is, this is the optimum: only nu > nu_max (Chang and Lin 2001, refused
+        # by _set_hyper) proves that there is none. A rho of 0 (w = 0: the classes' reduced hulls
+        # meet) is a degenerate optimum, returned with a note.
         return {"b": -rho.rho, "rho": rho.r}
-
-    def _check_rho(self, rho: float) -> None:
-        """Below the smallest feasible nu the optimum degenerates to w = 0, rho = 0.
-
-        |y(x)| <= nu max_n k(x_n, x_n), so rho is judged against that scale:
-        rho <= rho_tol * nu * max k means no margin at all.
-        """
-        scale = self.nu * float(np.max(np.abs(self.kernel.diag(self.X))))
-        if not rho > self.rho_tol * scale:
-            raise InfeasibleError(
-                f"nu must exceed the smallest feasible value for these data (below it the optimum "
-                f"is the degenerate w = 0, rho = 0); got nu = {self.nu:g}, which gives rho = {rho:.3g} "
-                f"(<= {self.rho_tol:g} * nu * max k(x, x)); increase nu"
-            )
 
     def _slacks(self, u: Array, Ku: Array, fields: dict[str, Any]) -> tuple[Array, None]:
         return np.maximum(0.0, fields["rho"] - self.margins(Ku, fields["b"])), None
@@ -202,7 +194,6 @@ class NuSVC(BinaryMachine):
         common = self._primal_common(f)
         v = f.variables
         fields = {"b": common["b"], "rho": float(v["rho"].value)}
-        self._check_rho(fields["rho"])
         xi = np.asarray(v["xi"].value, dtype=np.float64)
         return self._from_primal_point(self._read_duals(f, "margin"), fields, (xi, None), common["w"],
                                        float(f.problem.value), info)

@@ -115,7 +115,7 @@ class NuSVR(RegressionMachine):
         multiplier delta = nu C - sum_n (a_n + a_hat_n) >= 0 (7.74)."""
         box = self.C / self.N
         delta = self.nu * self.C - float(np.sum(s.z))
-        size = float(np.max(np.abs(self.t))) or 1.0
+        size = self.output_scale
         return self._tube_conditions(s, box, s.epsilon, ("(7.71)", "(7.72)"), "Result 7.10", "C/N") + [
             self._sum_condition(s, "(7.73)"),
             Condition("(7.74)", DUAL, "delta = nu C - sum_n (a_n + a_hat_n) >= 0", max(0.0, -delta), self.nu * self.C),
@@ -136,16 +136,15 @@ class NuSVR(RegressionMachine):
     #: an epsilon below -epsilon_tol * max|t| from the standard form means (7.74) is slack
     epsilon_tol = 1e-9
 
-    def solve(self, method: str = "clarabel", **opts: Any) -> Solution:
-        """Solve by ``method`` (see ``Machine.solve``), with epsilon >= 0 on every path."""
-        sol = super().solve(method, **opts)
-        standard = method.lower() == "smo" or method.lower().startswith("qp-")
-        if not standard or sol.epsilon >= -self.epsilon_tol * float(np.max(np.abs(self.t))):
+    def _standard_form_solution(self, sol: Solution, method: str, opts: dict[str, Any]) -> Solution:
+        """epsilon >= 0 on the standard-form paths: where the equality form gave epsilon < 0,
+        the epsilon-SVR with epsilon = 0 and box C/N, solved by the same method."""
+        if sol.epsilon >= -self.epsilon_tol * float(np.max(np.abs(self.t))):
             return sol
         twin = EpsilonSVR(self.X, self.t, self.kernel, C=self.C / self.N, epsilon=0.0, psd_tol=self.psd_tol)
         twin._gram_cache = self._gram_cache
         flat = twin.solve(method, **opts)
-        info = dict(solver=flat.solver, method=flat.method, status=flat.status,
+        info = dict(solver=flat.solver, method=flat.method, status=flat.solver_status,
                     iterations=sol.iterations + flat.iterations, solve_time=sol.solve_time + flat.solve_time,
                     compile_time=sol.compile_time + flat.compile_time)
         # with epsilon = 0 only u = a - a_hat enters the dual: take the representative with a_n a_hat_n = 0,

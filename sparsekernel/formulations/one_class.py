@@ -79,8 +79,7 @@ class OneClassSVM(NoveltyMachine):
     def kkt_conditions(self, s: KKTState) -> list[Condition]:
         """Multipliers a_n of w^T phi(x_n) >= rho - xi_n and 1/(nu N) - a_n of xi_n >= 0."""
         source = "Scholkopf 2001"
-        # |w^T phi(x_n)| <= max_m k(x_m, x_m) since a is in the simplex: the outputs' natural size
-        size = max(float(np.max(np.abs(self.kernel.diag(self.X)))), float(np.max(np.abs(s.g)))) or 1.0
+        size = self.output_scale
         slack = s.g - s.rho + s.xi                                            # w^T phi_n - rho + xi_n
         return self._box_and_sum(s, source, "rho") + [
             Condition(source, PRIMAL, "w^T phi(x_n) - rho + xi_n >= 0", np.maximum(0.0, -slack), size),
@@ -89,6 +88,12 @@ class OneClassSVM(NoveltyMachine):
             Condition(source, SLACKNESS, "(1/(nu N) - a_n) xi_n = 0", np.abs((self.box - s.a) * s.xi), self.box * size),
             self._stationarity_w(s, source, "w = sum_n a_n phi(x_n)"),
         ]
+
+    @property
+    def output_scale(self) -> float:
+        """max_n k(x_n, x_n): |w^T phi(x_n)| is at most that, a being in the simplex (the machine
+        depends on the origin of the feature space, so the diagonal, not the spread, is its size)."""
+        return self.kernel_diagonal_max
 
     @property
     def libsvm_scale(self) -> float:

@@ -47,7 +47,19 @@ class Solution:
     solver : str
         The solver that ran (``"CLARABEL"``, ``"OSQP"``, ...).
     status : str
-        The solver's own status.
+        ``"optimal"`` when the machine's KKT conditions hold at ``tol`` (the
+        certificate, ``formulations.solve.certify``), ``"inaccurate"`` when the
+        solver stopped early and they do not; before certification (a
+        Solution built by hand or by ``from_sklearn``) the solver's status.
+    solver_status : str
+        The solver's own status word ("Solved", "optimal", "max_iter", ...).
+    tol : float
+        The tolerance the certificate was checked at (the method's matched
+        tolerance); ``nan`` for an uncertified Solution.
+    report : KKTReport or None
+        The certificate: the KKT report at ``tol``.
+    gap_scale : float
+        The machine's ``gap_scale``, against which ``relative_gap`` is relative.
     a : array (N,)
         Dual coefficients; from a primal solve, the constraint duals.
     a_hat : array (N,) or None
@@ -117,6 +129,10 @@ class Solution:
     trace: Any = field(default=None, repr=False)
     n_train: int = 0
     task: str = "classification"
+    solver_status: str = ""
+    tol: float = NAN
+    report: Any = field(default=None, repr=False)
+    gap_scale: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("a", "coef", "support", "a_hat", "w", "xi", "xi_hat", "support_vectors"):
@@ -133,7 +149,7 @@ class Solution:
 
     @property
     def relative_gap(self) -> float:
-        scale = max(1.0, abs(self.primal_objective), abs(self.dual_objective))
+        scale = max(self.gap_scale, abs(self.primal_objective), abs(self.dual_objective), 1e-300)
         return self.gap / scale if math.isfinite(self.gap) else NAN
 
     def decision_function(self, X: ArrayLike, diag: ArrayLike | None = None) -> Array:

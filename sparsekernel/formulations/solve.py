@@ -17,24 +17,47 @@ The machine builds its QP, the solver answers in the QP's terms
 (``QPResult``), and the machine maps the answer back
 (``Machine.solution_from_standard``): the solvers know no machine.
 
-Units of ``tol``. Every method takes its solver's own tolerance. The SMO's
-``tol`` bounds the maximal violation m(a) - M(a) of the notes' multipliers;
-LIBSVM's gradients are ``machine.libsvm_scale`` times larger (nu-SVC: N;
-one-class: nu N), so a tolerance in LIBSVM's units is converted here and only
-here, by ``libsvm_tol``.
+Units of ``tol`` (one definition, every machine and method). A tolerance is
+relative to the machine's ``output_scale``, the unit of its outputs w^T phi(x_n):
+the margin 1 for hard and soft margin, the data's spread in feature space for
+nu-SVC and SVDD, the kernel's diagonal for the one-class SVM, the targets'
+spread for regression (``Machine.output_scale``). The SMO stops when its
+maximal violation m(a) - M(a) is below ``tol * qp.tol_scale`` (the gradient is
+``qp.scale`` times the outputs); the KKT report divides every output row by
+the same ``output_scale`` and the gap by ``gap_scale``; so multiplying the
+kernel or the targets by a constant changes neither the iterations nor the
+verdict. ``tol_units="libsvm"`` reads a tolerance as LIBSVM's on a problem of
+unit output scale: LIBSVM's multipliers, and so its gradients, are
+``machine.libsvm_scale`` times the notes' (nu-SVC: N; one-class: nu N), and
+``libsvm_tol`` divides by that, here and only here. The ``"libsvm"`` method
+is given the same relative tolerance in LIBSVM's own units
+(``tol * libsvm_scale * qp.tol_scale``).
 
-Status policy (``accept``), the same for every solver: a solver that met
-its tolerance returns the Solution; one that stopped early with a point
-(iteration cap, an inaccurate status) warns with ``ConvergenceWarning``
-naming its iterations and status, and returns the point; one that reports
-infeasibility lets the machine raise ``InfeasibleError`` where that status
-proves the problem has no solution, else raises ``SolverError``; anything
-else raises ``SolverError`` with the solver's own status.
+A certificate behind every "optimal" (``certify``). No solver's status is
+trusted on its own: every path checks the machine's own KKT conditions
+(``duality.check``) at the tolerance matched to the method (``matched_tol``:
+twice the SMO's or LIBSVM's tol; Clarabel 1e-6, OSQP 1e-5; a primal's
+``primal_tol``) and
+
+- returns the Solution with ``status="optimal"`` and its ``report`` when they
+  hold, whatever the solver said;
+- raises ``SolverError`` (carrying the report) when the solver claimed success
+  and its answer fails them;
+- warns with ``ConvergenceWarning`` and returns the Solution with
+  ``status="inaccurate"`` and its failing report when the solver stopped early
+  (iteration cap, an inaccurate status) and its point fails them;
+- raises ``InfeasibleError`` only with a proof: the solver's infeasibility
+  certificate, a machine's own (the hard margin's direction of unbounded dual
+  ascent, ``Machine._infeasibility_proof``) or the nu bounds of Chang and Lin;
+  any other failure raises ``SolverError`` with the solver's own status.
+
+The solver's own status is kept as ``solution.solver_status``.
 """
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from typing import Any
 
 from .._lazy import cvxpy as cp
@@ -43,11 +66,15 @@ from ..solvers.standard_qp import QPResult
 from .machine import BOUND_TOL, Machine
 from .solution import Solution
 
-__all__ = ["solve", "solve_smo", "solve_direct", "accept", "cvxpy_outcome", "libsvm_tol", "matched_tol",
+__all__ = ["solve", "solve_smo", "solve_direct", "refuse", "certify", "cvxpy_outcome", "libsvm_tol", "matched_tol",
            "SMO_TOL"]
 
 #: The SMO's tolerance in LIBSVM's gradient units where the caller gives none (tour, CLI, demo).
 SMO_TOL = 1e-6
+#: A certificate's tolerance over the relative tol of a solver that stops on its own gradient.
+CERTIFICATE_FACTOR = 2.0
+#: The smallest tolerance a certificate is checked at (double precision, accumulated gradients).
+CERTIFICATE_FLOOR = 1e-9
 
 
 def solve(machine: Machine, method: str = "clarabel", **opts: Any) -> Solution:
@@ -89,12 +116,13 @@ def _check_method(method: Any) -> str:
 
 
 def libsvm_tol(machine: Machine, tol: float) -> float:
-    """A tolerance in LIBSVM's gradient units as the SMO's tolerance on the notes' multipliers."""
+    """LIBSVM's tolerance (on a problem of unit output scale) as a relative tolerance here."""
     return float(tol) / machine.libsvm_scale
 
 
 def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", **opts: Any) -> Solution:
-    """The SMO on the machine's StandardQP; ``tol_units`` is ``"notes"`` or ``"libsvm"``."""
+    """The SMO on the machine's StandardQP; ``tol`` is relative (module docstring), in the notes'
+    units (``tol_units="notes"``) or LIBSVM's (``"libsvm"``)."""
     from ..solvers.smo import smo
 
     if tol_units not in ("notes", "libsvm"):
@@ -102,11 +130,14 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
     if tol_units == "libsvm":
         tol = libsvm_tol(machine, tol)
     result = smo(machine.standard_qp(), tol=tol, **opts)
-    detail = (f"SMO stopped at the iteration cap after {result.iterations} iterations with maximal KKT "
-              f"violation {result.violation:.3e} >= tol = {tol:g}")
-    accept(machine, result.outcome, result.status, "standard-form dual", "SMO", result.iterations, detail)
-    return machine.solution_from_standard(result.a, _info(result, "smo"), rho=result.rho, G=result.G,
-                                          trace=result.trace)
+    refuse(machine, result.outcome, result.status, "standard-form dual", "SMO")
+    sol = machine.solution_from_standard(result.a, _info(result, "smo"), rho=result.rho, G=result.G,
+                                         trace=result.trace)
+    sol = machine._standard_form_solution(sol, "smo", dict(opts, tol=tol))
+    detail = (f"the SMO stopped at its iteration cap after {result.iterations} iterations with maximal "
+              f"violation {result.violation:.3e} (relative) >= tol = {tol:g}")
+    return certify(machine, sol, result.outcome, "standard-form dual", "SMO",
+                   matched_tol(machine, "smo", tol), detail)
 
 
 def solve_direct(machine: Machine, solver: str = "clarabel", bound_tol: float = BOUND_TOL,
@@ -115,8 +146,10 @@ def solve_direct(machine: Machine, solver: str = "clarabel", bound_tol: float = 
     from ..solvers.direct import solve_standard_qp
 
     result = solve_standard_qp(machine.standard_qp(), solver, **opts)
-    accept(machine, result.outcome, result.status, "dual", result.solver, result.iterations)
-    return machine.solution_from_standard(result.a, _info(result, "qp"), bound_tol=float(bound_tol))
+    refuse(machine, result.outcome, result.status, "dual", result.solver)
+    sol = machine.solution_from_standard(result.a, _info(result, "qp"), bound_tol=float(bound_tol))
+    sol = machine._standard_form_solution(sol, "qp-" + solver, dict(opts, bound_tol=bound_tol))
+    return certify(machine, sol, result.outcome, "dual", result.solver, matched_tol(machine, "qp-" + solver))
 
 
 def _info(result: QPResult, method: str) -> dict[str, Any]:
@@ -124,20 +157,50 @@ def _info(result: QPResult, method: str) -> dict[str, Any]:
                 solve_time=result.solve_time, compile_time=result.compile_time, solver_gap=result.solver_gap)
 
 
-def accept(machine: Machine, outcome: str, status: str, kind: str, solver: str, iterations: int | None,
-           detail: str | None = None) -> None:
-    """The status policy (module docstring): return, warn, or raise, by ``outcome``."""
-    if outcome == "solved":
-        return
-    if outcome == "inaccurate":
-        warnings.warn(detail or (f"{solver} stopped before its tolerance on the {kind} of {machine.name} "
-                                 f"after {iterations} iterations (status {status}); the solution is inaccurate"),
-                      ConvergenceWarning, stacklevel=4)
+def refuse(machine: Machine, outcome: str, status: str, kind: str, solver: str) -> None:
+    """Raise for an outcome with no point: InfeasibleError where the machine accepts the
+    solver's infeasibility certificate as a proof, else SolverError."""
+    if outcome in ("solved", "inaccurate"):
         return
     if outcome == "infeasible":
         machine._infeasible(status, kind, solver)
     raise SolverError(f"{solver} did not solve the {kind} of {machine.name}: status {status}",
                       status=status, solver=solver)
+
+
+def certify(machine: Machine, solution: Solution, outcome: str, kind: str, solver: str, tol: float,
+            detail: str | None = None) -> Solution:
+    """The certificate (module docstring): the Solution with its status and report, a warning,
+    InfeasibleError with a proof, or SolverError."""
+    from .certificate import kkt_report
+
+    report = kkt_report(machine, solution, tol)
+    own = solution.status
+    if report.ok:
+        return replace(solution, status="optimal", solver_status=own, tol=tol, report=report)
+    machine._infeasibility_proof(solution, solver)
+    failing = _failing(report)
+    if outcome == "solved":
+        raise SolverError(
+            f"{solver} reported {own!r} on the {kind} of {machine.name}, but its answer fails the machine's "
+            f"KKT conditions at the matched tolerance {tol:.1e}: {failing}", status=own, solver=solver,
+            report=report)
+    detail = detail or (f"{solver} stopped before its tolerance on the {kind} of {machine.name} after "
+                        f"{solution.iterations} iterations (status {own})")
+    warnings.warn(
+        f"{detail}; "
+        f"the solution is inaccurate: {failing} (tolerance {tol:.1e}); its report is solution.report",
+        ConvergenceWarning, stacklevel=4)
+    return replace(solution, status="inaccurate", solver_status=own, tol=tol, report=report)
+
+
+def _failing(report: Any) -> str:
+    """The failing rows and gap of a report, in a line."""
+    parts = [f"{r.tag} {r.condition} violated by {r.violation:.1e}" for r in report.failed()]
+    parts += [f"{r.tag} {r.condition} not evaluated ({r.note})" for r in report.unevaluated()]
+    if not report.gap.relative <= report.tol:
+        parts.append(f"relative duality gap {report.gap.relative:.1e}")
+    return "; ".join(parts[:4]) + (f" and {len(parts) - 4} more" if len(parts) > 4 else "")
 
 
 def cvxpy_outcome(status: str, has_values: bool) -> str:
@@ -151,13 +214,21 @@ def cvxpy_outcome(status: str, has_values: bool) -> str:
     return "failed"
 
 
-def matched_tol(machine: Machine, method: str) -> float:
-    """A KKT tolerance matched to a method's accuracy at its default settings.
+def matched_tol(machine: Machine, method: str, tol: float | None = None) -> float:
+    """The KKT tolerance matched to a method's accuracy (its certificate's tolerance).
 
-    Clarabel (run at 1e-12) and LIBSVM (at 1e-8): 1e-6; OSQP (at 1e-6) and the
-    SMO: 1e-5; a primal the machine solves less accurately (``primal_tol``,
-    SVDD's second-order cone primal at Clarabel's default 1e-8): the larger.
+    The SMO and LIBSVM: ``CERTIFICATE_FACTOR`` times their relative tol (the
+    rows are bounded by it, the gradient being accumulated step by step), at
+    least 1e-6 for LIBSVM (its float kernel values); for ``tol=None`` their
+    defaults (the SMO's 1e-3, LIBSVM's 1e-8). Clarabel (run at 1e-12): 1e-6;
+    OSQP (at 1e-6): 1e-5; a primal the machine solves less accurately
+    (``primal_tol``, SVDD's second-order cone primal at Clarabel's default
+    1e-8): the larger.
     """
     name = method.lower()
-    base = 1e-5 if name in ("smo", "osqp", "qp-osqp", "primal-osqp", "hinge-osqp") else 1e-6
+    if name == "smo":
+        return max(CERTIFICATE_FACTOR * (1e-3 if tol is None else float(tol)), CERTIFICATE_FLOOR)
+    if name == "libsvm":
+        return max(CERTIFICATE_FACTOR * (1e-8 if tol is None else float(tol)), 1e-6)
+    base = 1e-5 if name in ("osqp", "qp-osqp", "primal-osqp", "hinge-osqp") else 1e-6
     return max(base, machine.primal_tol) if name.startswith(("primal", "hinge")) else base

@@ -57,6 +57,12 @@ class SVDD(NoveltyMachine):
         super().__init__(X, None, kernel, psd_tol)
         self._set_hyper(nu=nu)
 
+    @property
+    def output_scale(self) -> float:
+        """The data's spread in feature space (``kernel_spread``): R^2 and the squared distances
+        ||phi(x_n) - c||^2 are of that size, whatever the origin of the features."""
+        return self.kernel_spread
+
     def _build_primal(self, F: Array) -> Formulation:
         params = self._parameters(("1/(nu N)",))
         c = cp.Variable(F.shape[1], name="c")
@@ -89,7 +95,7 @@ class SVDD(NoveltyMachine):
         source = "Tax-Duin 1999"
         distance = self.kernel_diagonal() - 2.0 * s.g + s.norm2              # ||phi(x_n) - c||^2
         slack = s.R2 + s.xi - distance
-        size = max(abs(s.R2), float(np.max(np.abs(distance))), float(np.max(np.abs(self.kernel.diag(self.X))))) or 1.0
+        size = self.output_scale
         return self._box_and_sum(s, source, "R^2") + [
             Condition(source, PRIMAL, "R^2 + xi_n - ||phi(x_n) - c||^2 >= 0", np.maximum(0.0, -slack), size),
             Condition(source, PRIMAL, "xi_n >= 0", np.maximum(0.0, -s.xi), size),

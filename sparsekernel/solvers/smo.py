@@ -246,7 +246,10 @@ def smo(
         is ``machine.solve("smo", ...)`` and returns a ``Solution`` (the form
         of the public contract); the solver itself never reads a machine.
     tol : float > 0
-        Stop when the maximal KKT violation m(a) - M(a) is below tol.
+        Relative: stop when the maximal KKT violation m(a) - M(a) is below
+        ``tol * qp.tol_scale`` (the machine's output scale times the QP's
+        factor on K; 1 for a StandardQP built by hand), so that multiplying
+        the kernel, or the targets, by a constant changes nothing but the scale.
     wss : {"platt", "first-order", "second-order"}
         Working-set rule (see the module docstring).
     shrinking : bool
@@ -358,7 +361,7 @@ class _Run:
         self.ctrl = self._control(n, wss, shrinking, max_iter, record, qp.is_nu)
         nb.set_flags(self.prob, self.st, qp.is_nu)
         nb.leave_compact(self.cache_arrays, self.ctrl)         # full rows to begin with
-        self.fpar = self._floats(tol, qp.scale, QD)
+        self.fpar = self._floats(tol * float(qp.tol_scale), qp.scale, QD)
         self.trace = _trace_buffers(TRACE_CHUNK if record else 1)
         self._small_gram()
         self._initial_gradient()
@@ -552,7 +555,8 @@ class _Run:
         status = {nb.OPTIMAL: "optimal", nb.MAX_ITER: "max_iter", nb.UNBOUNDED: "unbounded"}[code]
         return SMOResult(a=z, G=Gz, rho=rho, outcome=OUTCOME_OF[status], status=status, solver="SMO",
                          iterations=int(self.ctrl[nb.C_ITER]),
-                         objective=float(self.fpar[nb.F_OBJ]), violation=float(nb.violation(m0, m1, M0, M1)),
+                         objective=float(self.fpar[nb.F_OBJ]),
+                         violation=float(nb.violation(m0, m1, M0, M1)) / float(qp.tol_scale),
                          solve_time=time.perf_counter() - start, rows_computed=self.cache.rows_computed,
                          cache_rows=self.cache.n_slots, compact=bool(self.ctrl[nb.C_COMPACT_USED]),
                          trace=self._trace())

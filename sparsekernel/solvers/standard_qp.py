@@ -58,6 +58,10 @@ class StandardQP:
     gram : callable returning the N x N kernel matrix (cached by the machine).
     diagonal : array (n,) >= 0 or None
         The term d added to Q's diagonal (None: none).
+    tol_scale : float > 0
+        The size of the gradient's entries against which accuracy is judged:
+        a tolerance ``tol`` means m(a) - M(a) < tol * tol_scale (the machine
+        sets it from its output scale, so that ``tol`` is relative).
     """
 
     kernel: Kernel
@@ -72,6 +76,7 @@ class StandardQP:
     nu_sum: float | None
     gram: Callable[[], Array] = field(repr=False, compare=False)
     diagonal: Array | None = field(default=None, repr=False, compare=False)
+    tol_scale: float = 1.0
 
     @property
     def n(self) -> int:
@@ -169,7 +174,8 @@ class QPResult:
     solver_gap : float
         The solver's own primal-dual gap where it reports one.
     violation : float
-        The SMO's maximal violation m(a) - M(a) at the end (nan for other solvers).
+        The SMO's maximal violation m(a) - M(a) at the end over ``tol_scale`` (relative, as its tol;
+        nan for other solvers).
     trace : object or None
         The SMO's trace when recorded.
     """

@@ -1,0 +1,164 @@
+"""The KKT report: rows a person reads at a glance, and the same as JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Gap", "KKTRow", "KKTReport", "row_from_values"]
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Primal and dual objective values and their gap.
+
+    ``relative`` is |primal - dual| / max(scale, |primal|, |dual|); ``scale`` is 1 for a
+    plain cvxpy problem and a machine's ``gap_scale`` for a machine (the sum of its boxes in
+    output units, which bounds the gap by the rows' violations), so that the relative gap of
+    a machine does not change when its kernel or targets are multiplied by a constant.
+    """
+
+    primal: float
+    dual: float
+    absolute: float
+    relative: float
+
+    @classmethod
+    def of(cls, primal: float, dual: float, scale: float = 1.0) -> "Gap":
+        absolute = primal - dual
+        scale = max(float(scale), abs(primal), abs(dual), 1e-300)
+        return cls(float(primal), float(dual), float(absolute), float(abs(absolute) / scale))
+
+
+@dataclass(frozen=True)
+class KKTRow:
+    """One condition: its largest violation, relative to ``scale``, and where it occurs.
+
+    ``ok`` is None when the condition could not be evaluated (``note`` says why).
+    """
+
+    tag: str
+    kind: str
+    condition: str
+    violation: float
+    absolute: float
+    scale: float
+    where: int | None
+    ok: bool | None
+    note: str = ""
+
+
+def row_from_values(tag: str, kind: str, condition: str, values: Any, scale: float, tol: float,
+                    note: str = "") -> KKTRow:
+    """A row from per-point (or single) nonnegative violations."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 0:
+        return KKTRow(tag, kind, condition, 0.0, 0.0, float(scale), None, True, note)
+    if np.any(np.isnan(v)):
+        return KKTRow(tag, kind, condition, math.nan, math.nan, float(scale), None, None, note or "not evaluated")
+    absolute = float(v.max()) + 0.0  # + 0.0 turns -0.0 into 0.0
+    where = int(np.argmax(v)) if v.ndim and absolute > 0 else None
+    relative = absolute / scale if scale > 0 else absolute
+    return KKTRow(tag, kind, condition, relative, absolute, float(scale), where, bool(relative <= tol), note)
+
+
+@dataclass(frozen=True)
+class KKTReport:
+    """Every KKT condition of a problem with its violation, and the duality gap.
+
+    ``ok`` holds when every row was evaluated and, like the relative gap, is
+    within ``tol``; a row that could not be evaluated leaves the report
+    uncertified (``ok`` False, listed by ``unevaluated``).
+    """
+
+    title: str
+    rows: tuple[KKTRow, ...]
+    gap: Gap
+    tol: float
+    recovered: tuple[str, ...] = ()
+    solver_gap: float = math.nan
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok is True for r in self.rows) and self.gap.relative <= self.tol
+
+    def unevaluated(self) -> list[KKTRow]:
+        return [r for r in self.rows if r.ok is None]
+
+    @property
+    def max_violation(self) -> float:
+        values = [r.violation for r in self.rows if r.ok is not None]
+        return max(values + [self.gap.relative]) if values else self.gap.relative
+
+    @property
+    def worst(self) -> KKTRow | None:
+        rows = [r for r in self.rows if r.ok is not None]
+        return max(rows, key=lambda r: r.violation) if rows else None
+
+    def failed(self) -> list[KKTRow]:
+        return [r for r in self.rows if r.ok is False]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: plain floats, ints, strings, lists, None for NaN."""
+        return _clean({
+            "title": self.title, "ok": self.ok, "tol": self.tol,
+            "max_violation": self.max_violation,
+            "rows": [asdict(r) for r in self.rows], "gap": asdict(self.gap),
+            "solver_gap": self.solver_gap, "recovered": list(self.recovered), "notes": list(self.notes),
+        })
+
+    def to_json(self, indent: int = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def __str__(self) -> str:
+        lines = [self.title, f"violations relative to each row's scale; tolerance {self.tol:.1e}"]
+        if self.recovered:
+            lines.append("recovered by the notes' formulas: " + "; ".join(self.recovered))
+        lines.extend(self.notes)
+        width_tag = max([len("tag")] + [len(r.tag) for r in self.rows])
+        width_cond = max([len("condition")] + [len(r.condition) for r in self.rows])
+        head = f"  {'tag':<{width_tag}}  {'kind':<23}  {'condition':<{width_cond}}  {'violation':>9}  {'where':>6}  result"
+        lines += ["", head, "  " + "-" * (len(head) - 2)]
+        for r in self.rows:
+            where = "-" if r.where is None else f"n={r.where}"
+            mark = "n/a" if r.ok is None else ("PASS" if r.ok else "FAIL")
+            value = "n/a" if r.ok is None else f"{r.violation:.1e}"
+            lines.append(f"  {r.tag:<{width_tag}}  {r.kind:<23}  {r.condition:<{width_cond}}  {value:>9}  {where:>6}  {mark}")
+        g = self.gap
+        lines.append("")
+        solver = "" if math.isnan(self.solver_gap) else f"; solver's own gap {self.solver_gap:.1e}"
+        lines.append(f"  primal {g.primal:.10g}   dual {g.dual:.10g}   gap {g.absolute:.1e} "
+                     f"(relative {g.relative:.1e}, {'PASS' if g.relative <= self.tol else 'FAIL'}){solver}")
+        worst = self.worst
+        if worst is not None:
+            at = "" if worst.where is None else f" at n = {worst.where}"
+            lines.append(f"  worst row: {worst.tag} {worst.kind}: {worst.condition}, {worst.violation:.1e}{at}")
+        n_bad = len(self.failed()) + (self.gap.relative > self.tol)
+        if self.ok:
+            verdict = f"PASS (all {len(self.rows)} rows and the gap within {self.tol:.1e})"
+        elif n_bad:
+            verdict = f"FAIL ({n_bad} of {len(self.rows) + 1} checks above {self.tol:.1e})"
+        else:
+            verdict = f"NOT CERTIFIED ({len(self.unevaluated())} rows not evaluated; the others pass)"
+        lines.extend(f"  {r.tag} {r.kind}: {r.note}" for r in self.unevaluated() if r.note)
+        lines.append(f"  result: {verdict}")
+        return "\n".join(lines)
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return None if not math.isfinite(float(value)) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
