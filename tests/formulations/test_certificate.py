@@ -1,0 +1,208 @@
+"""One tolerance, scale-free, behind a certificate.
+
+``smo(machine, tol=t)`` followed by ``check(machine, sol)`` at its default (the
+tolerance matched to the method and t) passes on every machine, for X scaled
+from 1e-6 to 1e6 and t from 1e-2 to 1e-8; where multiplying X by a constant is
+an equivalence of the machine (the kernel machines with no fixed margin:
+nu-SVC, one-class, SVDD), the iteration count does not change its order. And
+the reproducers of issue 15, each as the behaviour asked for.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sparsekernel.duality import check
+from sparsekernel.errors import ConvergenceWarning, InfeasibleError, SolverError
+from sparsekernel.formulations import (
+    SVDD,
+    EpsilonSVR,
+    HardMarginSVC,
+    NuSVC,
+    NuSVR,
+    OneClassSVM,
+    SoftMarginSVC,
+)
+from sparsekernel.kernels import RBF, Linear
+from sparsekernel.solvers.smo import smo
+
+SCALES = (1e-6, 1e-3, 1.0, 1e3, 1e6)
+TOLS = (1e-2, 1e-4, 1e-6, 1e-8)
+
+
+def _data(scale: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(36, 3))
+    t = np.where(X[:, 0] + 0.6 * X[:, 1] + 0.5 * rng.normal(size=36) > 0, 1.0, -1.0)
+    y = np.sin(X[:, 0]) + 0.3 * X[:, 1] + 0.1 * rng.normal(size=36)
+    return X * scale, t, y
+
+
+def _separable(scale: float) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 2))
+    t = np.where(X[:, 0] > 0, 1.0, -1.0)
+    X[:, 0] += 0.5 * t                                 # a gap of 1 between the classes
+    return X * scale, t
+
+
+def _rbf(X: np.ndarray) -> RBF:
+    """gamma = 1/(D var X): the kernel matrix, hence the problem, is the same at every scale."""
+    return RBF(1.0 / (X.shape[1] * X.var()))
+
+
+MAKERS = {
+    "hard-margin": lambda s: HardMarginSVC(*_separable(s), Linear()),
+    "soft-margin": lambda s: SoftMarginSVC(_data(s)[0], _data(s)[1], _rbf(_data(s)[0]), C=2.0),
+    "soft-margin-linear": lambda s: SoftMarginSVC(_data(s)[0], _data(s)[1], Linear(), C=1.0 / s ** 2),
+    "nu-svc": lambda s: NuSVC(_data(s)[0], _data(s)[1], Linear(), nu=0.4),
+    "eps-svr": lambda s: EpsilonSVR(_data(s)[0], _data(s)[2] * s, _rbf(_data(s)[0]), C=1.0, epsilon=0.1 * s),
+    "nu-svr": lambda s: NuSVR(_data(s)[0], _data(s)[2] * s, _rbf(_data(s)[0]), C=3.0, nu=0.5),
+    "one-class": lambda s: OneClassSVM(_data(s)[0], Linear(), nu=0.3),
+    "svdd": lambda s: SVDD(_data(s)[0], Linear(), nu=0.3),
+}
+#: machines for which X -> s X is an equivalence (the kernel scales by s^2, the multipliers do not)
+EQUIVALENT_UNDER_SCALING = ("nu-svc", "one-class", "svdd", "soft-margin", "soft-margin-linear", "hard-margin")
+
+
+@pytest.mark.parametrize("name", sorted(MAKERS))
+@pytest.mark.parametrize("scale", SCALES)
+@pytest.mark.parametrize("tol", TOLS)
+def test_the_smo_at_any_tol_and_scale_passes_its_certificate(name: str, scale: float, tol: float) -> None:
+    m = MAKERS[name](scale)
+    sol = smo(m, tol=tol)
+    report = check(m, sol)                  # the default: the tolerance matched to the SMO at tol
+    assert sol.status == "optimal" and report.ok, str(report)
+    assert report.tol == pytest.approx(max(2 * tol, 1e-9))
+
+
+@pytest.mark.parametrize("name", EQUIVALENT_UNDER_SCALING)
+def test_scaling_x_changes_neither_the_iterations_nor_the_verdict(name: str) -> None:
+    """X -> s X multiplies the kernel by s^2 and, for these machines, leaves the multipliers
+    alone or scales them by 1/s^2 (the margin machines with a linear kernel: the hard margin, and
+    the soft margin at C/s^2; an RBF width that follows the data leaves the problem as it is):
+    the SMO takes the same steps, and the certificates agree."""
+    runs = {s: smo(MAKERS[name](s), tol=1e-6) for s in SCALES}
+    base = runs[1.0]
+    power = 2 if name in ("hard-margin", "soft-margin-linear") else 0
+    for s, sol in runs.items():
+        assert sol.iterations <= 2 * base.iterations + 5 and base.iterations <= 2 * sol.iterations + 5, \
+            {k: v.iterations for k, v in runs.items()}
+        np.testing.assert_allclose(sol.a * s ** power, base.a, rtol=1e-3, atol=1e-5 * float(np.max(base.a)))
+
+
+# -- the reproducers of issue 15 -----------------------------------------------------------
+
+def test_an_inaccurate_clarabel_answer_is_not_optimal() -> None:
+    """Clarabel stops with InsufficientProgress on this C-SVC (its dual 3.58 against the SMO's
+    3.75): the answer fails the certificate, so it is "inaccurate", warned, with its report."""
+    X = np.random.default_rng(0).normal(size=(15, 10))
+    t = -np.ones(15)
+    t[0] = 1
+    m = SoftMarginSVC(X, t, Linear(), C=5272)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = m.solve("qp-clarabel")
+    if sol.solver_status == "Solved":                  # a Clarabel that does solve it must be right
+        assert sol.status == "optimal" and sol.report.ok
+    else:
+        assert sol.status == "inaccurate" and not sol.report.ok
+        assert any(issubclass(w.category, ConvergenceWarning) and "inaccurate" in str(w.message) for w in caught)
+    reference = m.solve("smo", tol=1e-8)
+    assert reference.status == "optimal"
+    assert reference.dual_objective == pytest.approx(3.7515, abs=1e-3)
+    assert m.solve("clarabel").dual_objective == pytest.approx(reference.dual_objective, rel=1e-6)
+
+
+def test_a_hard_margin_on_overlapping_data_is_infeasible_on_every_path() -> None:
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 2))
+    t = np.where(rng.normal(size=40) > 0, 1.0, -1.0)
+    m = HardMarginSVC(X, t, Linear())
+    for method in ("smo", "qp-clarabel", "qp-osqp", "clarabel", "primal-clarabel"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            with pytest.raises(InfeasibleError, match="not separable"):
+                m.solve(method)
+
+
+def test_the_hull_proof_fires_on_overlapping_multipliers_only() -> None:
+    """The hard margin's infeasibility proof: multipliers joining the classes' hulls prove it; those
+    of a separable problem do not."""
+    from dataclasses import replace
+
+    X, t = _separable(1.0)
+    m = HardMarginSVC(X, t, Linear())
+    sol = m.solve("smo", tol=1e-8)
+    m._infeasibility_proof(sol, "test")                 # separable: no proof, no error
+    overlap = HardMarginSVC(np.vstack([X, X[:1]]), np.append(t, -t[0]), Linear())
+    a = np.zeros(overlap.N)
+    a[0] = a[-1] = 1.0                                  # the same point in both classes
+    with pytest.raises(InfeasibleError, match="convex hulls"):
+        overlap._infeasibility_proof(replace(sol, a=a, support=np.array([0])), "test")
+
+
+@pytest.mark.parametrize("scale", (1e-6, 1.0, 1e6))
+def test_one_class_at_tiny_and_huge_scales_iterates_alike(scale: float) -> None:
+    """Issue 15: at X * 1e-6 the SMO stopped at iteration 0 with status "optimal" and failed
+    check(m, s, 1e-5); the tolerance is now relative to the kernel's diagonal."""
+    m = OneClassSVM(np.random.default_rng(0).normal(size=(20, 5)) * scale, Linear(), nu=0.8)
+    sol = m.solve("smo", tol=1e-6)
+    assert sol.iterations > 5
+    assert check(m, sol, 1e-5).ok
+
+
+@pytest.mark.parametrize("data", ["ripley", "digits"])
+def test_nu_svc_tol_means_what_it_means_for_every_machine(data: str) -> None:
+    """Issue 15: m.solve("smo", tol=1e-6) on a NuSVC then check(m, sol, tol=1e-5) failed
+    complementary slackness at N = 250 (multipliers in [0, 1/N])."""
+    from sparsekernel import datasets
+
+    if data == "ripley":
+        X, t = datasets.ripley_mixture(n=250)
+        kernel = RBF(0.45)
+    else:
+        from sklearn.datasets import load_digits
+
+        digits = load_digits()
+        X, t = digits.data[:250] / 16.0, np.where(digits.target[:250] >= 5, 1.0, -1.0)
+        kernel = RBF(1.0 / 64)
+    m = NuSVC(X, t, kernel, nu=0.3)
+    sol = m.solve("smo", tol=1e-6)
+    assert check(m, sol, 1e-5).ok, str(check(m, sol, 1e-5))
+
+
+def test_nu_svc_with_a_tiny_rho_is_solved_not_refused() -> None:
+    """Issue 15: NuSVC(X, t, RBF(1e-6), nu=0.3) on 40 points of a noisy linear rule raised
+    InfeasibleError (rho = 6.8e-8 for LIBSVM, 0.90 training accuracy). Only nu above
+    2 min(N+, N-)/N is a proof of infeasibility: here the SMO returns a certified optimum."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 2))
+    t = np.where(X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    m = NuSVC(X, t, RBF(1e-6), nu=0.3)
+    sol = m.solve("smo", tol=1e-6)
+    assert sol.status == "optimal" and check(m, sol).ok
+    assert 0 < sol.rho < 1e-6
+    assert np.mean(np.sign(sol.decision_function(X)) == t) >= 0.85
+    with pytest.raises(InfeasibleError, match="at most 2 min"):
+        NuSVC(X, t, RBF(1e-6), nu=2 * min(np.sum(t > 0), np.sum(t < 0)) / 40 + 0.01)
+
+
+def test_a_solver_that_claims_success_with_a_failing_answer_raises() -> None:
+    """No status string is trusted: an answer that fails its certificate although its solver said
+    it was solved raises SolverError, with the failing report on the exception."""
+    from sparsekernel.formulations.solve import certify
+
+    X, t, _ = _data(1.0)
+    m = SoftMarginSVC(X, t, RBF(0.5), C=1.0)
+    sol = m.solve("smo", tol=1e-6)
+    wrong = type(sol)(**{**{f: getattr(sol, f) for f in sol.__dataclass_fields__}, "b": sol.b + 0.5})
+    with pytest.raises(SolverError, match="fails the machine's KKT conditions") as info:
+        certify(m, wrong, "solved", "dual", "test", 1e-5)
+    assert info.value.report is not None and not info.value.report.ok
+    with pytest.warns(ConvergenceWarning, match="inaccurate"):
+        out = certify(m, wrong, "inaccurate", "dual", "test", 1e-5)
+    assert out.status == "inaccurate" and not out.report.ok
