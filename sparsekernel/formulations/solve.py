@@ -134,7 +134,9 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
     sol = machine.solution_from_standard(result.a, _info(result, "smo"), rho=result.rho, G=result.G,
                                          trace=result.trace)
     sol = machine._standard_form_solution(sol, "smo", dict(opts, tol=tol))
-    detail = (f"the SMO stopped at its iteration cap after {result.iterations} iterations with maximal "
+    why = ("its iteration cap" if result.status == "max_iter" else
+           "the floating-point resolution of its gradient (the kernel's values are too large for tol)")
+    detail = (f"the SMO stopped at {why} after {result.iterations} iterations with maximal "
               f"violation {result.violation:.3e} (relative) >= tol = {tol:g}")
     return certify(machine, sol, result.outcome, "standard-form dual", "SMO",
                    matched_tol(machine, "smo", tol), detail)

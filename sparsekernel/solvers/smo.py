@@ -149,6 +149,10 @@ MAX_STALLED_CALLS = 64
 CHUNK_WORK = 20_000_000
 MIN_CHUNK_STEPS = 1_000
 MAX_CHUNK_STEPS = 100_000
+#: A violation below this many times eps max Q_ii max |a_i| is at the gradient's rounding (``_Run._at_roundoff``).
+ROUNDOFF_FACTOR = 64.0
+#: The loop's code for a run stopped there (the compiled loop's codes are >= 0).
+ROUNDOFF = -1
 #: Default iteration cap: max(DEFAULT_MAX_ITER, DEFAULT_ITER_PER_VARIABLE * n).
 DEFAULT_MAX_ITER = 10_000_000
 DEFAULT_ITER_PER_VARIABLE = 100
@@ -213,7 +217,9 @@ class SMOResult(QPResult):
     """A ``QPResult`` of the SMO, with its diagnostics.
 
     ``status`` is ``"optimal"`` (m(a) - M(a) < tol), ``"max_iter"`` (the cap
-    was reached: outcome "inaccurate") or ``"unbounded"`` (the hard-margin
+    was reached: outcome "inaccurate"), ``"roundoff"`` (the violation left is at
+    the gradient's floating-point resolution, above tol: outcome "inaccurate";
+    ``_Run._at_roundoff``) or ``"unbounded"`` (the hard-margin
     rule of the module docstring fired: outcome "infeasible"). ``rows_computed``
     counts the full kernel rows computed, ``cache_rows`` the rows the cache
     holds, ``compact`` whether compact rows were used.
@@ -225,7 +231,7 @@ class SMOResult(QPResult):
 
 
 #: The SMO's status words by outcome (``standard_qp.OUTCOMES``).
-OUTCOME_OF = {"optimal": "solved", "max_iter": "inaccurate", "unbounded": "infeasible"}
+OUTCOME_OF = {"optimal": "solved", "max_iter": "inaccurate", "unbounded": "infeasible", "roundoff": "inaccurate"}
 
 
 def smo(
@@ -426,9 +432,12 @@ class _Run:
         y, p, lower, upper, index, QD, y0, index0 = self.prob
         a, V, G_bar, perm, flags = self.st
         n = a.shape[0]
-        G = p.copy()
+        # Q a first, p after: the regression forms start with a_n = a_hat_n on some points, whose rows
+        # cancel exactly; added to p one by one they would absorb p when the kernel is large (1e36)
+        G = np.zeros(n)
         nonzero = np.flatnonzero(a != 0.0)
         self._accumulate(nonzero, a[nonzero], G, 0, n)
+        G += p
         V[:] = -y * G                                  # v_t = -y_t G_t: I_up/I_low compare v (gap 7.3's t E)
         at_upper = np.flatnonzero(a >= upper)
         self._accumulate(at_upper, upper[at_upper], G_bar, 0, n)
@@ -505,6 +514,8 @@ class _Run:
             code = loop(self.prob, self.st, cache, self.ctrl, self.fpar, self.trace)
             self.ctrl[nb.C_MAX_ITER] = cap
             if code == nb.MAX_ITER and self.ctrl[nb.C_ITER] < cap:
+                if self._at_roundoff():
+                    return ROUNDOFF
                 stalled = 0
                 continue
             if code == nb.NEED_ROWS:
@@ -521,6 +532,22 @@ class _Run:
             stalled = 0 if self.ctrl[nb.C_ITER] > before else stalled + 1
         raise SolverError(f"SMO made no progress in {MAX_STALLED_CALLS} calls of its loop (code {code})",
                           status="stalled", solver="SMO")
+
+    def _at_roundoff(self) -> bool:
+        """Whether the remaining violation is at the floating-point resolution of the gradient.
+
+        Each step adds Q_ij d to G; its rounding is about eps max_i Q_ii max_i |a_i| per step and
+        does not average out, so a violation below ROUNDOFF_FACTOR times that cannot be driven
+        under a tol it is above (kernel values near 1e37 with multipliers of order one): the run
+        stops there, as an inaccurate one, instead of at its iteration cap.
+        """
+        tol = float(self.fpar[nb.F_TOL])
+        a, QD = self.st[0], self.prob[5]
+        floor = ROUNDOFF_FACTOR * np.finfo(np.float64).eps * float(np.max(QD)) * float(np.max(np.abs(a)))
+        if not floor > tol:
+            return False
+        m0, m1, M0, M1, *_ = nb.extremes(self.prob, self.st, int(self.ctrl[nb.C_ACTIVE]))
+        return float(nb.violation(m0, m1, M0, M1)) <= floor
 
     def _fetch_rows(self) -> None:
         """Compute the requested rows, with the most violating uncached ones while the cache has room."""
@@ -539,7 +566,7 @@ class _Run:
     # -- the answer --------------------------------------------------------------------
     def result(self, code: int, start: float) -> SMOResult:
         """Undo the permutation; rho from the free variables (or the midpoint); the trace."""
-        if code == nb.MAX_ITER:
+        if code in (nb.MAX_ITER, ROUNDOFF):
             self.reconstruct()
         y = self.prob[0]
         a, V, G_bar, perm, flags = self.st
@@ -552,7 +579,8 @@ class _Run:
         self._exact_gradient(z, Gz)
         rho = compute_rho(qp, z, Gz)
         m0, m1, M0, M1, *_ = nb.extremes(self.prob, self.st, n)
-        status = {nb.OPTIMAL: "optimal", nb.MAX_ITER: "max_iter", nb.UNBOUNDED: "unbounded"}[code]
+        status = {nb.OPTIMAL: "optimal", nb.MAX_ITER: "max_iter", nb.UNBOUNDED: "unbounded",
+                  ROUNDOFF: "roundoff"}[code]
         return SMOResult(a=z, G=Gz, rho=rho, outcome=OUTCOME_OF[status], status=status, solver="SMO",
                          iterations=int(self.ctrl[nb.C_ITER]),
                          objective=float(self.fpar[nb.F_OBJ]),

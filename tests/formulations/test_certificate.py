@@ -206,3 +206,22 @@ def test_a_solver_that_claims_success_with_a_failing_answer_raises() -> None:
     with pytest.warns(ConvergenceWarning, match="inaccurate"):
         out = certify(m, wrong, "inaccurate", "dual", "test", 1e-5)
     assert out.status == "inaccurate" and not out.report.ok
+
+
+def test_kernel_values_near_1e37_do_not_run_to_the_cap() -> None:
+    """Issue 15: on kernel values near 1e39 the SMO ran to its 1e7 cap for minutes at N = 10.
+    The initial gradient now sums Q a before adding p (the rows of a_n = a_hat_n cancel exactly),
+    and a run whose violation is at the gradient's rounding stops there ("roundoff"); whatever
+    the path, the answer is certified or warned, never a silent 'optimal'."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(10, 3)) * 1e6
+    y = rng.normal(size=10)
+    from sparsekernel.kernels import Polynomial
+
+    m = NuSVR(X, y, Polynomial(degree=3, gamma=1.0, coef0=1.0), C=1.0, nu=0.5)
+    assert m.kernel_diagonal_max > 1e36
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        sol = m.solve("smo")
+    assert sol.iterations < 1_000_000
+    assert (sol.status == "optimal") == check(m, sol).ok
