@@ -99,7 +99,9 @@ C_CLEN = 27          # stride of a compact row (the active size when compact mod
 C_CSLOTS = 28        # compact rows that fit in cbuf at that stride
 C_CNEXT = 29         # next compact slot to (re)use (first in, first out)
 C_COMPACT_USED = 30  # 1 once compact rows were used in this run (a diagnostic)
-C_SIZE = 31
+C_LAST_RECON = 31    # shrinking: C_ITER at the last reconstruction of the gradient (or the start)
+C_RECHECK = 32       # shrinking: steps after C_LAST_RECON at which the shrunk variables are checked
+C_SIZE = 33
 
 # -- float control block (fpar) ----------------------------------------------------
 F_TOL = 0
@@ -127,6 +129,9 @@ NEG = 4               # group 1 (nu form, y = -1)
 
 #: shrinking: reconstruct the gradient once m - M <= this * tol (LIBSVM's 10)
 UNSHRINK_FACTOR = 10.0
+#: shrinking: the shrunk variables are checked (the gradient reconstructed) at the latest
+#: RECHECK_FACTOR * n steps after the last reconstruction, a wait that doubles at each check
+RECHECK_FACTOR = 10
 #: compact rows once the active set is at most 1/COMPACT_RATIO of the variables
 COMPACT_RATIO = 8
 #: fewest compact rows worth the mode (a step holds three)
@@ -746,11 +751,19 @@ def do_shrinking(prob, st, cache, ctrl, fpar):
     each reconstruction), so that their kernel entries are read in increasing order.
     """
     size = ctrl[C_ACTIVE]
+    n = st[0].shape[0]
     m0, m1, M0, M1, i0, i1, j0, j1 = current_extremes(prob, st, ctrl, fpar)
     if ctrl[C_UNSHRUNK] == 0 and violation(m0, m1, M0, M1) <= UNSHRINK_FACTOR * fpar[F_TOL]:
         ctrl[C_UNSHRUNK] = 1
+        ctrl[C_LAST_RECON] = ctrl[C_ITER]
         return RECONSTRUCT
-    n = st[0].shape[0]
+    if size < n:
+        if ctrl[C_RECHECK] == 0:
+            ctrl[C_RECHECK] = RECHECK_FACTOR * n
+        if ctrl[C_ITER] - ctrl[C_LAST_RECON] >= ctrl[C_RECHECK]:
+            ctrl[C_RECHECK] *= 2
+            ctrl[C_LAST_RECON] = ctrl[C_ITER]
+            return RECONSTRUCT
     order = np.empty(n, dtype=np.int64)
     end = 0
     for k in range(size):              # kept ones first, in their order (the caller's order)
@@ -792,7 +805,10 @@ def run_smo(prob, st, cache, ctrl, fpar, trace):
             ctrl[C_SHRINK_COUNTER] = ctrl[C_SHRINK_INTERVAL]
         code, i, j = select_working_set(prob, st, cache, ctrl, fpar)
         if code == OPTIMAL:
-            return RECONSTRUCT_FINAL if ctrl[C_ACTIVE] < n else OPTIMAL
+            if ctrl[C_ACTIVE] < n:
+                ctrl[C_LAST_RECON] = ctrl[C_ITER]
+                return RECONSTRUCT_FINAL
+            return OPTIMAL
         if code == NEED_ROWS:
             return NEED_ROWS
         if ctrl[C_RECORD] == 1 and ctrl[C_TRACE_LEN] >= capacity:
