@@ -101,7 +101,8 @@ C_CNEXT = 29         # next compact slot to (re)use (first in, first out)
 C_COMPACT_USED = 30  # 1 once compact rows were used in this run (a diagnostic)
 C_LAST_RECON = 31    # shrinking: C_ITER at the last reconstruction of the gradient (or the start)
 C_RECHECK = 32       # shrinking: steps after C_LAST_RECON at which the shrunk variables are checked
-C_SIZE = 33
+C_CHECKING = 33      # shrinking: 1 while such a check's reconstruction is pending
+C_SIZE = 34
 
 # -- float control block (fpar) ----------------------------------------------------
 F_TOL = 0
@@ -120,7 +121,8 @@ F_LOW0 = 12           # M_g = min_{I_low, g} v
 F_LOW1 = 13
 F_PLATT_EPS = 14      # Platt's smallest relative change of a_j for a step to count
 F_GAMMA = 15          # RBF gamma for compact rows computed directly (when Xd has rows)
-F_SIZE = 16
+F_CHECK_VIOL = 16     # shrinking: m - M over the active variables when the last check began
+F_SIZE = 17
 
 # -- status flags of a variable ----------------------------------------------------
 UP = 1                # in I_up
@@ -132,6 +134,8 @@ UNSHRINK_FACTOR = 10.0
 #: shrinking: the shrunk variables are checked (the gradient reconstructed) at the latest
 #: RECHECK_FACTOR * n steps after the last reconstruction, a wait that doubles at each check
 RECHECK_FACTOR = 10
+#: a check found wrongly shrunk variables when m - M over all is above this times m - M over the active
+RECHECK_FOUND = 2.0
 #: compact rows once the active set is at most 1/COMPACT_RATIO of the variables
 COMPACT_RATIO = 8
 #: fewest compact rows worth the mode (a step holds three)
@@ -753,6 +757,10 @@ def do_shrinking(prob, st, cache, ctrl, fpar):
     size = ctrl[C_ACTIVE]
     n = st[0].shape[0]
     m0, m1, M0, M1, i0, i1, j0, j1 = current_extremes(prob, st, ctrl, fpar)
+    if ctrl[C_CHECKING] == 1 and size == n:
+        ctrl[C_CHECKING] = 0
+        if violation(m0, m1, M0, M1) > RECHECK_FOUND * fpar[F_CHECK_VIOL]:
+            ctrl[C_RECHECK] = RECHECK_FACTOR * n          # shrunk variables violated: check again soon
     if ctrl[C_UNSHRUNK] == 0 and violation(m0, m1, M0, M1) <= UNSHRINK_FACTOR * fpar[F_TOL]:
         ctrl[C_UNSHRUNK] = 1
         ctrl[C_LAST_RECON] = ctrl[C_ITER]
@@ -763,6 +771,8 @@ def do_shrinking(prob, st, cache, ctrl, fpar):
         if ctrl[C_ITER] - ctrl[C_LAST_RECON] >= ctrl[C_RECHECK]:
             ctrl[C_RECHECK] *= 2
             ctrl[C_LAST_RECON] = ctrl[C_ITER]
+            ctrl[C_CHECKING] = 1
+            fpar[F_CHECK_VIOL] = violation(m0, m1, M0, M1)
             return RECONSTRUCT
     order = np.empty(n, dtype=np.int64)
     end = 0
