@@ -54,7 +54,7 @@ NEED_ROWS = 1
 MAX_ITER = 2
 UNBOUNDED = 3
 TRACE_FULL = 4
-RECONSTRUCT = 5           # shrinking: m - M fell below UNSHRINK_FACTOR * tol
+RECONSTRUCT = 5           # shrinking: m - M fell below UNSHRINK_FACTOR * tol, or a recheck is due
 RECONSTRUCT_FINAL = 6     # optimal on the active set: check on all variables
 CHANGED = 7               # internal: a step was taken
 UNCHANGED = 8             # internal: no step
@@ -131,9 +131,13 @@ NEG = 4               # group 1 (nu form, y = -1)
 
 #: shrinking: reconstruct the gradient once m - M <= this * tol (LIBSVM's 10)
 UNSHRINK_FACTOR = 10.0
-#: shrinking: the shrunk variables are checked (the gradient reconstructed) at the latest
-#: RECHECK_FACTOR * n steps after the last reconstruction, a wait that doubles at each check
-RECHECK_FACTOR = 10
+#: shrinking: the shrunk variables are checked (the gradient reconstructed, then shrunk again)
+#: at the latest RECHECK_FACTOR * n steps after the last reconstruction. LIBSVM reconstructs only
+#: once m - M <= 10 tol on the active set and when it is optimal there; a variable shrunk too
+#: early can then keep the active set crawling (a flat valley of a degenerate dual: a linear
+#: kernel with more free multipliers than dimensions) for millions of steps. The wait doubles
+#: at each check, and starts again from RECHECK_FACTOR * n when a check found such variables.
+RECHECK_FACTOR = 20
 #: a check found wrongly shrunk variables when m - M over all is above this times m - M over the active
 RECHECK_FOUND = 2.0
 #: compact rows once the active set is at most 1/COMPACT_RATIO of the variables
@@ -749,7 +753,8 @@ def be_shrunk(k, prob, st, m0, m1, M0, M1):
 
 @njit(cache=True)
 def do_shrinking(prob, st, cache, ctrl, fpar):
-    """Move the variables that be_shrunk behind the active ones; RECONSTRUCT once m - M <= 10 tol.
+    """Move the variables that be_shrunk behind the active ones; RECONSTRUCT once m - M <= 10 tol
+    (LIBSVM's unshrink) and when RECHECK_FACTOR * n steps or more passed since the last one.
 
     The active ones keep their relative order, the caller's order (restored at
     each reconstruction), so that their kernel entries are read in increasing order.

@@ -5,7 +5,7 @@ flat valley that the SMO crosses slowly; with variables wrongly shrunk (their
 gradient, once rebuilt, violates by ~0.3) and LIBSVM's single unshrink at
 m - M <= 10 tol, the active set could crawl for millions of steps without
 ever reaching the point where the shrunk variables are looked at again. The
-solver now also rebuilds the gradient and re-shrinks after
+solver now also rebuilds the gradient and shrinks again after
 ``RECHECK_FACTOR * n`` steps without a reconstruction (the wait doubling
 unless the check found violators).
 """
