@@ -54,7 +54,7 @@ NEED_ROWS = 1
 MAX_ITER = 2
 UNBOUNDED = 3
 TRACE_FULL = 4
-RECONSTRUCT = 5           # shrinking: m - M fell below UNSHRINK_FACTOR * tol
+RECONSTRUCT = 5           # shrinking: m - M fell below UNSHRINK_FACTOR * tol, or a recheck is due
 RECONSTRUCT_FINAL = 6     # optimal on the active set: check on all variables
 CHANGED = 7               # internal: a step was taken
 UNCHANGED = 8             # internal: no step
@@ -99,7 +99,10 @@ C_CLEN = 27          # stride of a compact row (the active size when compact mod
 C_CSLOTS = 28        # compact rows that fit in cbuf at that stride
 C_CNEXT = 29         # next compact slot to (re)use (first in, first out)
 C_COMPACT_USED = 30  # 1 once compact rows were used in this run (a diagnostic)
-C_SIZE = 31
+C_LAST_RECON = 31    # shrinking: C_ITER at the last reconstruction of the gradient (or the start)
+C_RECHECK = 32       # shrinking: steps after C_LAST_RECON at which the shrunk variables are checked
+C_CHECKING = 33      # shrinking: 1 while such a check's reconstruction is pending
+C_SIZE = 34
 
 # -- float control block (fpar) ----------------------------------------------------
 F_TOL = 0
@@ -118,7 +121,8 @@ F_LOW0 = 12           # M_g = min_{I_low, g} v
 F_LOW1 = 13
 F_PLATT_EPS = 14      # Platt's smallest relative change of a_j for a step to count
 F_GAMMA = 15          # RBF gamma for compact rows computed directly (when Xd has rows)
-F_SIZE = 16
+F_CHECK_VIOL = 16     # shrinking: m - M over the active variables when the last check began
+F_SIZE = 17
 
 # -- status flags of a variable ----------------------------------------------------
 UP = 1                # in I_up
@@ -127,6 +131,15 @@ NEG = 4               # group 1 (nu form, y = -1)
 
 #: shrinking: reconstruct the gradient once m - M <= this * tol (LIBSVM's 10)
 UNSHRINK_FACTOR = 10.0
+#: shrinking: the shrunk variables are checked (the gradient reconstructed, then shrunk again)
+#: at the latest RECHECK_FACTOR * n steps after the last reconstruction. LIBSVM reconstructs only
+#: once m - M <= 10 tol on the active set and when it is optimal there; a variable shrunk too
+#: early can then keep the active set crawling (a flat valley of a degenerate dual: a linear
+#: kernel with more free multipliers than dimensions) for millions of steps. The wait doubles
+#: at each check, and starts again from RECHECK_FACTOR * n when a check found such variables.
+RECHECK_FACTOR = 20
+#: a check found wrongly shrunk variables when m - M over all is above this times m - M over the active
+RECHECK_FOUND = 2.0
 #: compact rows once the active set is at most 1/COMPACT_RATIO of the variables
 COMPACT_RATIO = 8
 #: fewest compact rows worth the mode (a step holds three)
@@ -740,17 +753,32 @@ def be_shrunk(k, prob, st, m0, m1, M0, M1):
 
 @njit(cache=True)
 def do_shrinking(prob, st, cache, ctrl, fpar):
-    """Move the variables that be_shrunk behind the active ones; RECONSTRUCT once m - M <= 10 tol.
+    """Move the variables that be_shrunk behind the active ones; RECONSTRUCT once m - M <= 10 tol
+    (LIBSVM's unshrink) and when RECHECK_FACTOR * n steps or more passed since the last one.
 
     The active ones keep their relative order, the caller's order (restored at
     each reconstruction), so that their kernel entries are read in increasing order.
     """
     size = ctrl[C_ACTIVE]
+    n = st[0].shape[0]
     m0, m1, M0, M1, i0, i1, j0, j1 = current_extremes(prob, st, ctrl, fpar)
+    if ctrl[C_CHECKING] == 1 and size == n:
+        ctrl[C_CHECKING] = 0
+        if violation(m0, m1, M0, M1) > RECHECK_FOUND * fpar[F_CHECK_VIOL]:
+            ctrl[C_RECHECK] = RECHECK_FACTOR * n          # shrunk variables violated: check again soon
     if ctrl[C_UNSHRUNK] == 0 and violation(m0, m1, M0, M1) <= UNSHRINK_FACTOR * fpar[F_TOL]:
         ctrl[C_UNSHRUNK] = 1
+        ctrl[C_LAST_RECON] = ctrl[C_ITER]
         return RECONSTRUCT
-    n = st[0].shape[0]
+    if size < n:
+        if ctrl[C_RECHECK] == 0:
+            ctrl[C_RECHECK] = RECHECK_FACTOR * n
+        if ctrl[C_ITER] - ctrl[C_LAST_RECON] >= ctrl[C_RECHECK]:
+            ctrl[C_RECHECK] *= 2
+            ctrl[C_LAST_RECON] = ctrl[C_ITER]
+            ctrl[C_CHECKING] = 1
+            fpar[F_CHECK_VIOL] = violation(m0, m1, M0, M1)
+            return RECONSTRUCT
     order = np.empty(n, dtype=np.int64)
     end = 0
     for k in range(size):              # kept ones first, in their order (the caller's order)
@@ -792,7 +820,10 @@ def run_smo(prob, st, cache, ctrl, fpar, trace):
             ctrl[C_SHRINK_COUNTER] = ctrl[C_SHRINK_INTERVAL]
         code, i, j = select_working_set(prob, st, cache, ctrl, fpar)
         if code == OPTIMAL:
-            return RECONSTRUCT_FINAL if ctrl[C_ACTIVE] < n else OPTIMAL
+            if ctrl[C_ACTIVE] < n:
+                ctrl[C_LAST_RECON] = ctrl[C_ITER]
+                return RECONSTRUCT_FINAL
+            return OPTIMAL
         if code == NEED_ROWS:
             return NEED_ROWS
         if ctrl[C_RECORD] == 1 and ctrl[C_TRACE_LEN] >= capacity:

@@ -48,7 +48,9 @@ Shrinking (LIBSVM): every min(n, 1000) steps the bounded variables that
 cannot join a violating pair are set aside; the gradient of those is
 rebuilt, G_t = G_bar_t + p_t + sum_{free j} a_j Q_tj with G_bar_t =
 sum_{a_j = u_j} u_j Q_tj maintained by the steps, once m - M <= 10 tol and
-again before the solver stops, so the final test is on all variables.
+again before the solver stops, so the final test is on all variables; also
+after 20 n steps without a rebuild (a wait that doubles unless the rebuild
+found wrongly shrunk variables), which LIBSVM does not do.
 
 Q is an interface, never a stored matrix: kernel rows come from
 ``kernel_cache.KernelRowCache`` (least recently used rows in 80% of
