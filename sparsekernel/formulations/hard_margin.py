@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
-from ..errors import InfeasibleError
+from ..errors import InfeasibleError, SolverError
 from ..kernels import Kernel, Linear
 from ..solvers.smo import MARGIN_TOL
 from ..solvers.standard_qp import RhoEstimate, StandardQP
@@ -36,6 +36,11 @@ from .solution import Solution
 __all__ = ["HardMarginSVC"]
 
 Array = NDArray[np.float64]
+
+
+#: The SMO's relative tol for the hull distance (its square is then exact to about 2e-10 R^2, far
+#: below the (2 MARGIN_TOL R)^2 = 4e-8 R^2 of the test).
+HULL_TOL = 1e-10
 
 
 class HardMarginSVC(BinaryMachine):
@@ -103,10 +108,39 @@ class HardMarginSVC(BinaryMachine):
         )
 
     def _infeasible(self, status: str, kind: str, solver: str) -> None:
-        raise InfeasibleError(
-            f"the data are not separable in the feature space of {self.kernel!r}: the hard-margin "
-            f"{kind} has no solution ({solver} status {status}); use SoftMarginSVC"
-        )
+        """A solver's infeasibility status is taken only with the proof of ``hull_distance``: the
+        classes' convex hulls meet in feature space. Where they are apart the status is wrong
+        (an interior-point solver's absolute tolerances on a tiny margin) and SolverError says so."""
+        distance, proved = self.hull_distance()
+        radius = math.sqrt(self.kernel_diagonal_max)
+        if proved:
+            raise InfeasibleError(
+                f"the data are not separable in the feature space of {self.kernel!r}: the hard-margin {kind} "
+                f"has no solution ({solver} status {status}; the classes' convex hulls are {distance:.2e} apart, "
+                f"<= 2 * {MARGIN_TOL:g} * max ||phi(x)||); use SoftMarginSVC")
+        raise SolverError(
+            f"{solver} reported {status!r} on the hard-margin {kind}, but the classes' convex hulls are "
+            f"{distance:.3e} apart ({distance / radius:.2e} max ||phi(x)||): the data are separable with margin "
+            f"{distance / 2:.3e}; solve by 'smo'", status=status, solver=solver)
+
+    def hull_distance(self) -> tuple[float, bool]:
+        """The distance between the classes' convex hulls in feature space, by the SMO, and whether
+        it proves non-separability.
+
+        min_v 1/2 ||sum_n v_n t_n phi(x_n)||^2 over v >= 0 with sum_{t=+1} v = sum_{t=-1} v = 1 is a
+        StandardQP of the nu form; any feasible v bounds the distance from above, so a distance at
+        most 2 MARGIN_TOL R at the SMO's iterate proves that no hyperplane separates the classes
+        with a margin that floating point tells from none (R = max ||phi(x_n)||). Returns (distance,
+        proved); a distance above the threshold is the optimum's to the SMO's accuracy.
+        """
+        from ..solvers.smo import smo
+
+        qp = StandardQP(kernel=self.kernel, X=self.X, index=np.arange(self.N), y=self.t, scale=1.0,
+                        p=np.zeros(self.N), lower=np.zeros(self.N), upper=np.full(self.N, np.inf), delta=0.0,
+                        nu_sum=2.0, gram=self.gram, tol_scale=self.kernel_diagonal_max)
+        result = smo(qp, tol=HULL_TOL, max_iter=max(1_000_000, 100 * self.N))
+        distance = math.sqrt(max(2.0 * float(result.objective), 0.0))
+        return distance, distance <= 2.0 * MARGIN_TOL * math.sqrt(self.kernel_diagonal_max)
 
     def _infeasibility_proof(self, solution: Solution, solver: str) -> None:
         """A failing answer proves non-separability when its multipliers point at two nearby

@@ -19,6 +19,7 @@ points and undoes the rescalings by those declarations.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import replace
 from typing import Any
 
@@ -137,29 +138,36 @@ def _check_training_set(estimator: Any, machine: Machine) -> None:
         raise ValidationError("X must be the training data the estimator was fitted on (its support vectors differ)")
 
 
-def solve_with_libsvm(machine: Machine, tol: float = 1e-8, cache_size: float = 200.0) -> Solution:
+def solve_with_libsvm(machine: Machine, tol: float = 1e-8, cache_size: float = 200.0,
+                      max_iter: int | None = None) -> Solution:
     """Fit scikit-learn's LIBSVM twin of ``machine`` and return its certified Solution.
 
     ``tol`` is relative, as every method's (``formulations.solve``): LIBSVM is
     given ``tol * libsvm_scale * qp.tol_scale`` in its own gradient units, and
     its answer (``from_sklearn``) is certified at ``matched_tol(machine, "libsvm", tol)``.
+    ``max_iter`` caps LIBSVM's iterations (None: LIBSVM's own cap, max(1e7, 100 N); scikit-learn's
+    -1 would let a tolerance its float kernel values cannot reach run for ever).
     """
     from .solve import certify, matched_tol
 
     tol = float(check_param("tol", tol))
     k = machine.kernel
     own_tol = tol * machine.libsvm_scale * machine.standard_qp().tol_scale
-    params: dict[str, Any] = {"kernel": k.name, "tol": own_tol, "cache_size": cache_size}
+    cap = max(10_000_000, 100 * machine.N) if max_iter is None else int(check_param("max_iter", max_iter))
+    params: dict[str, Any] = {"kernel": k.name, "tol": own_tol, "cache_size": cache_size, "max_iter": cap}
     for name in ("gamma", "degree", "coef0"):
         if hasattr(k, name):
             params[name] = getattr(k, name)
     est = twin_class(machine)(**params, **machine.libsvm_params())
+    quiet = warnings.catch_warnings()     # scikit-learn's own warning at the cap: certify issues ours
     weights = getattr(machine, "sample_weight", None)
     start = time.perf_counter()
-    if machine.t is None:
-        est.fit(machine.X)
-    else:
-        est.fit(machine.X, machine.t, sample_weight=weights)
+    with quiet:
+        warnings.filterwarnings("ignore", message="Solver terminated early")
+        if machine.t is None:
+            est.fit(machine.X)
+        else:
+            est.fit(machine.X, machine.t, sample_weight=weights)
     seconds = time.perf_counter() - start
     sol = replace(from_sklearn(est, machine.X, machine.t, weights), solve_time=seconds)
     outcome = "solved" if getattr(est, "fit_status_", 0) == 0 else "inaccurate"

@@ -225,3 +225,26 @@ def test_kernel_values_near_1e37_do_not_run_to_the_cap() -> None:
         sol = m.solve("smo")
     assert sol.iterations < 1_000_000
     assert (sol.status == "optimal") == check(m, sol).ok
+
+
+def test_an_infeasibility_status_is_taken_only_with_the_hull_proof() -> None:
+    """Fuzz seed 353: a hard margin on near-separable data at scale 1.4e-6 (margin 0.035 R).
+    Clarabel reports DualInfeasible; the classes' hulls are apart, so that status is refused
+    (SolverError) while the SMO returns the certified optimum."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(60, 5))
+    t = np.where(X[:, 0] > 0, 1.0, -1.0)
+    X[:, 0] += 0.05 * t
+    m = HardMarginSVC(X * 1e-6, t, Linear())
+    distance, proved = m.hull_distance()
+    assert not proved and distance > 0.05e-6
+    sol = m.solve("smo", tol=1e-6)
+    assert sol.status == "optimal" and check(m, sol).ok
+    # 1/||w|| is the margin, half the hulls' distance
+    assert 2.0 / np.sqrt(2.0 * sol.dual_objective) == pytest.approx(distance, rel=1e-3)
+    try:
+        other = m.solve("qp-clarabel")
+    except SolverError as exc:
+        assert "separable" in str(exc)
+    else:
+        assert other.status in ("optimal", "inaccurate")
