@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import math
 import sys
 import time
 import warnings

@@ -162,8 +162,10 @@ def fit_twin(machine: Machine, tol: float, cache_size: float = 200.0,
              max_iter: int | None = None) -> tuple[Any, float]:
     """scikit-learn's LIBSVM twin of ``machine`` fitted at the relative ``tol`` (in LIBSVM's units
     ``tol * libsvm_scale * qp.tol_scale``), and the seconds the fit took; uncertified."""
+    from .solve import libsvm_own_tol
+
     k = machine.kernel
-    own_tol = tol * machine.libsvm_scale * machine.standard_qp().tol_scale
+    own_tol = libsvm_own_tol(machine, tol)
     cap = max(10_000_000, 100 * machine.N) if max_iter is None else int(check_param("max_iter", max_iter))
     params: dict[str, Any] = {"kernel": k.name, "tol": own_tol, "cache_size": cache_size, "max_iter": cap}
     for name in ("gamma", "degree", "coef0"):

@@ -652,7 +652,8 @@ class Machine(abc.ABC):
         """LIBSVM's multipliers over the notes' (N for nu-SVC, nu N for one-class, else 1).
 
         LIBSVM's gradients, and so its stopping tolerance, are in units this
-        many times the notes': its tol corresponds to tol / libsvm_scale here.
+        many times the notes': for a problem of unit output scale its tol is tol / libsvm_scale here
+        (``formulations.solve.libsvm_tol``; the other way, ``libsvm_own_tol``).
         """
         return 1.0
 

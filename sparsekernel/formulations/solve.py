@@ -31,7 +31,7 @@ unit output scale: LIBSVM's multipliers, and so its gradients, are
 ``machine.libsvm_scale`` times the notes' (nu-SVC: N; one-class: nu N), and
 ``libsvm_tol`` divides by that, here and only here. The ``"libsvm"`` method
 is given the same relative tolerance in LIBSVM's own units
-(``tol * libsvm_scale * qp.tol_scale``).
+(``libsvm_own_tol``: ``tol * libsvm_scale * qp.tol_scale``).
 
 A certificate behind every "optimal" (``certify``). No solver's status is
 trusted on its own: every path checks the machine's own KKT conditions
@@ -66,7 +66,7 @@ from ..solvers.standard_qp import QPResult
 from .machine import BOUND_TOL, Machine
 from .solution import Solution
 
-__all__ = ["solve", "solve_smo", "solve_direct", "refuse", "certify", "cvxpy_outcome", "libsvm_tol", "matched_tol",
+__all__ = ["solve", "solve_smo", "solve_direct", "refuse", "certify", "cvxpy_outcome", "libsvm_tol", "libsvm_own_tol", "matched_tol",
            "SMO_TOL"]
 
 #: The SMO's tolerance in LIBSVM's gradient units where the caller gives none (tour, CLI, demo).
@@ -118,6 +118,11 @@ def _check_method(method: Any) -> str:
 def libsvm_tol(machine: Machine, tol: float) -> float:
     """LIBSVM's tolerance (on a problem of unit output scale) as a relative tolerance here."""
     return float(tol) / machine.libsvm_scale
+
+
+def libsvm_own_tol(machine: Machine, tol: float) -> float:
+    """A relative tolerance as LIBSVM's own (its gradient units): the ``"libsvm"`` method's."""
+    return float(tol) * machine.libsvm_scale * machine.standard_qp().tol_scale
 
 
 def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", **opts: Any) -> Solution:
