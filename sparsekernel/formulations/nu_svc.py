@@ -178,7 +178,7 @@ class NuSVC(BinaryMachine):
         # r+ = rho - b and r- = rho + b, i.e. LIBSVM's r and -rho.
         # However small rho is, this is the optimum: only nu > nu_max (Chang and Lin 2001, refused
         # by _set_hyper) proves that there is none. A rho of 0 (w = 0: the classes' reduced hulls
-        # meet) is a degenerate optimum, returned with a note.
+        # meet) is a degenerate optimum, returned as it is (its rho and coef show it).
         return {"b": -rho.rho, "rho": rho.r}
 
     def _slacks(self, u: Array, Ku: Array, fields: dict[str, Any]) -> tuple[Array, None]:

@@ -35,7 +35,7 @@ is given the same relative tolerance in LIBSVM's own units
 
 A certificate behind every "optimal" (``certify``). No solver's status is
 trusted on its own: every path checks the machine's own KKT conditions
-(``duality.check``) at the tolerance matched to the method (``matched_tol``:
+(``certificate.kkt_report``, the body of ``duality.check``) at the tolerance matched to the method (``matched_tol``:
 twice the SMO's or LIBSVM's tol; Clarabel 1e-6, OSQP 1e-5; a primal's
 ``primal_tol``) and
 
@@ -46,10 +46,13 @@ twice the SMO's or LIBSVM's tol; Clarabel 1e-6, OSQP 1e-5; a primal's
 - warns with ``ConvergenceWarning`` and returns the Solution with
   ``status="inaccurate"`` and its failing report when the solver stopped early
   (iteration cap, an inaccurate status) and its point fails them;
-- raises ``InfeasibleError`` only with a proof: the solver's infeasibility
-  certificate, a machine's own (the hard margin's direction of unbounded dual
-  ascent, ``Machine._infeasibility_proof``) or the nu bounds of Chang and Lin;
-  any other failure raises ``SolverError`` with the solver's own status.
+- raises ``InfeasibleError`` only with a proof: the machine's own
+  (``Machine._infeasible`` for a solver's infeasibility status and
+  ``Machine._infeasibility_proof`` for a failing answer: the hard margin's
+  classes' convex hulls meeting in feature space, measured by the SMO on the
+  hulls' QP whatever solver ran) or the nu bounds of Chang and Lin (refused
+  when nu is set); a solver's infeasibility status without one raises
+  ``SolverError``, as does any other failure, with the solver's own status.
 
 The solver's own status is kept as ``solution.solver_status``.
 """
@@ -66,8 +69,8 @@ from ..solvers.standard_qp import QPResult
 from .machine import BOUND_TOL, Machine
 from .solution import Solution
 
-__all__ = ["solve", "solve_smo", "solve_direct", "refuse", "certify", "cvxpy_outcome", "libsvm_tol", "libsvm_own_tol", "matched_tol",
-           "SMO_TOL"]
+__all__ = ["solve", "solve_smo", "solve_direct", "refuse", "certify", "cvxpy_outcome", "libsvm_tol",
+           "libsvm_own_tol", "matched_tol", "SMO_TOL"]
 
 #: The SMO's tolerance in LIBSVM's gradient units where the caller gives none (tour, CLI, demo).
 SMO_TOL = 1e-6
