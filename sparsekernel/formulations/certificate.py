@@ -4,6 +4,7 @@ and the body of ``duality.check``."""
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .machine import Machine
 from .report import Gap, KKTReport, row_from_values
@@ -11,11 +12,14 @@ from .solution import Solution
 
 __all__ = ["kkt_report"]
 
+Array = NDArray[np.float64]
 
-def kkt_report(machine: Machine, solution: Solution, tol: float) -> KKTReport:
+
+def kkt_report(machine: Machine, solution: Solution, tol: float, Ku: Array | None = None) -> KKTReport:
     """Every KKT condition of ``machine`` at ``solution`` and the relative gap, within ``tol``
-    (arguments already validated; ``duality.check`` is the public form)."""
-    state = machine.kkt_state(solution)
+    (arguments already validated; ``duality.check`` is the public form, which always computes the
+    outputs K u itself; a solver's certificate may pass them from its kernel rows as ``Ku``)."""
+    state = machine.kkt_state(solution, Ku)
     rows = tuple(row_from_values(c.tag, c.kind, c.text, c.violation, c.scale, tol)
                  for c in machine.kkt_conditions(state))
     primal, dual = machine.objectives(state)

@@ -41,6 +41,9 @@ Array = NDArray[np.float64]
 #: The SMO's relative tol for the hull distance (its square is then exact to about 2e-10 R^2, far
 #: below the (2 MARGIN_TOL R)^2 = 4e-8 R^2 of the test).
 HULL_TOL = 1e-10
+#: A solver's infeasibility status stands where the hulls are within this many times the
+#: resolution 2 MARGIN_TOL R (a margin floating point barely tells from none).
+HULL_BAND = 2.0
 
 
 class HardMarginSVC(BinaryMachine):
@@ -113,11 +116,14 @@ class HardMarginSVC(BinaryMachine):
         (an interior-point solver's absolute tolerances on a tiny margin) and SolverError says so."""
         distance, proved = self.hull_distance()
         radius = math.sqrt(self.kernel_diagonal_max)
-        if proved:
+        # a margin within HULL_BAND times the resolution does not contradict a solver's claim (the
+        # SMO's own rule is judged on float32 rows at its iterate)
+        if proved or distance <= HULL_BAND * 2.0 * MARGIN_TOL * radius:
             raise InfeasibleError(
                 f"the data are not separable in the feature space of {self.kernel!r}: the hard-margin {kind} "
                 f"has no solution ({solver} status {status}; the classes' convex hulls are {distance:.2e} apart, "
-                f"<= 2 * {MARGIN_TOL:g} * max ||phi(x)||); use SoftMarginSVC")
+                f"{distance / radius:.1e} max ||phi(x)||, a margin floating point cannot tell from none); "
+                f"use SoftMarginSVC")
         raise SolverError(
             f"{solver} reported {status!r} on the hard-margin {kind}, but the classes' convex hulls are "
             f"{distance:.3e} apart ({distance / radius:.2e} max ||phi(x)||): the data are separable with margin "

@@ -728,13 +728,14 @@ class Machine(abc.ABC):
     #: what the notes' formulas supply when a solution comes from a dual solve
     _recovery: ClassVar[tuple[str, ...]] = ()
 
-    def kkt_state(self, sol: Solution) -> KKTState:
-        """The quantities the KKT conditions need, from any Solution of this machine."""
+    def kkt_state(self, sol: Solution, Ku: Array | None = None) -> KKTState:
+        """The quantities the KKT conditions need, from any Solution of this machine (``Ku``: the
+        outputs K u where the caller has them from the kernel rows, else computed here)."""
         a = np.asarray(sol.a, dtype=np.float64)
         a_hat = None if sol.a_hat is None else np.asarray(sol.a_hat, dtype=np.float64)
         z = a if a_hat is None else np.concatenate([a, a_hat])
         u = self.aggregate(z)
-        Ku = self.kernel_times(u)
+        Ku = self.kernel_times(u) if Ku is None else np.asarray(Ku, dtype=np.float64)
         fs = self._cheap_feature_space()
         w_given = (sol.method in ("primal", "hinge") and sol.w is not None and fs is not None
                    and fs.F.shape[1] == np.shape(sol.w)[0])
