@@ -156,7 +156,7 @@ ROUNDOFF_FACTOR = 64.0
 #: The loop's code for a run stopped there (the compiled loop's codes are >= 0).
 ROUNDOFF = -1
 #: Cached rows summed at once into ``SMOResult.outputs``.
-OUTPUT_BLOCK = 256
+OUTPUT_BLOCK = 64
 #: Default iteration cap: max(DEFAULT_MAX_ITER, DEFAULT_ITER_PER_VARIABLE * n).
 DEFAULT_MAX_ITER = 10_000_000
 DEFAULT_ITER_PER_VARIABLE = 100
@@ -587,7 +587,8 @@ class _Run:
         Gz = np.empty(n)
         Gz[perm] = -y * V
         qp = self.qp
-        self._exact_gradient(z, Gz)
+        outputs = self._outputs(z)
+        self._exact_gradient(z, Gz, outputs)
         rho = compute_rho(qp, z, Gz)
         m0, m1, M0, M1, *_ = nb.extremes(self.prob, self.st, n)
         status = {nb.OPTIMAL: "optimal", nb.MAX_ITER: "max_iter", nb.UNBOUNDED: "unbounded",
@@ -598,7 +599,7 @@ class _Run:
                          violation=float(nb.violation(m0, m1, M0, M1)) / float(qp.tol_scale),
                          solve_time=time.perf_counter() - start, rows_computed=self.cache.rows_computed,
                          cache_rows=self.cache.n_slots, compact=bool(self.ctrl[nb.C_COMPACT_USED]),
-                         trace=self._trace(), **self._outputs(z))
+                         trace=self._trace(), **outputs)
 
     def _outputs(self, z: Array) -> dict[str, Any]:
         """K u on every point from the support points' kernel rows: the cached ones where they are,
@@ -609,9 +610,14 @@ class _Run:
         slots = cache.slot_of[support]
         cached, missing = support[slots >= 0], support[slots < 0]
         Ku = np.zeros(cache.N)
-        for b0 in range(0, cached.size, OUTPUT_BLOCK):
-            block = slice(b0, b0 + OUTPUT_BLOCK)
-            Ku += u[cached[block]] @ cache.store[slots[slots >= 0][block]].astype(np.float64)
+        if cache.dtype == np.float64 and cache.n_slots <= 4 * cached.size:
+            weights = np.zeros(cache.n_slots)            # one product with the whole store, no copy
+            weights[slots[slots >= 0]] = u[cached]
+            Ku += weights @ cache.store
+        else:
+            for b0 in range(0, cached.size, OUTPUT_BLOCK):
+                block = slice(b0, b0 + OUTPUT_BLOCK)
+                Ku += u[cached[block]] @ cache.store[slots[slots >= 0][block]].astype(np.float64)
         if missing.size:
             Ku += cache.products(np.arange(cache.N), missing, u[missing])
         if cache.shift is not None:
@@ -621,7 +627,7 @@ class _Run:
             error = float(np.finfo(np.float32).eps) * float(np.sum(np.abs(u))) * float(np.max(np.abs(cache.diag())))
         return {"outputs": Ku, "outputs_error": error}
 
-    def _exact_gradient(self, z: Array, Gz: Array) -> None:
+    def _exact_gradient(self, z: Array, Gz: Array, outputs: dict[str, Any]) -> None:
         """Recompute G on the support points in float64: G_i = p_i + scale y_i (K u)_index(i).
 
         The rows are float32; their rounding (6e-8) would reach the objective
@@ -635,8 +641,13 @@ class _Run:
         if support.size == 0:
             return
         on_support = (u != 0.0)[qp.index]
-        Ku = np.zeros(self.cache.N)
-        Ku[support] = self.cache.products(support, support, u[support])
+        if outputs["outputs_error"] == 0.0:          # float64 rows: the outputs are K u already
+            Ku = outputs["outputs"].copy()
+            if self.cache.shift is not None:
+                Ku[support] += self.cache.shift[support] * u[support]
+        else:
+            Ku = np.zeros(self.cache.N)
+            Ku[support] = self.cache.products(support, support, u[support])
         Gz[on_support] = qp.p[on_support] + qp.scale * qp.y[on_support] * Ku[qp.index[on_support]]   # G = Q z + p
         self.fpar[nb.F_OBJ] = 0.5 * float(z @ (Gz - qp.p)) + float(qp.p @ z)
 
