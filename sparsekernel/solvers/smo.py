@@ -156,7 +156,7 @@ ROUNDOFF_FACTOR = 64.0
 #: The loop's code for a run stopped there (the compiled loop's codes are >= 0).
 ROUNDOFF = -1
 #: Cached rows summed at once into ``SMOResult.outputs``.
-OUTPUT_BLOCK = 64
+OUTPUT_BLOCK = 256
 #: Default iteration cap: max(DEFAULT_MAX_ITER, DEFAULT_ITER_PER_VARIABLE * n).
 DEFAULT_MAX_ITER = 10_000_000
 DEFAULT_ITER_PER_VARIABLE = 100
@@ -610,14 +610,11 @@ class _Run:
         slots = cache.slot_of[support]
         cached, missing = support[slots >= 0], support[slots < 0]
         Ku = np.zeros(cache.N)
-        if cache.dtype == np.float64 and cache.n_slots <= 4 * cached.size:
-            weights = np.zeros(cache.n_slots)            # one product with the whole store, no copy
-            weights[slots[slots >= 0]] = u[cached]
-            Ku += weights @ cache.store
-        else:
-            for b0 in range(0, cached.size, OUTPUT_BLOCK):
-                block = slice(b0, b0 + OUTPUT_BLOCK)
-                Ku += u[cached[block]] @ cache.store[slots[slots >= 0][block]].astype(np.float64)
+        # only the support points' own slots are read (a slot never filled holds garbage: 0 * nan)
+        for b0 in range(0, cached.size, OUTPUT_BLOCK):
+            block = slice(b0, b0 + OUTPUT_BLOCK)
+            rows = cache.store[slots[slots >= 0][block]]
+            Ku += u[cached[block]] @ (rows if rows.dtype == np.float64 else rows.astype(np.float64))
         if missing.size:
             Ku += cache.products(np.arange(cache.N), missing, u[missing])
         if cache.shift is not None:

@@ -250,3 +250,32 @@ def test_an_infeasibility_status_is_taken_only_with_the_hull_proof() -> None:
         assert "separable" in str(exc)
     else:
         assert other.status in ("optimal", "inaccurate")
+
+
+@pytest.mark.parametrize("name", ["soft", "nu-svc"])
+def test_the_smo_outputs_are_the_kernel_products_when_rows_are_computed_on_demand(name: str, monkeypatch) -> None:
+    """Above SMALL_GRAM_POINTS the cache is filled row by row and most slots stay empty (garbage,
+    made nan here): the outputs the certificate reads must be K u exactly, as an independent
+    product gives them."""
+    from sklearn.datasets import load_digits
+
+    from sparsekernel.solvers import kernel_cache
+    from sparsekernel.solvers.smo import SMALL_GRAM_POINTS
+
+    init = kernel_cache.KernelRowCache.__init__
+
+    def poisoned(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.store.fill(np.nan)
+
+    monkeypatch.setattr(kernel_cache.KernelRowCache, "__init__", poisoned)
+
+    digits = load_digits()
+    X, t = digits.data / 16.0, np.where(digits.target >= 5, 1.0, -1.0)
+    assert X.shape[0] > SMALL_GRAM_POINTS
+    m = SoftMarginSVC(X, t, RBF(1 / 64), C=1.0) if name == "soft" else NuSVC(X, t, RBF(1 / 64), nu=0.5)
+    result = smo(m.standard_qp(), tol=1e-3)
+    exact = m.kernel_times(m.aggregate(result.a))
+    np.testing.assert_allclose(result.outputs, exact, rtol=0, atol=1e-10 * float(np.max(np.abs(exact))))
+    sol = m.solve("smo", tol=1e-3)
+    assert sol.status == "optimal" and check(m, sol).ok
