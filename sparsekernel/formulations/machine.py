@@ -57,7 +57,7 @@ SOLVER_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 #: Most points on which ``kernel_spread`` is estimated (evenly spaced).
-SPREAD_POINTS = 2000
+SPREAD_POINTS = 1000
 
 #: N above which a kernel that is not always PSD is not eigen-checked at construction.
 PSD_CHECK_MAX_N = 5000
@@ -499,9 +499,15 @@ class Machine(abc.ABC):
         is used.
         """
         step = max(1, -(-self.N // SPREAD_POINTS))
-        X = self.X[::step] if self.kernel.name != "precomputed" else None
-        K = self.gram()[::step, ::step] if X is None else self.kernel(X, X)
-        spread = float(np.mean(np.diag(K)) - np.mean(K))
+        if self.kernel.name == "precomputed":
+            K = self.gram()[::step, ::step]
+            diagonal, total, count = np.diag(K), float(np.sum(K)), K.size
+        else:
+            X = self.X[::step]
+            diagonal, total, count = self.kernel.diag(X), 0.0, X.shape[0] ** 2
+            for r0 in range(0, X.shape[0], 256):            # in blocks of rows: little memory
+                total += float(np.sum(self.kernel(X[r0:r0 + 256], X)))
+        spread = float(np.mean(diagonal)) - total / count
         if not spread > 1e-14 * self.kernel_diagonal_max:
             return self.kernel_diagonal_max
         return spread

@@ -156,7 +156,7 @@ ROUNDOFF_FACTOR = 64.0
 #: The loop's code for a run stopped there (the compiled loop's codes are >= 0).
 ROUNDOFF = -1
 #: Cached rows summed at once into ``SMOResult.outputs``.
-OUTPUT_BLOCK = 256
+OUTPUT_BLOCK = 32
 #: Default iteration cap: max(DEFAULT_MAX_ITER, DEFAULT_ITER_PER_VARIABLE * n).
 DEFAULT_MAX_ITER = 10_000_000
 DEFAULT_ITER_PER_VARIABLE = 100
