@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -57,3 +58,16 @@ def test_every_answer_is_certified_and_certified_answers_agree(spec) -> None:
             assert fuzz.agree(outcomes[a], outcomes[b]), (a, b, outcomes, spec)
     refused = {m for m, out in outcomes.items() if out["outcome"] == "refused"}
     assert not (refused and certified), (outcomes, spec)      # a proof and a certificate never meet
+
+
+@pytest.mark.parametrize("seed, expected", [
+    (91, {"smo": "optimal"}),                     # nu-SVR's epsilon = 0 fallback certified on its own outputs
+    (483, {"smo": "warned"}),                     # outputs' rounding (linear kernel, scale 8e4) above tol
+    (353, {"smo": "optimal", "qp-clarabel": "error"}),    # Clarabel's DualInfeasible on separable data
+    (854, {"smo": "refused", "qp-clarabel": "refused"}),  # hulls within the resolution band
+])
+def test_the_fuzz_findings(seed: int, expected: dict) -> None:
+    """Problems of the 1,000-problem run that found a defect, each with its outcome now."""
+    machine = fuzz.build(fuzz.draw(seed))
+    for method, outcome in expected.items():
+        assert fuzz.run_method(machine, method)["outcome"] == outcome, (seed, method)

@@ -45,7 +45,9 @@ twice the SMO's or LIBSVM's tol; Clarabel 1e-6, OSQP 1e-5; a primal's
   and its answer fails them;
 - warns with ``ConvergenceWarning`` and returns the Solution with
   ``status="inaccurate"`` and its failing report when the solver stopped early
-  (iteration cap, an inaccurate status) and its point fails them;
+  (iteration cap, an inaccurate status) and its point fails them, or when
+  its answer fails them and double precision could not have certified it
+  (``output_rounding``: the outputs' rounding is not far below the tolerance);
 - raises ``InfeasibleError`` only with a proof: the machine's own
   (``Machine._infeasible`` for a solver's infeasibility status and
   ``Machine._infeasibility_proof`` for a failing answer: the hard margin's
@@ -62,6 +64,8 @@ from __future__ import annotations
 import warnings
 from dataclasses import replace
 from typing import Any
+
+import numpy as np
 
 from .._lazy import cvxpy as cp
 from ..errors import ConvergenceWarning, SolverError, ValidationError
@@ -144,7 +148,7 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
     refuse(machine, result.outcome, result.status, "standard-form dual", "SMO")
     sol = machine.solution_from_standard(result.a, _info(result, "smo"), rho=result.rho, G=result.G,
                                          trace=result.trace)
-    sol = machine._standard_form_solution(sol, "smo", dict(opts, tol=tol))
+    own = machine._standard_form_solution(sol, "smo", dict(opts, tol=tol))
     why = ("its iteration cap" if result.status == "max_iter" else
            "the floating-point resolution of its gradient (the kernel's values are too large for tol)")
     detail = (f"the SMO stopped at {why} after {result.iterations} iterations with maximal "
@@ -152,8 +156,10 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
     cert_tol = matched_tol(machine, "smo", tol)
     # the outputs K u from the SMO's kernel rows (not its maintained gradient) where their rounding
     # is well below the certificate's tolerance: the kernel is not evaluated a second time
-    Ku = result.outputs if result.outputs_error <= OUTPUT_ERROR_SHARE * cert_tol * machine.output_scale else None
-    return certify(machine, sol, result.outcome, "standard-form dual", "SMO", cert_tol, detail, Ku=Ku)
+    # (and only for the SMO's own multipliers: a machine may have replaced them, nu-SVR's fallback)
+    precise = result.outputs_error <= OUTPUT_ERROR_SHARE * cert_tol * machine.output_scale
+    Ku = result.outputs if precise and own is sol else None
+    return certify(machine, own, result.outcome, "standard-form dual", "SMO", cert_tol, detail, Ku=Ku)
 
 
 def solve_direct(machine: Machine, solver: str = "clarabel", bound_tol: float = BOUND_TOL,
@@ -196,6 +202,14 @@ def certify(machine: Machine, solution: Solution, outcome: str, kind: str, solve
         return replace(solution, status="optimal", solver_status=own, tol=tol, report=report)
     machine._infeasibility_proof(solution, solver)
     failing = _failing(report)
+    rounding = output_rounding(machine, solution)
+    if outcome == "solved" and rounding > OUTPUT_ERROR_SHARE * tol:
+        # the outputs cannot be computed to the certificate's tolerance in double precision: not a
+        # solver's failure, an answer that cannot be certified
+        outcome = "inaccurate"
+        detail = (f"{solver} reported {own!r} on the {kind} of {machine.name}, but the rounding of its outputs "
+                  f"(up to {rounding:.1e} of the output scale: eps sum |coef| max k(x, x)) is not far below "
+                  f"the tolerance")
     if outcome == "solved":
         raise SolverError(
             f"{solver} reported {own!r} on the {kind} of {machine.name}, but its answer fails the machine's "
@@ -208,6 +222,13 @@ def certify(machine: Machine, solution: Solution, outcome: str, kind: str, solve
         f"the solution is inaccurate: {failing} (tolerance {tol:.1e}); its report is solution.report",
         ConvergenceWarning, stacklevel=4)
     return replace(solution, status="inaccurate", solver_status=own, tol=tol, report=report)
+
+
+def output_rounding(machine: Machine, solution: Solution) -> float:
+    """A bound on the rounding of the outputs sum_m coef_m k(x_n, x_m) in double precision,
+    relative to the output scale: eps sum_m |coef_m| max_n k(x_n, x_n)."""
+    eps = float(np.finfo(np.float64).eps)
+    return eps * float(np.sum(np.abs(solution.coef))) * machine.kernel_diagonal_max / machine.output_scale
 
 
 def _failing(report: Any) -> str:
