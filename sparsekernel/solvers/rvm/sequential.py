@@ -140,7 +140,9 @@ FIRST_CAPACITY = 64
 #: Excluded pool members in the tier: the best by x = q^2/s (all with x > 1 when more; see ``_State.select_tier``).
 TIER_SIZE = 150
 #: Further starts (``held_start``): beta held at these multiples of the initial beta, then released.
-HOLD_FACTORS = (0.05, 0.25, 1.0)
+HOLD_FACTORS = (0.25,)
+#: Tolerance factor of the held start's middle stage (beta re-estimated at alpha optima only); 0: none.
+HELD_MIDDLE = 10.0
 #: At most this many joint MacKay re-estimations of the kept alphas and beta at the end (``mackay_polish``).
 POLISH_SWEEPS = 50
 #: The span test's tolerance when the default one refused gains (``_span_retry``).
@@ -166,7 +168,7 @@ class FastOptions:
     restarts: int = 5  # escape attempts from a local maximum (0: plain Algorithm 7.2)
     restart_factor: float = 2.0  # beta is multiplied by this at an escape attempt
     restart_gain: float = 1.0  # another escape is tried only after one that gained this many nats
-    hold_factors: tuple = HOLD_FACTORS  # further starts: beta held at factor x the initial beta, then released
+    hold_factors: tuple | None = None  # further starts: beta held at factor x the initial beta (None: HOLD_FACTORS)
     polish_sweeps: int = POLISH_SWEEPS  # joint MacKay re-estimations of the kept alphas and beta at the end
     refresh_every: int = 25  # S, Q of the whole pool again after max(refresh_every, M) rank-one steps
     beta_start: int = 10  # no beta re-estimation in the first steps (Tipping and Faul's convention)
@@ -1047,7 +1049,8 @@ def held_start(run: _Run, basis: _Basis, opts: FastOptions, beta_hold: float) ->
     state = _State(run.state.pool, run.state.tt, run.state.N, beta_hold, opts)
     trial = _Run(state=state, value=refresh(state), history=[], sweeps=run.sweeps)  # its own max_iter budget
     converge(trial, basis, replace(opts, update_beta=False, tol=HOLD_TOL * opts.tol), sweeps=False)
-    converge(trial, basis, replace(opts, beta_start=opts.max_iter), sweeps=False)
+    if HELD_MIDDLE:
+        converge(trial, basis, replace(opts, beta_start=opts.max_iter, tol=HELD_MIDDLE * opts.tol), sweeps=False)
     ok = converge(trial, basis, opts, sweeps=False)
     return trial, ok
 
@@ -1078,7 +1081,8 @@ def fast_regression(
             before = run.value
             if not escape(run, basis, opts) or run.value - before < opts.restart_gain:
                 break
-        for factor in (opts.hold_factors if opts.update_beta and opts.prior.flat else ()):
+        factors = HOLD_FACTORS if opts.hold_factors is None else opts.hold_factors
+        for factor in (factors if opts.update_beta and opts.prior.flat else ()):
             trial, ok = held_start(run, basis, opts, min(beta * factor, opts.beta_max))
             if ok and trial.value > run.value + opts.tol:
                 run.state, run.iterations, converged = trial.state, trial.iterations, True
