@@ -17,6 +17,13 @@ by one of three methods:
 ``"mackay"``  all alpha_i at once by (7.87)-(7.89) (Result 7.14), ``reestimation``.
 ``"em"``      the EM updates of gap 7.6, ``reestimation``.
 
+One definition of convergence for the three: no single alpha step (add,
+re-estimate, delete; Result 7.18) nor the beta step gains more than ``tol``
+nats, over every basis function. MacKay and EM stop by their own rule (the
+objective changes by less than ``tol`` in an iteration) and then finish with
+the fast steps from their point, which delete the functions still running
+off to infinity and test the pruned ones again.
+
 Functions with alpha_i > ``alpha_max`` are pruned (alpha_i = inf). Gamma
 hyperpriors (Exercise 7.13) are optional; the default is flat. Units: see
 ``checks``.
@@ -107,8 +114,11 @@ def rvm_regression(
     tol : float
         Convergence tolerance in nats: the fast method stops when no single
         step can raise the log evidence by more than ``tol`` (and ln beta
-        moves by less than ``beta_tol``); MacKay and EM stop when the
-        objective changes by less than ``tol`` between iterations.
+        moves by less than ``beta_tol``); MacKay and EM iterate until the
+        objective changes by less than ``tol`` between iterations, then
+        finish with the fast steps to the same test. A result whose only
+        remaining gains are refused by the fast method's numerical
+        safeguards is reported not converged (with a ConvergenceWarning).
     max_iter : int or None
         Iteration cap (None: max(10,000, 10 M) fast, 2,000 MacKay, 20,000 EM).
     beta_init : float or None
@@ -144,7 +154,10 @@ def rvm_regression(
         estimate is too high (beta doubled and held while the alpha steps
         converge, then released; kept only if the evidence rises). Escapes
         stop at the first one that raises the log evidence by less than
-        1 nat. 0 gives the plain Algorithm 7.2.
+        1 nat. With restarts > 0 the fast method also tries a second start
+        with beta held at a quarter of its initial value
+        (``sequential.HOLD_FACTORS``) and a final joint MacKay polish, and
+        keeps the highest evidence. 0 gives the plain Algorithm 7.2.
 
     Returns
     -------

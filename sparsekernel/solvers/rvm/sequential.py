@@ -57,16 +57,34 @@ numerically in the span of the included columns (its S_i, Q_i are then
 rounding noise), and one whose cosine with an included column exceeds
 ``align_max`` copies it (duplicated training points: the evidence depends on
 1/alpha_j + 1/alpha_k only); neither is added (Tipping and Faul's alignment
-test). beta is bounded by ``beta_max``.
+test). beta is bounded by ``beta_max``. A safeguard must not turn a
+non-stationary point into a "converged" one: when, at the end, an excluded
+function it refuses would gain more than ``tol`` (``refused_gain``), the steps
+run again with the tests at ``SPAN_RETRY`` and ``ALIGN_RETRY``
+(``_span_retry``), kept only if a fresh Cholesky factor confirms a higher
+evidence; if a refused gain remains the run is reported not converged, with
+the gain (``FastOutcome.refused``).
 
-Escapes. Single-alpha steps can stop where the noise estimate is too high:
-every further function is, alone, below the noise, while several together
-and a larger beta would raise the evidence. ``escape`` multiplies beta by
-``restart_factor``, holds it while the alpha steps converge, releases it, and
-keeps the result only if its evidence is higher. Another escape is tried
-(up to ``restarts`` in all) only after one that raised the log evidence by at
-least ``restart_gain`` nats: a smaller gain (a Bayes factor below e) says the
-run is at the best maximum this move finds.
+Escapes and starts. Single-alpha steps can stop where the noise estimate is
+too high: every further function is, alone, below the noise, while several
+together and a larger beta would raise the evidence. The beta step taken
+early (after ``beta_start`` steps, with a handful of functions) sets the noise
+to the misfit of that small model, and the steps then stay in its basin.
+Two moves leave it:
+
+* ``escape`` multiplies beta by ``restart_factor``, holds it while the alpha
+  steps converge, releases it, and keeps the result only if its evidence is
+  higher. Another escape is tried (up to ``restarts`` in all) only after one
+  that raised the log evidence by at least ``restart_gain`` nats.
+* ``held_start`` starts again from the empty model with beta held at
+  ``HOLD_FACTORS`` times the initial beta until the alpha steps converge (the
+  model grows on the low-noise side, as MacKay's re-estimation does from all
+  functions), then re-estimates beta only at alpha optima (a continuation in
+  beta), then runs as usual. The run of the highest evidence is kept.
+
+Then ``mackay_polish`` re-estimates every kept alpha and beta jointly by
+(7.87)-(7.88) while that raises the evidence, and the steps and sweeps run
+again, so the result is certified by the same single-alpha test.
 
 The pool. S_i and Q_i need phi_i^T phi_j for every candidate i and included
 j; over all N functions that is a pass over the N x N kernel per added
@@ -1059,7 +1077,9 @@ def fast_regression(
     design: Design, t: Array, PhiTt: Array, norms: Array, usable: Index, beta: float, opts: FastOptions,
     start: tuple[Index, Array] | None = None,
 ) -> FastOutcome:
-    """Run Algorithm 7.2 over the usable columns of ``design`` (solver units), with ``escape`` restarts.
+    """Run Algorithm 7.2 over the usable columns of ``design`` (solver units), with ``escape`` restarts,
+    ``held_start`` starts, a ``mackay_polish`` and the ``_span_retry`` check; or, given ``start``
+    (basis indices and their alphas, e.g. MacKay's result), the steps from that point.
 
     The steps work on matrices of size M and P and run with one BLAS thread
     (several threads only contend on such sizes); sweeps and refills, which
@@ -1082,12 +1102,13 @@ def fast_regression(
             if not escape(run, basis, opts) or run.value - before < opts.restart_gain:
                 break
         factors = HOLD_FACTORS if opts.hold_factors is None else opts.hold_factors
-        for factor in (factors if opts.update_beta and opts.prior.flat else ()):
+        for factor in (factors if opts.restarts and opts.update_beta and opts.prior.flat else ()):
             trial, ok = held_start(run, basis, opts, min(beta * factor, opts.beta_max))
             if ok and trial.value > run.value + opts.tol:
                 run.state, run.iterations, converged = trial.state, trial.iterations, True
                 run.record(trial.value)
-        if converged and opts.prior.flat and opts.polish_sweeps and mackay_polish(run, opts, opts.polish_sweeps):
+        if converged and opts.restarts and opts.prior.flat and opts.polish_sweeps and mackay_polish(
+                run, opts, opts.polish_sweeps):
             converged = converge(run, basis, opts, sweeps=False)
         if converged:
             converged = converge(run, basis, opts)  # ... then the whole basis, by sweeps
