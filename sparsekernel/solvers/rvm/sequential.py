@@ -57,16 +57,34 @@ numerically in the span of the included columns (its S_i, Q_i are then
 rounding noise), and one whose cosine with an included column exceeds
 ``align_max`` copies it (duplicated training points: the evidence depends on
 1/alpha_j + 1/alpha_k only); neither is added (Tipping and Faul's alignment
-test). beta is bounded by ``beta_max``.
+test). beta is bounded by ``beta_max``. A safeguard must not turn a
+non-stationary point into a "converged" one: when, at the end, an excluded
+function it refuses would gain more than ``tol`` (``refused_gain``), the steps
+run again with the tests at ``SPAN_RETRY`` and ``ALIGN_RETRY``
+(``_span_retry``), kept only if a fresh Cholesky factor confirms a higher
+evidence; if a refused gain remains the run is reported not converged, with
+the gain (``FastOutcome.refused``).
 
-Escapes. Single-alpha steps can stop where the noise estimate is too high:
-every further function is, alone, below the noise, while several together
-and a larger beta would raise the evidence. ``escape`` multiplies beta by
-``restart_factor``, holds it while the alpha steps converge, releases it, and
-keeps the result only if its evidence is higher. Another escape is tried
-(up to ``restarts`` in all) only after one that raised the log evidence by at
-least ``restart_gain`` nats: a smaller gain (a Bayes factor below e) says the
-run is at the best maximum this move finds.
+Escapes and starts. Single-alpha steps can stop where the noise estimate is
+too high: every further function is, alone, below the noise, while several
+together and a larger beta would raise the evidence. The beta step taken
+early (after ``beta_start`` steps, with a handful of functions) sets the noise
+to the misfit of that small model, and the steps then stay in its basin.
+Two moves leave it:
+
+* ``escape`` multiplies beta by ``restart_factor``, holds it while the alpha
+  steps converge, releases it, and keeps the result only if its evidence is
+  higher. Another escape is tried (up to ``restarts`` in all) only after one
+  that raised the log evidence by at least ``restart_gain`` nats.
+* ``held_start`` starts again from the empty model with beta held at
+  ``HOLD_FACTORS`` times the initial beta until the alpha steps converge (the
+  model grows on the low-noise side, as MacKay's re-estimation does from all
+  functions), then re-estimates beta only at alpha optima (a continuation in
+  beta), then runs as usual. The run of the highest evidence is kept.
+
+Then ``mackay_polish`` re-estimates every kept alpha and beta jointly by
+(7.87)-(7.88) while that raises the evidence, and the steps and sweeps run
+again, so the result is certified by the same single-alpha test.
 
 The pool. S_i and Q_i need phi_i^T phi_j for every candidate i and included
 j; over all N functions that is a pass over the N x N kernel per added
@@ -139,6 +157,16 @@ STEP_BLOCK = 512
 FIRST_CAPACITY = 64
 #: Excluded pool members in the tier: the best by x = q^2/s (all with x > 1 when more; see ``_State.select_tier``).
 TIER_SIZE = 150
+#: Further starts (``held_start``): beta held at these multiples of the initial beta, then released.
+HOLD_FACTORS = (0.25,)
+#: Tolerance factor of the held start's middle stage (beta re-estimated at alpha optima only); 0: none.
+HELD_MIDDLE = 10.0
+#: At most this many joint MacKay re-estimations of the kept alphas and beta at the end (``mackay_polish``).
+POLISH_SWEEPS = 50
+#: The span test's tolerance when the default one refused gains (``_span_retry``).
+SPAN_RETRY = 0.0
+#: The alignment test's cosine in ``_span_retry``: only copies to rounding are refused.
+ALIGN_RETRY = 1.0 - 1e-12
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
@@ -158,6 +186,8 @@ class FastOptions:
     restarts: int = 5  # escape attempts from a local maximum (0: plain Algorithm 7.2)
     restart_factor: float = 2.0  # beta is multiplied by this at an escape attempt
     restart_gain: float = 1.0  # another escape is tried only after one that gained this many nats
+    hold_factors: tuple | None = None  # further starts: beta held at factor x the initial beta (None: HOLD_FACTORS)
+    polish_sweeps: int = POLISH_SWEEPS  # joint MacKay re-estimations of the kept alphas and beta at the end
     refresh_every: int = 25  # S, Q of the whole pool again after max(refresh_every, M) rank-one steps
     beta_start: int = 10  # no beta re-estimation in the first steps (Tipping and Faul's convention)
     beta_cost: float = 0.5  # a beta step costs about beta_cost M alpha steps (see ``beta_step_due``)
@@ -178,6 +208,7 @@ class FastOutcome:
     iterations: int
     converged: bool
     sweeps: int
+    refused: float = 0.0  # the largest gain (nats) a safeguard kept out at the end (see ``refused_gain``)
 
 
 @dataclass
@@ -957,10 +988,98 @@ def escape(run: _Run, basis: _Basis, opts: FastOptions) -> bool:
     return False
 
 
+def refused_gain(state: _State, opts: FastOptions) -> float:
+    """The largest gain (nats) of an excluded pool member that a safeguard keeps out (0.0 when none).
+
+    The span test (S_i <= span_tol beta ||phi_i||^2) and the alignment test
+    refuse additions that Result 7.18 would take (q^2 > s); a run that stops
+    with such a gain above ``tol`` is not at a stationary point of the
+    evidence. Read from S, Q of the whole pool (after a ``refresh``).
+    """
+    if not opts.prior.flat:  # under Gam(alpha | c, d) q^2 > s is not the test; the safeguards stay as they are
+        return 0.0
+    S, Q = state.S, state.Q
+    out = ~state.included & (S > 0.0)
+    refused = out & ((S <= opts.span_tol * state.beta * state.pool.norms) | state.blocked)
+    if not np.any(refused):
+        return 0.0
+    x = Q[refused] ** 2 / S[refused]
+    x = x[(x > 1.0) & ((x - 1.0) * opts.alpha_max > S[refused])]
+    if x.size == 0:
+        return 0.0
+    return float(np.max(0.5 * (x - 1.0 - np.log(x))))  # Result 7.18(c)
+
+
+def _start_at(state: _State, positions: Index, alpha: Array) -> float:
+    """Include pool members ``positions`` with precisions ``alpha`` (a warm start); the log evidence (*)."""
+    state.active = np.asarray(positions, dtype=np.intp).copy()
+    state.alpha = np.asarray(alpha, dtype=np.float64).copy()
+    state.included[:] = False
+    state.included[state.active] = True
+    state.blocked[:] = False
+    state.reserve(state.active.size)
+    state.buffer[:, : state.active.size] = state.pool.gram[:, state.active]
+    return refresh(state)
+
+
+def mackay_polish(run: _Run, opts: FastOptions, sweeps: int) -> bool:
+    """Joint re-estimation of every kept alpha_i and beta by (7.87)-(7.88), kept while the evidence rises.
+
+    Single-alpha steps and the beta step are coordinate moves; a MacKay sweep
+    moves all hyperparameters at once, which can leave a ridge where the
+    coordinate moves crawl. Each sweep is one Cholesky factorisation of the
+    kept M x M system; alphas beyond ``alpha_max`` are held at it (the next
+    single-alpha steps delete them). Returns whether any sweep was kept.
+    """
+    state, moved = run.state, False
+    for _ in range(sweeps):
+        if state.active.size == 0:
+            return moved
+        gamma = 1.0 - state.alpha * np.diag(state.Sigma)  # (7.89)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            alpha_new = np.where(state.m != 0.0, gamma / state.m**2, opts.alpha_max)  # (7.87)
+        alpha_new = np.clip(np.nan_to_num(alpha_new, nan=opts.alpha_max, posinf=opts.alpha_max),
+                            1e-12, opts.alpha_max)
+        beta_new = state.beta
+        if opts.update_beta:
+            beta_new, _ = beta_proposals(state, opts.prior)  # (7.88)
+            beta_new = min(beta_new, opts.beta_max) if math.isfinite(beta_new) and beta_new > 0 else state.beta
+        alpha_old = state.alpha
+        state.alpha = alpha_new
+        try:
+            trial = _factorise(state, beta_new)
+        except SolverError:
+            state.alpha = alpha_old
+            return moved
+        if not trial.value > run.value + opts.tol:
+            state.alpha = alpha_old
+            return moved
+        run.iterations += 1
+        run.record(_adopt(state, trial, whole=True))
+        run.since_refresh, run.reselected, run.beta_fresh = 0, False, False
+        moved = True
+    return moved
+
+
+def held_start(run: _Run, basis: _Basis, opts: FastOptions, beta_hold: float) -> tuple[_Run, bool]:
+    """Another start from the empty model: beta held at ``beta_hold`` while the alpha steps converge,
+    then re-estimated only at each alpha optimum, then as usual. Returns the run and whether it converged."""
+    state = _State(run.state.pool, run.state.tt, run.state.N, beta_hold, opts)
+    trial = _Run(state=state, value=refresh(state), history=[], sweeps=run.sweeps)  # its own max_iter budget
+    converge(trial, basis, replace(opts, update_beta=False, tol=HOLD_TOL * opts.tol), sweeps=False)
+    if HELD_MIDDLE:
+        converge(trial, basis, replace(opts, beta_start=opts.max_iter, tol=HELD_MIDDLE * opts.tol), sweeps=False)
+    ok = converge(trial, basis, opts, sweeps=False)
+    return trial, ok
+
+
 def fast_regression(
-    design: Design, t: Array, PhiTt: Array, norms: Array, usable: Index, beta: float, opts: FastOptions
+    design: Design, t: Array, PhiTt: Array, norms: Array, usable: Index, beta: float, opts: FastOptions,
+    start: tuple[Index, Array] | None = None,
 ) -> FastOutcome:
-    """Run Algorithm 7.2 over the usable columns of ``design`` (solver units), with ``escape`` restarts.
+    """Run Algorithm 7.2 over the usable columns of ``design`` (solver units), with ``escape`` restarts,
+    ``held_start`` starts, a ``mackay_polish`` and the ``_span_retry`` check; or, given ``start``
+    (basis indices and their alphas, e.g. MacKay's result), the steps from that point.
 
     The steps work on matrices of size M and P and run with one BLAS thread
     (several threads only contend on such sizes); sweeps and refills, which
@@ -968,9 +1087,12 @@ def fast_regression(
     """
     size = min(opts.pool_size, usable.size)
     threads = blas_threads()
-    pool = _pool_from(design, _initial_pool(usable, PhiTt, norms, size), PhiTt, norms, threads)
+    index = _initial_pool(usable, PhiTt, norms, size)
+    if start is not None:
+        index = np.union1d(index, start[0])
+    pool = _pool_from(design, index, PhiTt, norms, threads)
     state = _State(pool, float(t @ t), t.shape[0], beta, opts)
-    value = refresh(state)
+    value = refresh(state) if start is None else _start_at(state, np.searchsorted(index, start[0]), start[1])
     run = _Run(state=state, value=value, history=[value])
     basis = _Basis(design, usable, PhiTt, norms, SweepCache(usable), threads)
     with limit_blas(1):
@@ -979,9 +1101,47 @@ def fast_regression(
             before = run.value
             if not escape(run, basis, opts) or run.value - before < opts.restart_gain:
                 break
+        factors = HOLD_FACTORS if opts.hold_factors is None else opts.hold_factors
+        for factor in (factors if opts.restarts and opts.update_beta and opts.prior.flat else ()):
+            trial, ok = held_start(run, basis, opts, min(beta * factor, opts.beta_max))
+            if ok and trial.value > run.value + opts.tol:
+                run.state, run.iterations, converged = trial.state, trial.iterations, True
+                run.record(trial.value)
+        if converged and opts.restarts and opts.prior.flat and opts.polish_sweeps and mackay_polish(
+                run, opts, opts.polish_sweeps):
+            converged = converge(run, basis, opts, sweeps=False)
         if converged:
             converged = converge(run, basis, opts)  # ... then the whole basis, by sweeps
-    return _outcome(run, converged)
+        if converged and refused_gain(run.state, opts) > opts.tol:
+            opts = _span_retry(run, basis, opts)
+        refused = refused_gain(run.state, opts)
+    return _outcome(run, converged and refused <= opts.tol, refused)
+
+
+def _span_retry(run: _Run, basis: _Basis, opts: FastOptions) -> FastOptions:
+    """Steps again with the span and alignment tests at ``SPAN_RETRY``, ``ALIGN_RETRY``: the gains they
+    refused, if a fresh factor confirms them (flat prior).
+
+    Kept (and the options it ran with returned) only when the run converges,
+    every factorisation stays positive definite and the log evidence on a
+    fresh Cholesky factor is higher; otherwise the run is left as it was.
+    """
+    loose = replace(opts, span_tol=SPAN_RETRY, align_max=max(opts.align_max, ALIGN_RETRY))
+    trial = _Run(state=run.state.copy(), value=run.value, history=[], iterations=run.iterations,
+                 sweeps=run.sweeps)
+    trial.state.blocked[:] = False
+    try:
+        ok = converge(trial, basis, loose)
+        value = refresh(trial.state)
+    except SolverError:
+        return opts
+    run.iterations, run.sweeps = trial.iterations, trial.sweeps
+    if not (ok and math.isfinite(value) and value > run.value + opts.tol):
+        return opts
+    run.state = trial.state
+    run.history.extend(trial.history)
+    run.record(value)
+    return loose
 
 
 def fast_laplace(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions,
@@ -1007,7 +1167,7 @@ def fast_laplace(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions
     return _outcome(run, converged), model.mode
 
 
-def _outcome(run: _Run, converged: bool) -> FastOutcome:
+def _outcome(run: _Run, converged: bool, refused: float = 0.0) -> FastOutcome:
     state = run.state
     return FastOutcome(
         active=state.pool.index[state.active],
@@ -1017,4 +1177,5 @@ def _outcome(run: _Run, converged: bool) -> FastOutcome:
         iterations=run.iterations,
         converged=converged,
         sweeps=run.sweeps,
+        refused=refused,
     )
