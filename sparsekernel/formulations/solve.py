@@ -82,7 +82,7 @@ SMO_TOL = 1e-6
 CERTIFICATE_FACTOR = 2.0
 #: The SMO's outputs from float32 kernel rows serve its certificate when their rounding bound is at most
 #: this share of the certificate's tolerance (in output units); else the outputs are recomputed.
-OUTPUT_ERROR_SHARE = 0.1
+OUTPUT_ERROR_SHARE = 0.25
 #: The smallest tolerance a certificate is checked at (double precision, accumulated gradients).
 CERTIFICATE_FLOOR = 1e-9
 
@@ -155,7 +155,7 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
               f"violation {result.violation:.3e} (relative) >= tol = {tol:g}")
     cert_tol = matched_tol(machine, "smo", tol)
     # the outputs K u from the SMO's kernel rows (not its maintained gradient) where their rounding
-    # is well below the certificate's tolerance: the kernel is not evaluated a second time
+    # is at most a quarter of the certificate's tolerance: the kernel is not evaluated a second time
     # (and only for the SMO's own multipliers: a machine may have replaced them, nu-SVR's fallback)
     precise = result.outputs_error <= OUTPUT_ERROR_SHARE * cert_tol * machine.output_scale
     Ku = result.outputs if precise and own is sol else None
