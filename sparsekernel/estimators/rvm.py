@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from ..solvers.rvm.certificate import evidence_report
 from ..validation import check_same_length
 from ..errors import ValidationError
 from ..solvers.rvm import (
@@ -193,6 +194,8 @@ class RVR(RegressorMixin, RVMEstimatorBase):
             pool_size=pool,
         )
         self._store(X, kernel, result)
+        # the certificate: the largest evidence gain one move would still make (solvers.rvm.certificate)
+        self.report_ = evidence_report(design, y, result, tol=max(10 * self.tol, 1e-2))
         return self
 
     def predict(self, X: ArrayLike, return_std: bool = False):

@@ -1,0 +1,75 @@
+"""The RVM's certificate (``solvers.rvm.certificate.evidence_report``): a maximum of the evidence
+over every basis function, recomputed from the returned alpha and beta alone."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_friedman1
+
+from sparsekernel.kernels import RBF
+from sparsekernel.solvers.rvm import evidence_report, rvm_regression
+
+
+def _friedman(gamma: float, n: int = 150, seed: int = 0):
+    X, y = make_friedman1(n_samples=n, noise=1.0, random_state=seed)
+    return RBF(gamma)(X, X), y
+
+
+@pytest.mark.parametrize("gamma", [1e-3, 0.1, 1.0])
+@pytest.mark.parametrize("method", ["fast", "mackay", "em"])
+def test_every_fit_is_certified_a_maximum(gamma: float, method: str) -> None:
+    Phi, y = _friedman(gamma)
+    result = rvm_regression(Phi, y, method)
+    report = evidence_report(Phi, y, result)
+    assert report.ok, str(report)
+    assert report.largest_gain <= 1e-2
+    assert json.loads(report.to_json())["ok"] is True
+
+
+def test_the_evidence_is_recomputed_by_7_85_with_c_formed() -> None:
+    """(7.85) with C = beta^-1 I + Phi A^-1 Phi^T formed explicitly, against the report's Woodbury form."""
+    Phi, y = _friedman(0.1, n=60)
+    result = rvm_regression(Phi, y, "fast")
+    kept = np.column_stack([np.ones(60), Phi[:, result.relevance]]) if result.bias_used else Phi[:, result.relevance]
+    C = np.eye(60) / result.beta + kept @ np.diag(1.0 / result.alpha) @ kept.T
+    sign, logdet = np.linalg.slogdet(C)
+    direct = -0.5 * (60 * math.log(2 * math.pi) + logdet + y @ np.linalg.solve(C, y))
+    report = evidence_report(Phi, y, result)
+    assert sign > 0 and report.log_evidence == pytest.approx(direct, abs=1e-8)
+    # the gain of adding an excluded function, from S and Q with C formed
+    Cinv = np.linalg.inv(C)
+    excluded = np.setdiff1d(np.arange(60), result.relevance)
+    S = np.einsum("ni,nm,mi->i", Phi[:, excluded], Cinv, Phi[:, excluded])
+    Q = Phi[:, excluded].T @ Cinv @ y
+    gains = np.where(Q ** 2 > S, 0.5 * ((Q ** 2 - S) / S + np.log(S / np.maximum(Q ** 2, 1e-300))), 0.0)
+    row = next(r for r in report.rows if r.tag == "(7.100)")
+    assert row.gain == pytest.approx(float(np.max(gains, initial=0.0)), abs=1e-9)
+
+
+def test_a_result_that_is_not_a_maximum_fails() -> None:
+    Phi, y = _friedman(0.1)
+    result = rvm_regression(Phi, y, "fast")
+    assert not evidence_report(Phi, y, replace(result, alpha=result.alpha * 5)).ok       # (7.101)
+    assert not evidence_report(Phi, y, replace(result, beta=result.beta * 3)).ok         # (7.88)
+    k = int(np.argmax(result.mean[1:] ** 2))              # drop the strongest function: adding it back gains
+    keep = np.delete(np.arange(len(result.relevance)), k)
+    offset = int(result.bias_used)
+    dropped = replace(result, relevance=result.relevance[keep],
+                      alpha=np.concatenate([result.alpha[:offset], result.alpha[offset:][keep]]))
+    report = evidence_report(Phi, y, dropped)
+    add = next(r for r in report.rows if r.tag == "(7.100)")
+    assert not add.ok and add.where == int(result.relevance[k])
+
+
+def test_the_estimator_keeps_its_certificate() -> None:
+    from sparsekernel.estimators import RVR
+
+    X, y = make_friedman1(n_samples=200, noise=1.0, random_state=3)
+    est = RVR().fit(X, y)
+    assert est.report_.ok, str(est.report_)
+    assert "PASS" in str(est.report_)
