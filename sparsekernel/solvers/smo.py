@@ -587,8 +587,10 @@ class _Run:
         Gz = np.empty(n)
         Gz[perm] = -y * V
         qp = self.qp
-        outputs = self._outputs(z)
-        self._exact_gradient(z, Gz, outputs)
+        u = np.bincount(qp.index, weights=qp.y * z, minlength=self.cache.N)     # u_n = sum y_i z_i
+        shifted = self._row_products(u)                                        # (K + diag(shift)) u
+        self._exact_gradient(z, u, Gz, shifted)
+        outputs = self._outputs(u, shifted)
         rho = compute_rho(qp, z, Gz)
         m0, m1, M0, M1, *_ = nb.extremes(self.prob, self.st, n)
         status = {nb.OPTIMAL: "optimal", nb.MAX_ITER: "max_iter", nb.UNBOUNDED: "unbounded",
@@ -601,47 +603,50 @@ class _Run:
                          cache_rows=self.cache.n_slots, compact=bool(self.ctrl[nb.C_COMPACT_USED]),
                          trace=self._trace(), **outputs)
 
-    def _outputs(self, z: Array) -> dict[str, Any]:
-        """K u on every point from the support points' kernel rows: the cached ones where they are,
-        computed (float64) where not; the diagonal term is taken out (see SMOResult)."""
-        qp, cache = self.qp, self.cache
-        u = np.bincount(qp.index, weights=qp.y * z, minlength=cache.N)
+    def _row_products(self, u: Array) -> Array:
+        """(K + diag(shift)) u on every point, in float64, from the support points' kernel rows: the
+        cached ones where they are (float32 for N > 2048), computed where not."""
+        cache = self.cache
         support = np.flatnonzero(u != 0.0)
         slots = cache.slot_of[support]
-        cached, missing = support[slots >= 0], support[slots < 0]
-        Ku = np.zeros(cache.N)
+        cached, cached_slots = support[slots >= 0], slots[slots >= 0]
+        out = np.zeros(cache.N)
         # only the support points' own slots are read (a slot never filled holds garbage: 0 * nan)
         for b0 in range(0, cached.size, OUTPUT_BLOCK):
             block = slice(b0, b0 + OUTPUT_BLOCK)
-            rows = cache.store[slots[slots >= 0][block]]
-            Ku += u[cached[block]] @ (rows if rows.dtype == np.float64 else rows.astype(np.float64))
-        if missing.size:
-            Ku += cache.products(np.arange(cache.N), missing, u[missing])
-        if cache.shift is not None:
-            Ku[support] -= cache.shift[support] * u[support]
+            rows = cache.store[cached_slots[block]]
+            out += u[cached[block]] @ (rows if rows.dtype == np.float64 else rows.astype(np.float64))
+        uncached = support[slots < 0]
+        if uncached.size:
+            out += cache.products(np.arange(cache.N), uncached, u[uncached])
+        return out
+
+    def _outputs(self, u: Array, shifted: Array) -> dict[str, Any]:
+        """SMOResult's ``outputs`` (K u, the diagonal term taken out) and ``outputs_error``."""
+        cache = self.cache
+        Ku = shifted if cache.shift is None else shifted - cache.shift * u
         error = 0.0
         if cache.dtype != np.float64:
-            error = float(np.finfo(np.float32).eps) * float(np.sum(np.abs(u))) * float(np.max(np.abs(cache.diag())))
+            diagonal = float(np.max(np.abs(self.prob[5]))) / float(self.qp.scale)      # max Q_ii / scale
+            error = float(np.finfo(np.float32).eps) * float(np.sum(np.abs(u))) * diagonal
         return {"outputs": Ku, "outputs_error": error}
 
-    def _exact_gradient(self, z: Array, Gz: Array, outputs: dict[str, Any]) -> None:
-        """Recompute G on the support points in float64: G_i = p_i + scale y_i (K u)_index(i).
+    def _exact_gradient(self, z: Array, u: Array, Gz: Array, shifted: Array) -> None:
+        """G on the support points in float64: G_i = p_i + scale y_i ((K + diag(shift)) u)_index(i).
 
-        The rows are float32; their rounding (6e-8) would reach the objective
-        f = 1/2 z^T (G + p) through cancellation (hard margin: sum a - 1/2 a^T Q a
-        with both terms near sum a). The objective and rho need G only where
-        z != 0 (and on free variables), so one product over the support points suffices.
+        Float32 rows' rounding (6e-8) would reach the objective f = 1/2 z^T (G + p)
+        through cancellation (hard margin: sum a - 1/2 a^T Q a with both terms near
+        sum a). With float64 rows ``shifted`` is that product already; with float32
+        rows one float64 product over the support points is computed (the
+        objective and rho need G only where z != 0 and on free variables).
         """
         qp = self.qp
-        u = np.bincount(qp.index, weights=qp.y * z, minlength=self.cache.N)     # u_n = sum y_i z_i
         support = np.flatnonzero(u != 0.0)
         if support.size == 0:
             return
         on_support = (u != 0.0)[qp.index]
-        if outputs["outputs_error"] == 0.0:          # float64 rows: the outputs are K u already
-            Ku = outputs["outputs"].copy()
-            if self.cache.shift is not None:
-                Ku[support] += self.cache.shift[support] * u[support]
+        if self.cache.dtype == np.float64:
+            Ku = shifted
         else:
             Ku = np.zeros(self.cache.N)
             Ku[support] = self.cache.products(support, support, u[support])
