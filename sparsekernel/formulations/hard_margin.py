@@ -114,20 +114,29 @@ class HardMarginSVC(BinaryMachine):
         """A solver's infeasibility status is taken only with the proof of ``hull_distance``: the
         classes' convex hulls meet in feature space. Where they are apart the status is wrong
         (an interior-point solver's absolute tolerances on a tiny margin) and SolverError says so."""
-        distance, proved = self.hull_distance()
-        radius = math.sqrt(self.kernel_diagonal_max)
-        # a margin within HULL_BAND times the resolution does not contradict a solver's claim (the
-        # SMO's own rule is judged on float32 rows at its iterate)
-        if proved or distance <= HULL_BAND * 2.0 * MARGIN_TOL * radius:
-            raise InfeasibleError(
-                f"the data are not separable in the feature space of {self.kernel!r}: the hard-margin {kind} "
-                f"has no solution ({solver} status {status}; the classes' convex hulls are {distance:.2e} apart, "
-                f"{distance / radius:.1e} max ||phi(x)||, a margin floating point cannot tell from none); "
-                f"use SoftMarginSVC")
+        distance = self._raise_if_hulls_meet(f"the hard-margin {kind} has no solution ({solver} status {status})")
         raise SolverError(
             f"{solver} reported {status!r} on the hard-margin {kind}, but the classes' convex hulls are "
-            f"{distance:.3e} apart ({distance / radius:.2e} max ||phi(x)||): the data are separable with margin "
-            f"{distance / 2:.3e}; solve by 'smo'", status=status, solver=solver)
+            f"{distance:.3e} apart ({distance / math.sqrt(self.kernel_diagonal_max):.2e} max ||phi(x)||): the data "
+            f"are separable with margin {distance / 2:.3e}; solve by 'smo'", status=status, solver=solver)
+
+    def _infeasibility_proof(self, solution: Solution, solver: str) -> None:
+        """A failing answer (huge multipliers that fail their certificate) is a proof only where
+        ``hull_distance`` is one; else it is just a failing answer."""
+        self._raise_if_hulls_meet(f"{solver}'s answer fails its certificate")
+
+    def _raise_if_hulls_meet(self, why: str) -> float:
+        """InfeasibleError where the classes' convex hulls are within HULL_BAND times the resolution
+        2 MARGIN_TOL R (a margin that small does not contradict a solver's claim: the SMO's own rule
+        is judged on float32 rows at its iterate); else the hulls' distance."""
+        distance, proved = self.hull_distance()
+        radius = math.sqrt(self.kernel_diagonal_max)
+        if proved or distance <= HULL_BAND * 2.0 * MARGIN_TOL * radius:
+            raise InfeasibleError(
+                f"the data are not separable in the feature space of {self.kernel!r}: {why}; the classes' convex "
+                f"hulls are {distance:.2e} apart, {distance / radius:.1e} max ||phi(x)||, a margin floating point "
+                f"cannot tell from none; use SoftMarginSVC")
+        return distance
 
     def hull_distance(self) -> tuple[float, bool]:
         """The distance between the classes' convex hulls in feature space, by the SMO, and whether
@@ -147,29 +156,6 @@ class HardMarginSVC(BinaryMachine):
         result = smo(qp, tol=HULL_TOL, max_iter=max(1_000_000, 100 * self.N))
         distance = math.sqrt(max(2.0 * float(result.objective), 0.0))
         return distance, distance <= 2.0 * MARGIN_TOL * math.sqrt(self.kernel_diagonal_max)
-
-    def _infeasibility_proof(self, solution: Solution, solver: str) -> None:
-        """A failing answer proves non-separability when its multipliers point at two nearby
-        points of the classes' convex hulls in feature space.
-
-        With d_+ and d_- the multipliers of each class normalised to sum to one, the
-        distance ||sum d_+ phi - sum d_- phi|| between two hull points bounds twice
-        the margin of any separating hyperplane; at most 2 MARGIN_TOL R (R = max
-        ||phi(x_n)||), the data are not separable with a margin that floating point
-        can tell from none: the rule the SMO applies along its iterates.
-        """
-        a = np.maximum(np.asarray(solution.a, dtype=np.float64), 0.0)
-        pos, neg = np.where(self.t > 0, a, 0.0), np.where(self.t < 0, a, 0.0)
-        if not (pos.sum() > 0 and neg.sum() > 0):
-            return
-        v = pos / pos.sum() - neg / neg.sum()
-        distance = math.sqrt(max(float(v @ self.kernel_times(v)), 0.0))
-        radius = math.sqrt(self.kernel_diagonal_max)
-        if distance <= 2.0 * MARGIN_TOL * radius:
-            raise InfeasibleError(
-                f"the data are not separable in the feature space of {self.kernel!r}: {solver}'s multipliers "
-                f"join the classes' convex hulls within {distance:.2e} (<= 2 * {MARGIN_TOL:g} * max ||phi(x)||), "
-                f"so no hyperplane separates them with a margin; use SoftMarginSVC")
 
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # (7.18): b = mean over support vectors of t_n - sum_m a_m t_m k_nm, which is -rho

@@ -549,7 +549,7 @@ class Machine(abc.ABC):
 
     def _infeasibility_proof(self, solution: Solution, solver: str) -> None:
         """Raise InfeasibleError if a solution that fails its certificate proves that the problem
-        has no solution (the hard margin: a direction of unbounded dual ascent); else nothing."""
+        has no solution (the hard margin: the classes' convex hulls meet); else nothing."""
 
     # -- from a solved standard QP to a Solution --------------------------------
     def split(self, z: Array) -> tuple[Array, Array | None]:
