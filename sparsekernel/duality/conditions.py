@@ -8,7 +8,7 @@ from ..validation import check_param, fail
 from ..errors import ValidationError
 from ..formulations.machine import Machine
 from ..formulations.solution import Solution
-from ..formulations.solve import matched_tol
+from ..formulations.solve import matched_tol, method_name
 from ..formulations.certificate import kkt_report
 from ..formulations.report import KKTReport
 
@@ -47,7 +47,7 @@ def check(machine: Machine, solution: Solution, tol: float | None = None) -> KKT
     if not isinstance(solution, Solution):
         raise fail("solution", "a Solution of that machine", solution)
     if tol is None:
-        tol = solution.tol if np.isfinite(solution.tol) else matched_tol(machine, _method_name(solution))
+        tol = solution.tol if np.isfinite(solution.tol) else matched_tol(machine, method_name(solution))
     tol = float(check_param("tol", tol))
     if solution.machine != machine.name or solution.a.shape[0] != machine.N:
         raise ValidationError(
@@ -55,14 +55,3 @@ def check(machine: Machine, solution: Solution, tol: float | None = None) -> KKT
             f"got a {solution.machine} solution with {solution.a.shape[0]} multipliers"
         )
     return kkt_report(machine, solution, tol)
-
-def _method_name(solution: Solution) -> str:
-    """The ``solve`` method name of a solution (for its matched tolerance)."""
-    solver = str(solution.solver).lower()
-    if solution.method in ("smo", "libsvm"):
-        return solution.method
-    if solution.method == "qp":
-        return "qp-" + solver
-    if solution.method in ("primal", "hinge"):
-        return f"{solution.method}-{solver}"
-    return solver

@@ -240,7 +240,7 @@ class Formulation:
         wall = time.perf_counter() - start
         has_values = all(v.value is not None for v in self.problem.variables())
         stats = self.problem.solver_stats
-        from .solve import certify, cvxpy_outcome, matched_tol, refuse
+        from .solve import certify, cvxpy_outcome, matched_tol, method_name, refuse
 
         outcome = cvxpy_outcome(self.problem.status, has_values)
         refuse(self.machine, outcome, self.problem.status, self.kind, solver)
@@ -250,8 +250,7 @@ class Formulation:
                     iterations=int(stats.num_iters or 0), solve_time=solve_time,
                     compile_time=compile_time)
         sol = self.machine._solution_from_formulation(self, info)
-        method = solver if self.kind == "dual" else f"{self.kind}-{solver}"
-        return certify(self.machine, sol, outcome, self.kind, solver, matched_tol(self.machine, method))
+        return certify(self.machine, sol, outcome, self.kind, solver, matched_tol(self.machine, method_name(sol)))
 
 
 class Machine(abc.ABC):

@@ -74,7 +74,7 @@ from .machine import BOUND_TOL, Machine
 from .solution import Solution
 
 __all__ = ["solve", "solve_smo", "solve_direct", "refuse", "certify", "cvxpy_outcome", "libsvm_tol",
-           "libsvm_own_tol", "matched_tol", "SMO_TOL"]
+           "libsvm_own_tol", "matched_tol", "method_name", "SMO_TOL"]
 
 #: The SMO's tolerance in LIBSVM's gradient units where the caller gives none (tour, CLI, demo).
 SMO_TOL = 1e-6
@@ -249,6 +249,18 @@ def cvxpy_outcome(status: str, has_values: bool) -> str:
     if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE, cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
         return "infeasible"
     return "failed"
+
+
+def method_name(solution: Solution) -> str:
+    """The ``solve`` method name of a solution (for its matched tolerance)."""
+    solver = str(solution.solver).lower()
+    if solution.method in ("smo", "libsvm"):
+        return solution.method
+    if solution.method == "qp":
+        return "qp-" + solver
+    if solution.method in ("primal", "hinge"):
+        return f"{solution.method}-{solver}"
+    return solver
 
 
 def matched_tol(machine: Machine, method: str, tol: float | None = None) -> float:
