@@ -195,7 +195,7 @@ class RVR(RegressorMixin, RVMEstimatorBase):
         )
         self._store(X, kernel, result)
         # the certificate: the largest evidence gain one move would still make (solvers.rvm.certificate)
-        self.report_ = evidence_report(design, y, result, tol=max(10 * self.tol, 1e-2))
+        self.report_ = evidence_report(design, y, result, tol=max(10 * self.tol, 1e-2), noise_floor=self.noise_floor)
         return self
 
     def predict(self, X: ArrayLike, return_std: bool = False):

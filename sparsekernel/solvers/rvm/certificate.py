@@ -12,7 +12,8 @@ noise re-estimation (7.88)) would still make:
 - re-estimating a kept alpha_i to s_i^2 / (q_i^2 - s_i) (7.101);
 - deleting a kept function (its q_i^2 <= s_i);
 - adding an excluded function with q_i^2 > s_i;
-- moving beta to its fixed point (7.88).
+- moving beta to its fixed point (7.88), or as far toward it as the noise
+  floor (``noise_floor`` times var(t), the solver's bound on beta^-1) allows.
 
 The result is certified when every gain is at most ``tol`` nats and the
 evidence the solver reported is the one recomputed. The per-function evidence
@@ -30,7 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ...validation import check_param, fail
-from .checks import check_design
+from .checks import check_design, target_scale
 from .results import RVMRegression
 
 __all__ = ["EvidenceRow", "EvidenceReport", "evidence_report"]
@@ -107,7 +108,8 @@ def _gain_to_optimum(alpha: Array, s: Array, q: Array) -> tuple[Array, Array]:
     return np.maximum(best - here, 0.0), np.maximum(-here, 0.0)
 
 
-def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: float = 1e-2) -> EvidenceReport:
+def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: float = 1e-2,
+                    noise_floor: float = 1e-6) -> EvidenceReport:
     """The certificate of a regression RVM fit on (Phi, t) (module docstring).
 
     Parameters
@@ -118,10 +120,15 @@ def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: fl
     result : RVMRegression
     tol : float > 0
         Largest gain in nats that still counts as converged.
+    noise_floor : float > 0
+        The fit's lower bound on the noise variance relative to var(t) (as
+        ``rvm_regression``'s argument): beta is not moved beyond
+        1 / (noise_floor var(t)).
     """
     if not isinstance(result, RVMRegression):
         raise fail("result", "an RVMRegression (rvm_regression's result)", result)
     tol = float(check_param("tol", tol))
+    beta_floor = 1.0 / float(check_param("noise_floor", noise_floor, "C"))
     design = check_design(Phi)
     t = np.asarray(t, dtype=np.float64)
     N, M = design.shape
@@ -161,7 +168,7 @@ def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: fl
         add[relevant] = 0.5 * ((q_e[relevant] ** 2 - s_e[relevant]) / s_e[relevant]
                                + np.log(s_e[relevant] / q_e[relevant] ** 2))
     rows.append(_row("(7.100)", "add an excluded function with q_i^2 > s_i", add, [int(i) for i in excluded], tol))
-    beta_new = _beta_fixed_point(kept, t, alpha, posterior)
+    beta_new = min(_beta_fixed_point(kept, t, alpha, posterior), beta_floor / target_scale(t) ** 2)
     gain = max(_posterior(kept, t, alpha, beta_new)["evidence"] - evidence, 0.0) if math.isfinite(beta_new) else 0.0
     rows.append(EvidenceRow("(7.88)", f"move beta to its fixed point ({beta:.4g} -> {beta_new:.4g})",
                             float(gain), None, bool(gain <= tol)))

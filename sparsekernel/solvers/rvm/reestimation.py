@@ -33,13 +33,18 @@ from numpy.typing import NDArray
 
 from .laplace import Laplace, ModeOptions, find_mode, laplace_log_evidence
 from .likelihood import Likelihood
-from .posterior import Hyperprior, Posterior, covariance_from_factor, gamma_of, log_evidence_star, posterior
+from .posterior import (Hyperprior, Posterior, covariance_from_factor, gamma_of, included_sparsity_quality,
+                        log_evidence_star, posterior)
 
 __all__ = ["IterativeOptions", "IterativeOutcome", "iterative_regression", "LaplaceIterativeOptions",
            "LaplaceIterativeOutcome", "iterative_laplace"]
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
+#: EM prunes the functions whose own optimum is alpha_i = inf once its objective changes by less than
+#: CRAWL x tol per iteration (``_hopeless``); before that, joint pruning at the start would cut functions
+#: that only look useless beside the others' initial alphas.
+CRAWL = 100.0
 
 
 @dataclass(frozen=True)
@@ -89,6 +94,21 @@ def new_hyperparameters(
     return alpha_new, min(beta_new, opts.beta_max)
 
 
+def _hopeless(alpha: Array, post: Posterior) -> NDArray[np.bool_]:
+    """The included functions whose own optimum is alpha_i = inf: q_i^2 <= s_i (Result 7.18).
+
+    EM's update raises an irrelevant alpha_i by about s_i per iteration (it
+    tends to alpha_i + s_i), so it would take ~alpha_max / s_i iterations to
+    reach the pruning threshold, and EM kept every function. Once EM crawls
+    (its objective changes by less than ``CRAWL`` tol per iteration, so the
+    alphas of the functions it keeps have settled) these are pruned instead:
+    the deletion step of Algorithm 7.2 applied to all at once. The fast steps
+    that finish every run test each pruned function again.
+    """
+    s, q = included_sparsity_quality(alpha, post.Sigma, post.m)  # (7.104)-(7.105)
+    return q * q <= s
+
+
 def iterative_regression(
     PhiTPhi: Array, b: Array, tt: float, N: int, beta: float, opts: IterativeOptions
 ) -> IterativeOutcome:
@@ -104,12 +124,14 @@ def iterative_regression(
         value = log_evidence_star(N, beta, alpha, post, E_D)  # (7.85) by (*)
         objective = value + opts.prior.log_alpha(alpha) + opts.prior.log_beta(beta)
         history.append(value)
-        if abs(objective - previous) <= opts.tol:
+        change, previous = abs(objective - previous), objective
+        if change <= opts.tol:
             converged = True
             break
-        previous = objective
+        crawling = opts.method == "em" and opts.prior.flat and change <= CRAWL * opts.tol
+        hopeless = _hopeless(alpha, post) if crawling else None
         alpha, beta = new_hyperparameters(post, alpha, beta, E_D, N, opts)
-        keep = alpha <= opts.alpha_max
+        keep = alpha <= opts.alpha_max if hopeless is None else (alpha <= opts.alpha_max) & ~hopeless
         active, alpha = active[keep], alpha[keep]
         iterations += 1
     if not active.size:

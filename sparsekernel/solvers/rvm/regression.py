@@ -13,7 +13,9 @@ by one of three methods:
               each step the exact maximiser (7.101) of lambda(alpha_i) (7.97)
               from q_i, s_i (7.104)-(7.107), with rank-one updates of Sigma
               and m (gap 7.7); see ``sequential``. It starts from the empty
-              model and never decreases the evidence (with a flat prior).
+              model (and, on small bases, also from the full one, keeping
+              the higher maximum) and no step decreases the evidence (with
+              a flat prior).
 ``"mackay"``  all alpha_i at once by (7.87)-(7.89) (Result 7.14), ``reestimation``.
 ``"em"``      the EM updates of gap 7.6, ``reestimation``.
 
@@ -156,8 +158,11 @@ def rvm_regression(
         stop at the first one that raises the log evidence by less than
         1 nat. With restarts > 0 the fast method also tries a second start
         with beta held at a quarter of its initial value
-        (``sequential.HOLD_FACTORS``) and a final joint MacKay polish, and
-        keeps the highest evidence. 0 gives the plain Algorithm 7.2.
+        (``sequential.HOLD_FACTORS``), a joint MacKay polish and, on bases
+        of at most 500 functions (``sequential.TOP_DOWN_SIZE``), two starts
+        from every function (MacKay's re-estimation from alpha_i = 1 and
+        0.01, then the steps), and keeps the highest evidence that is not at
+        the noise floor. 0 gives the plain Algorithm 7.2.
 
     Returns
     -------
@@ -284,7 +289,7 @@ def _run_iterative(problem: _Problem, opts: IterativeOptions, finish: FastOption
                                    problem.t.shape[0], problem.beta0, opts)
     result = _RunResult(usable[out.active], out.alpha, out.beta, out.log_evidence, out.iterations,
                         out.converged, 0)
-    if not (out.converged and out.active.size):
+    if not out.converged:
         return result
     finish = replace(finish, restarts=0, hold_factors=(), polish_sweeps=0)
     try:

@@ -56,9 +56,9 @@ def test_a_result_that_is_not_a_maximum_fails() -> None:
     result = rvm_regression(Phi, y, "fast")
     assert not evidence_report(Phi, y, replace(result, alpha=result.alpha * 5)).ok       # (7.101)
     assert not evidence_report(Phi, y, replace(result, beta=result.beta * 3)).ok         # (7.88)
-    k = int(np.argmax(result.mean[1:] ** 2))              # drop the strongest function: adding it back gains
-    keep = np.delete(np.arange(len(result.relevance)), k)
     offset = int(result.bias_used)
+    k = int(np.argmax(result.mean[offset:] ** 2))         # drop the strongest function: adding it back gains
+    keep = np.delete(np.arange(len(result.relevance)), k)
     dropped = replace(result, relevance=result.relevance[keep],
                       alpha=np.concatenate([result.alpha[:offset], result.alpha[offset:][keep]]))
     report = evidence_report(Phi, y, dropped)

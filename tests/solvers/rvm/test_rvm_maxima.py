@@ -127,9 +127,125 @@ def test_span_refusal_is_reported_not_converged(monkeypatch):
     from sparsekernel.solvers.rvm import sequential
 
     monkeypatch.setattr(sequential, "_span_retry", lambda run, basis, opts: opts)
+    monkeypatch.setattr(sequential, "TOP_DOWN_ALPHAS", ())  # the steps from the empty model meet the refusal
     X, t = friedman1(250, 0, True)
     K = RBF(1e-4)(X)
     with pytest.warns(ConvergenceWarning, match="not a stationary point"):
         r = rvm_regression(K, t)
     assert not r.converged
     assert math.isfinite(r.log_evidence[-1])
+
+
+# ---------------------------------------------------------------------------------------------------
+# The fast method against every other start, on data and widths nobody tuned to (issue 16's matrix)
+
+NOISE_FLOOR = 1e-6  # rvm_regression's default bound on beta^-1 / var(t)
+
+
+def at_noise_floor(r, t) -> bool:
+    """The noise at the solver's bound: the model interpolates t (the evidence still rising in beta)."""
+    return r.beta**-1 <= NOISE_FLOOR * np.var(t) * (1.0 + 1e-6)
+
+
+def other_starts(K, t, monkeypatch):
+    """(7.85) at MacKay's answer from alpha = 1, 1e-2, 1e-4 and at EM's; at the noise floor: -inf."""
+    values = []
+    for alpha_init in (1.0, 1e-2, 1e-4):
+        monkeypatch.setattr(regression, "ALPHA_INIT", alpha_init)
+        values.append(fit(K, t, "mackay"))
+    monkeypatch.setattr(regression, "ALPHA_INIT", 1.0)
+    values.append(fit(K, t, "em"))
+    return [-math.inf if at_noise_floor(r, t) else direct_evidence(K, t, r) for r in values]
+
+
+def matrix_data(name: str, n: int = 150, seed: int = 5):
+    from sklearn.datasets import make_friedman2, make_friedman3
+
+    if name == "friedman1 raw":
+        return friedman1(n, seed, False)
+    if name == "sinc":
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(-10, 10, size=(n, 1))
+        return X, np.sinc(X[:, 0] / np.pi) + 0.1 * rng.normal(size=n)
+    make, noise = {"friedman2 std": (make_friedman2, 125.0), "friedman3 std": (make_friedman3, 0.1)}[name]
+    X, t = make(n_samples=n, noise=noise, random_state=seed)
+    return (X - X.mean(axis=0)) / X.std(axis=0), t
+
+
+@pytest.mark.parametrize("width", [0.1, 1.0, 10.0])
+@pytest.mark.parametrize("name", ["friedman1 raw", "friedman2 std", "friedman3 std", "sinc"])
+def test_fast_reaches_the_best_maximum_any_start_reaches(name, width, monkeypatch):
+    """Within 1 nat of the best interior maximum that MacKay (from three starts) or EM reaches, on
+    draws and widths (gamma "scale" times 0.1, 1, 10) outside the benchmark's; never at the noise floor
+    while another method has an interior maximum."""
+    X, t = matrix_data(name)
+    K = RBF(width / (X.shape[1] * X.var()))(X)
+    r = fit(K, t)
+    assert r.converged
+    best = max(other_starts(K, t, monkeypatch))
+    if math.isfinite(best):
+        assert not at_noise_floor(r, t)
+        assert direct_evidence(K, t, r) >= best - 1.0
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_friedman1_wide_kernel_other_draws(seed, monkeypatch):
+    """The issue's four draws of friedman1 (N = 250, raw X, gamma 0.1): fast used to keep 5-7
+    functions at noise sd 2.3-2.8, 30-60 nats below MacKay's."""
+    X, t = friedman1(250, seed, False)
+    K = RBF(0.1)(X)
+    r = fit(K, t)
+    assert r.converged and r.relevance.size >= 20 and r.beta**-0.5 < 2.0
+    assert direct_evidence(K, t, r) >= max(other_starts(K, t, monkeypatch)) - 1.0
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e4])
+@pytest.mark.parametrize("seed", range(4))
+def test_three_methods_agree_where_the_maximum_is_unique(seed, scale):
+    """Six random columns for 100 targets (three of them used): one maximum, which fast, MacKay and
+    EM reach at their defaults to 1e-3 relative and 10 tol in nats, at any scale of t."""
+    rng = np.random.default_rng(seed)
+    Phi = rng.normal(size=(100, 6))
+    w = np.zeros(6)
+    w[:3] = 2.0 * rng.normal(size=3)
+    t = scale * (Phi @ w + 0.5 * rng.normal(size=100))
+    values = [fit(Phi, t, m, bias=False).log_evidence[-1] for m in ("fast", "mackay", "em")]
+    spread = max(values) - min(values)
+    assert spread <= 1e-3 * abs(max(values)) and spread <= 1e-2, values
+
+
+@pytest.mark.xfail(strict=True, reason="issue 16, open: at N = 1,000 the top-down starts are not run "
+                   "(sequential.TOP_DOWN_SIZE) and Algorithm 7.2 from the empty model stops about 100 nats "
+                   "below the maximum MacKay reaches from alpha = 1e-4")
+def test_friedman1_n1000_wide_kernel_reaches_the_peer_maximum(monkeypatch):
+    X, t = friedman1(1000, 0, False)
+    K = RBF(0.1)(X)
+    r = fit(K, t)
+    monkeypatch.setattr(regression, "ALPHA_INIT", 1e-4)
+    assert direct_evidence(K, t, r) >= direct_evidence(K, t, fit(K, t, "mackay")) - 1.0
+
+
+@pytest.mark.parametrize("value", [0.0, 3.0])
+def test_constant_targets_send_every_method_to_the_noise_floor(value):
+    """t constant: every function pruned (the bias explains it) and no misfit left, so the evidence
+    rises with beta up to the floor, for fast as for MacKay and EM (fast used to stop at sd 0.018)."""
+    X = np.random.default_rng(1).normal(size=(60, 3))
+    K = RBF(0.3)(X)
+    t = np.full(60, value)
+    fits = [fit(K, t, m) for m in ("fast", "mackay", "em")]
+    floor = NOISE_FLOOR * (np.var(t) or (np.abs(t).max() or 1.0) ** 2)
+    for r in fits:
+        assert r.relevance.size == 0
+        assert r.beta**-1 == pytest.approx(floor, rel=1e-9)
+
+
+def test_em_prunes_the_functions_whose_own_optimum_is_infinite():
+    """EM raises an irrelevant alpha_i by about s_i per iteration and used to keep all N functions
+    (796 of 796 on a duplicated breast-cancer set); it now keeps about what MacKay keeps, at an
+    evidence within a nat of MacKay's."""
+    X, t = friedman1(300, 4, False)
+    K = RBF(0.5)(X)
+    em, mackay = fit(K, t, "em"), fit(K, t, "mackay")
+    assert em.converged
+    assert em.relevance.size <= 2 * mackay.relevance.size < t.size
+    assert direct_evidence(K, t, em) >= direct_evidence(K, t, mackay) - 1.0
