@@ -94,7 +94,7 @@ def new_hyperparameters(
     return alpha_new, min(beta_new, opts.beta_max)
 
 
-def _hopeless(alpha: Array, post: Posterior) -> NDArray[np.bool_]:
+def _hopeless(alpha: Array, Sigma: Array, m: Array) -> NDArray[np.bool_]:
     """The included functions whose own optimum is alpha_i = inf: q_i^2 <= s_i (Result 7.18).
 
     EM's update raises an irrelevant alpha_i by about s_i per iteration (it
@@ -105,7 +105,8 @@ def _hopeless(alpha: Array, post: Posterior) -> NDArray[np.bool_]:
     the deletion step of Algorithm 7.2 applied to all at once. The fast steps
     that finish every run test each pruned function again.
     """
-    s, q = included_sparsity_quality(alpha, post.Sigma, post.m)  # (7.104)-(7.105)
+    s, q = included_sparsity_quality(alpha, Sigma, m)  # (7.104)-(7.105); at a Laplace mode: of
+    # the effective problem (7.117)-(7.119), whose Gaussian posterior has the mode's w and Sigma
     return q * q <= s
 
 
@@ -129,9 +130,9 @@ def iterative_regression(
             converged = True
             break
         crawling = opts.method == "em" and opts.prior.flat and change <= CRAWL * opts.tol
-        hopeless = _hopeless(alpha, post) if crawling else None
+        hopeless = _hopeless(alpha, post.Sigma, post.m) if crawling else np.zeros(alpha.size, dtype=bool)
         alpha, beta = new_hyperparameters(post, alpha, beta, E_D, N, opts)
-        keep = alpha <= opts.alpha_max if hopeless is None else (alpha <= opts.alpha_max) & ~hopeless
+        keep = (alpha <= opts.alpha_max) & ~hopeless
         active, alpha = active[keep], alpha[keep]
         iterations += 1
     if not active.size:
@@ -193,8 +194,11 @@ def iterative_laplace(likelihood: Likelihood, Phi: Array, T: Array,
         if len(history) > 1 and abs(value - history[-2]) <= opts.tol:
             converged = True
             break
+        crawling = opts.method == "em" and len(history) > 1 and abs(value - history[-2]) <= CRAWL * opts.tol
+        hopeless = (_hopeless(alpha, covariance_from_factor(mode.R), mode.w) if crawling
+                    else np.zeros(alpha.size, dtype=bool))
         alpha = laplace_alpha(alpha, mode, opts.method)
-        keep = np.isfinite(alpha) & (alpha > 0.0) & (alpha <= opts.alpha_max)
+        keep = np.isfinite(alpha) & (alpha > 0.0) & (alpha <= opts.alpha_max) & ~hopeless
         basis, output, alpha, w = basis[keep], output[keep], alpha[keep], mode.w[keep]
         mode = find_mode(likelihood, Phi, basis, output, T, alpha, w, opts.mode)
         iterations += 1
