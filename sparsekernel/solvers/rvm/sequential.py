@@ -1108,8 +1108,8 @@ def top_down_start(run: _Run, basis: _Basis, opts: FastOptions, beta: float,
     """
     state = run.state
     pool = state.pool
-    iterative = IterativeOptions("mackay", opts.tol, DEFAULT_MAX_ITER["mackay"], opts.alpha_max, opts.beta_max, alpha_init,
-                                 opts.prior)
+    iterative = IterativeOptions("mackay", opts.tol, DEFAULT_MAX_ITER["mackay"], opts.alpha_max, opts.beta_max,
+                                 alpha_init, opts.prior)
     with limit_blas(basis.threads):  # P x P factorisations: BLAS threads pay here
         out = iterative_regression(pool.gram, pool.PhiTt, state.tt, state.N, beta, iterative)
     active, alpha = _merge_copies(pool, out.active, out.alpha, opts.align_max)
