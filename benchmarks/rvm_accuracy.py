@@ -330,8 +330,12 @@ def _verdict(cell):
                 slack=fast["err"] <= ERR_TOL * best_err + slack + 1e-12, sparse=sparse, best_err=best_err)
 
 
+def _label(cell, method):
+    return {"fast": "fast", "mackay": "MacKay", "peer": "EMRVC" if cell["classification"] else "EMRVR"}[method]
+
+
 def _failure(cell, v):
-    why = [f"evidence {cell['gap']:.2f} nats below {cell['best']}"] if not v["ev"] else []
+    why = [f"evidence {cell['gap']:.2f} nats below {_label(cell, cell['best'])}"] if not v["ev"] else []
     if not v["err"]:
         within = " (within one test point)" if v["slack"] else ""
         why.append(f"error {cell['row']['fast']['err']:.4f} vs best {v['best_err']:.4f}{within}")
@@ -351,7 +355,7 @@ def summary(cells):
     print(f"cells failing either target: {len(fails)}")
     for line in fails:
         print(line)
-    sparse = [f"  {c['name']}: fast keeps {c['row']['fast']['rv']}, {m} keeps {c['row'][m]['rv']} with a log ev. "
+    sparse = [f"  {c['name']}: fast keeps {c['row']['fast']['rv']}, {_label(c, m)} keeps {c['row'][m]['rv']} with a log ev. "
               f"{c['row'][m]['ev'] - c['row']['fast']['ev']:.2f} higher"
               for c, v in zip(cells, verdicts) for m in v["sparse"]]
     print(f"cells where fast keeps <= {FEW} functions while a method of higher evidence keeps >= {MANY}: {len(sparse)}")
