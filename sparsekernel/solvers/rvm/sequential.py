@@ -86,9 +86,9 @@ Then ``mackay_polish`` re-estimates every kept alpha and beta jointly by
 (7.87)-(7.88) while that raises the evidence, and the steps run again, so
 the result is certified by the same single-alpha test.
 
-On a basis of at most ``TOP_DOWN_SIZE`` functions two more starts come from
+On a basis of at most ``TOP_DOWN_SIZE`` functions three more starts come from
 the other end (``top_down_start``): MacKay's re-estimation from every
-function at alpha_i = 1 and 0.01, copies merged, then the steps and the
+function at alpha_i = 1, 1e-2 and 1e-4, copies merged, then the steps and the
 polish. Wide kernels give the evidence several maxima, and the steps from the
 empty model and the re-estimation from the full one reach different ones,
 neither always the higher (benchmarks/rvm_accuracy.py); the highest is kept,
@@ -176,8 +176,9 @@ HELD_MIDDLE = 10.0
 #: At most this many joint MacKay re-estimations of the kept alphas and beta at the end (``mackay_polish``).
 POLISH_SWEEPS = 50
 #: Top-down starts (``top_down_start``): MacKay's re-estimation over the pool from alpha_i = each of these
-#: (``method="mackay"``'s start, and a prior a hundred times weaker).
-TOP_DOWN_ALPHAS = (ALPHA_INIT, 1e-2 * ALPHA_INIT)
+#: (``method="mackay"``'s start, and priors 1e2 and 1e4 times weaker: on raw, badly scaled features the
+#: weakest reached 4-25 nats more, e.g. Boston housing, benchmarks/rvm_accuracy.py).
+TOP_DOWN_ALPHAS = (ALPHA_INIT, 1e-2 * ALPHA_INIT, 1e-4 * ALPHA_INIT)
 #: Top-down starts run when the whole basis has at most this many functions: MacKay's iterations over
 #: it then cost milliseconds (O(M^3) each). On larger bases they cost several times the steps from the
 #: empty model, and over a subset of the basis they gained little (1-5 nats on friedman1 at N = 1,000).
