@@ -61,7 +61,7 @@ def fit_laplace(likelihood: Likelihood, design: Design, T: Array, method: str, *
     scale = column_scale(norms, N)
     usable = np.flatnonzero(scale > 0.0)
     Phi = full.columns(usable) * scale[usable]
-    with limit_blas(1):  # matrices of size M O: one thread is fastest
+    with limit_blas(1):  # matrices of size M O, products N x M: one thread is fastest
         pairs = _solve(likelihood, Phi, T, method, tol, max_iter, alpha_max, mode_opts)
         pairs, all_pruned = _keep_bias_if_empty(likelihood, Phi, T, pairs, bias, alpha_max, mode_opts)
     if not pairs.converged:

@@ -3,12 +3,13 @@
 Every likelihood is fitted by the same steps (``converge``, ``pool_step``,
 ``best_step``). For the Gaussian (``Conjugate``) the state is the exact
 posterior and the steps below keep it by rank-one updates. For any other
-likelihood (``Relinearised``: Bernoulli, softmax, Poisson) the problem at the
+likelihood (``fast_laplace``: Bernoulli, softmax, Poisson) the problem at the
 Laplace mode is a Gaussian regression with noise precision matrix B in place
-of beta I and targets t_hat = Phi w* + B^-1 (t - y) (7.117)-(7.119), so
-S_i, Q_i (7.106)-(7.107) and the steps are the regression's with beta I -> B;
-after each step the mode is found again and the state recomputed. The rest of
-this docstring describes the Gaussian fast path.
+of beta I and targets t_hat = Phi w* + B^-1 (t - y) (7.117)-(7.119); whitened
+by B^(1/2) it is the regression at beta = 1, so blocks of the same steps run
+on it, by ``fast_regression`` itself, and the mode is found again after each
+block (kept only when the Laplace evidence (7.114) rises). The rest of this
+docstring describes the Gaussian fast path.
 
 The state is the posterior N(m, Sigma) over the included basis functions and
 the factors S_i, Q_i (7.102)-(7.103) of a pool of candidates. Each step
@@ -140,11 +141,11 @@ from ._loops import (
     tier_rows,
 )
 from ...errors import SolverError
-from .design import Design, gram_matrix
-from .laplace import Laplace, ModeOptions, effective_problem, find_mode, laplace_log_evidence
+from .design import DenseDesign, Design, WeightedDesign, gram_matrix
+from .laplace import Laplace, ModeOptions, find_mode, laplace_log_evidence, whitened_problem
 from .likelihood import Likelihood
 
-__all__ = ["FastOptions", "FastOutcome", "fast_regression", "fast_laplace", "Conjugate", "Relinearised"]
+__all__ = ["FastOptions", "FastOutcome", "fast_regression", "fast_laplace", "Conjugate"]
 
 #: Share of the first pool taken by alignment with t; the rest is an even sample.
 POOL_BEST = 0.25
@@ -163,6 +164,10 @@ HOLD_FACTORS = (0.25,)
 HELD_MIDDLE = 10.0
 #: At most this many joint MacKay re-estimations of the kept alphas and beta at the end (``mackay_polish``).
 POLISH_SWEEPS = 50
+#: Pool of candidate pairs of ``fast_laplace``'s runs on the effective problem (sweeps reach the rest).
+LAPLACE_POOL = 500
+#: Steps of ``fast_laplace``'s first block on the effective problem; a kept block doubles the next one's.
+FIRST_BLOCK = 64
 #: The span test's tolerance when the default one refused gains (``_span_retry``).
 SPAN_RETRY = 0.0
 #: The alignment test's cosine in ``_span_retry``: only copies to rounding are refused.
@@ -209,14 +214,15 @@ class FastOutcome:
     converged: bool
     sweeps: int
     refused: float = 0.0  # the largest gain (nats) a safeguard kept out at the end (see ``refused_gain``)
+    mean: Array | None = None  # the posterior mean m of the included functions, in the order of ``active``
 
 
 @dataclass
 class _Pool:
-    """The candidates' products: Phi_P^T Phi_P, Phi_P^T t, ||phi_i||^2 (with B: see ``Relinearised``)."""
+    """The candidates' products: Phi_P^T Phi_P, Phi_P^T t, ||phi_i||^2."""
 
     index: Index  # basis indices of the pool members, (P,)
-    gram: Array  # Phi_P^T Phi_P, (P, P); empty under ``Relinearised`` (no rank-one additions)
+    gram: Array  # Phi_P^T Phi_P, (P, P)
     PhiTt: Array  # (P,)
     norms: Array  # ||phi_i||^2, (P,)
 
@@ -558,28 +564,6 @@ def apply_step(state: _State, step: _Step) -> None:
     symmetrize(state.Sigma)  # the compiled updates keep its lower triangle
 
 
-def move(state: _State, step: _Step) -> None:
-    """Steps 5-7 as bookkeeping: add pool member ``step.position`` (w = 0), re-estimate or delete it.
-
-    For a likelihood whose effective problem moves with w (``Relinearised``),
-    which then recomputes Sigma, m, S and Q at the new mode.
-    """
-    j, alpha_new = step.position, step.alpha_new
-    where = np.flatnonzero(state.active == j)
-    if where.size == 0:
-        state.active, state.alpha, state.m = np.append(state.active, j), np.append(state.alpha, alpha_new), \
-            np.append(state.m, 0.0)
-        state.included[j] = True
-    elif math.isinf(alpha_new):
-        keep = np.arange(state.active.size) != where[0]
-        state.active, state.alpha, state.m = state.active[keep], state.alpha[keep], state.m[keep]
-        state.included[j] = False
-        state.blocked[:] = False  # a blocked copy may be the better function now
-    else:
-        state.alpha = state.alpha.copy()
-        state.alpha[where[0]] = alpha_new  # (7.101)
-
-
 def _shift(state: _State, k: int, kappa: float) -> None:
     """Sigma^-1 += (1/kappa - Sigma_kk)^-1 e_k e_k^T (Sherman-Morrison, gap 7.7), in place, with m, S, Q.
 
@@ -745,43 +729,6 @@ class Conjugate:
             _periodic_refresh(run)
 
 
-class Relinearised:
-    """A non-conjugate likelihood: the effective problem (7.117)-(7.119), found again after every step.
-
-    At the Laplace mode w* the model is the regression t_hat = Phi w + noise
-    with noise covariance B^-1 (Tipping and Faul, 2003, section 4), so the
-    pool holds Phi^T B Phi_a, phi_j^T B phi_j and Phi^T B t_hat in place of
-    Phi^T Phi_a, ||phi_j||^2 and Phi^T t, with beta = 1. A step moves the
-    mode; so after each one the mode is found again (warm-started) and Sigma,
-    m = w*, S and Q are recomputed from a fresh factor. The value tracked is
-    the Laplace evidence (7.114). The pool is the whole basis of pairs
-    (function, output); ``mode`` is the last Laplace approximation.
-    """
-
-    compiled = False
-
-    def __init__(self, likelihood: Likelihood, Phi: Array, T: Array, opts: ModeOptions) -> None:
-        self.likelihood, self.Phi, self.Phi2, self.T, self.opts = likelihood, Phi, Phi**2, T, opts
-        self.mode: Laplace | None = None
-
-    def refresh(self, state: _State) -> float:
-        """The mode at the current alpha, its effective problem and factors S, Q; the Laplace evidence."""
-        basis, output = np.divmod(state.pool.index[state.active], self.T.shape[1])
-        self.mode = find_mode(self.likelihood, self.Phi, basis, output, self.T, state.alpha, state.m, self.opts)
-        eff = effective_problem(self.likelihood, self.Phi, self.Phi2, basis, output, self.T, self.mode)  # (7.117)
-        state.pool = _Pool(index=state.pool.index, gram=state.pool.gram, PhiTt=eff.b, norms=eff.norms)
-        state.tt = eff.tt
-        state.reserve(state.active.size)
-        state.buffer[:, : state.active.size] = eff.G
-        _adopt(state, _factorise(state, 1.0), whole=True)  # beta I -> B: beta = 1 on the weighted products
-        return laplace_log_evidence(self.mode, state.alpha)  # (7.114)
-
-    def take(self, run: "_Run", step: _Step, opts: FastOptions) -> None:
-        """Steps 5-7 on the effective problem, then the new mode."""
-        move(run.state, step)
-        run.record(self.refresh(run.state))
-
-
 @dataclass
 class _Run:
     """The mutable record of one run: state, tracked evidence and counters."""
@@ -789,7 +736,7 @@ class _Run:
     state: _State
     value: float
     history: list
-    model: Conjugate | Relinearised = field(default_factory=Conjugate)
+    model: Conjugate = field(default_factory=Conjugate)
     iterations: int = 0
     sweeps: int = 0
     since_refresh: int = 0
@@ -819,8 +766,8 @@ def pool_step(run: _Run, opts: FastOptions) -> bool:
     A step is one alpha move (steps 5-7) or, before it, the beta
     re-estimation (step 8) when that is due. The step is chosen here for
     every likelihood and taken by ``run.model`` (``Conjugate``: rank-one
-    updates; ``Relinearised``: a new Laplace mode). For the Gaussian with a
-    flat prior the steps are taken by the compiled ``pool_steps``, which
+    updates; other likelihoods run it on their whitened effective problem,
+    see ``fast_laplace``). With a flat prior the steps are taken by the compiled ``pool_steps``, which
     makes the same choices and updates as the Python step below.
     """
     state = run.state
@@ -1144,27 +1091,131 @@ def _span_retry(run: _Run, basis: _Basis, opts: FastOptions) -> FastOptions:
     return loose
 
 
-def fast_laplace(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions,
-                 mode_opts: ModeOptions) -> tuple[FastOutcome, Laplace]:
-    """Run Algorithm 7.2 for a non-conjugate likelihood over the pairs (column of ``Phi``, output).
+@dataclass(frozen=True)
+class _Linearised:
+    """One state of ``fast_laplace``: the included pairs, their alpha, the Laplace mode and its evidence."""
 
-    The same steps as ``fast_regression`` (``converge``, ``pool_step``,
-    ``best_step``) on the effective problem (7.117)-(7.119) at the current
-    Laplace mode (``Relinearised``); the pool is every pair j = i O + k, so
-    there are no sweeps, and there is no beta. ``active`` in the outcome
-    holds pair indices. Returns the outcome and the Laplace approximation at
-    its alpha.
+    active: Index  # pair indices i O + k
+    alpha: Array
+    mode: Laplace
+    value: float  # the Laplace log evidence (7.114)
+
+
+def _linearise(likelihood: Likelihood, Phi: Array, T: Array, active: Index, alpha: Array, w0: Array,
+               mode_opts: ModeOptions) -> _Linearised:
+    """The Laplace mode, Newton from ``w0`` (the effective problem's posterior mean: one Newton step at the
+    previous curvature), and its evidence (7.114)."""
+    O = T.shape[1]
+    basis, output = np.divmod(active, O)
+    mode = find_mode(likelihood, Phi, basis, output, T, alpha, w0, mode_opts)  # (7.109)-(7.113)
+    return _Linearised(active, alpha, mode, laplace_log_evidence(mode, alpha))  # (7.114)
+
+
+def _effective_run(likelihood: Likelihood, Phi: Array, squares: Array, T: Array, at: _Linearised,
+                   opts: FastOptions, pool: Index | None) -> FastOutcome:
+    """Algorithm 7.2 of the regression (pool, compiled loops, sweeps) on the effective problem at ``at``.
+
+    The effective problem (7.117)-(7.119) held fixed at the mode of ``at``:
+    beta = 1 on the whitened columns B^(1/2) Phi and targets B^(1/2) t_hat
+    (``whitened_problem``), started from the pairs and alphas of ``at``. With
+    ``pool`` (pair indices) the run is restricted to those pairs and the
+    included ones (no sweep); without, it reaches every pair, by sweeps.
+    """
+    basis, output = np.divmod(at.active, T.shape[1])
+    Phi_w, t_w, root = whitened_problem(likelihood, Phi, basis, output, T, at.mode)
+    design = DenseDesign(Phi_w) if Phi_w is not None else WeightedDesign(Phi, root[:, 0, 0], squares)
+    PhiTt, norms = design.moments(t_w)
+    usable = np.flatnonzero(norms > 0.0) if pool is None else pool[norms[pool] > 0.0]
+    start = None
+    if at.active.size:
+        order = np.argsort(at.active)
+        start = (at.active[order], at.alpha[order])
+        usable = np.union1d(usable, start[0])
+    if pool is not None:
+        opts = replace(opts, pool_size=usable.size)
+    return fast_regression(design, t_w, PhiTt, norms, usable, 1.0, opts, start=start)
+
+
+def _block_pool(likelihood: Likelihood, Phi: Array, squares: Array, T: Array, at: _Linearised, size: int,
+                rng: np.random.Generator) -> Index | None:
+    """The candidates of a block without sweeps, ``size`` pairs (None when every pair fits).
+
+    Half are the excluded pairs of largest Q_j^2 / (phi_j^T B phi_j): at the
+    mode Q_j = phi_i^T (t_k - y_k) exactly (``laplace.effective_problem``) and
+    S_j <= phi_j^T B phi_j, so this is a lower bound on x_j = Q_j^2 / S_j
+    (Result 7.18) that costs two products with Phi; the rest are drawn
+    afresh each block from the others.
     """
     n_pairs = Phi.shape[1] * T.shape[1]
-    pairs = np.arange(n_pairs)
-    pool = _Pool(index=pairs, gram=np.zeros((0, 0)), PhiTt=np.zeros(n_pairs), norms=np.zeros(n_pairs))
-    state = _State(pool, 0.0, T.shape[0], 1.0, opts)
-    model = Relinearised(likelihood, Phi, T, mode_opts)
-    value = model.refresh(state)
-    run = _Run(state=state, value=value, history=[value], model=model)
-    basis = _Basis(None, pairs, pool.PhiTt, pool.norms, None, 1)
-    converged = converge(run, basis, replace(opts, pool_size=n_pairs, restarts=0, update_beta=False), sweeps=False)
-    return _outcome(run, converged), model.mode
+    if n_pairs <= size:
+        return None
+    Bdiag = np.einsum("nkk->nk", at.mode.Bmat)
+    Q = (Phi.T @ likelihood.residual(T, at.mode.Y)).ravel()
+    norms = (squares.T @ Bdiag).ravel()
+    score = np.divide(Q * Q, norms, out=np.zeros(n_pairs), where=norms > 0.0)
+    score[at.active] = -np.inf
+    best = np.argsort(-score, kind="stable")[: size // 2]
+    rest = np.setdiff1d(np.arange(n_pairs), np.union1d(best, at.active))
+    spread = rng.choice(rest, size=min(size - best.size, rest.size), replace=False)
+    return np.sort(np.concatenate([best, spread]))
+
+
+def fast_laplace(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions,
+                 mode_opts: ModeOptions) -> tuple[FastOutcome, Laplace]:
+    """Algorithm 7.2 for a non-conjugate likelihood over the pairs (column of ``Phi``, output).
+
+    Blocks of the regression's steps (``fast_regression``: the candidate
+    pool, the compiled rank-one loops and the sweeps) on the effective
+    problem (7.117)-(7.119) held fixed at the current Laplace mode
+    (``_effective_run``); after each block the mode is found again at the
+    block's alphas (re-linearised). A block works on ``LAPLACE_POOL`` pairs
+    chosen afresh each time (``_block_pool``) and the included ones, without sweeps; when it
+    takes no step, the next block reaches every pair (the regression's sweeps)
+    before the run may stop. A block is kept only if the Laplace
+    evidence (7.114) rises, and the next may then take twice as many steps
+    (``FIRST_BLOCK`` at first: far from the mode the effective problem is a
+    poor guide); otherwise it is run again with half as many steps, from the
+    same kept state. So the evidence of the kept states
+    never falls (no cycle can repeat a state) and the last kept state is the
+    best visited. The run has converged when a block at the kept mode takes
+    no step: no single move (add, re-estimate, delete; Result 7.18) on its
+    effective problem gains more than ``tol``. When even the single best
+    move lowers (7.114), the run stops there, not converged.
+
+    ``active`` in the outcome holds pair indices i O + k, ``log_evidence``
+    the Laplace evidence of each kept state and ``iterations`` the steps
+    taken. Returns the outcome and the Laplace approximation at its alpha.
+    """
+    n_pairs = Phi.shape[1] * T.shape[1]
+    size = min(opts.pool_size, n_pairs, LAPLACE_POOL)
+    block = replace(opts, restarts=0, update_beta=False, pool_size=size)
+    squares = Phi**2
+    rng = np.random.default_rng(POOL_SEED)
+    kept = _linearise(likelihood, Phi, T, np.zeros(0, dtype=np.intp), np.zeros(0), np.zeros(0), mode_opts)
+    history, iterations, sweeps, trust, converged = [kept.value], 0, 0, FIRST_BLOCK, False
+    whole = False  # whether the next block reaches every pair (the check before stopping)
+    while iterations < opts.max_iter:
+        pool = None if whole else _block_pool(likelihood, Phi, squares, T, kept, size, rng)
+        out = _effective_run(likelihood, Phi, squares, T, kept,
+                             replace(block, max_iter=min(trust, opts.max_iter - iterations)), pool)
+        iterations, sweeps = iterations + out.iterations, sweeps + out.sweeps
+        if out.iterations == 0:
+            if whole or pool is None:
+                converged = out.converged
+                break
+            whole = True  # no step in the pool: check every pair before stopping
+            continue
+        trial = _linearise(likelihood, Phi, T, out.active, out.alpha, out.mean, mode_opts)
+        if trial.value > kept.value:  # (7.114) rose: keep the block, allow a longer one
+            kept, trust, whole = trial, max(trust, 2 * out.iterations), False
+            history.append(trial.value)
+            continue
+        trust = out.iterations // 2  # the same steps, fewer of them
+        if trust == 0:
+            break  # the best single move lowers (7.114): the best state is kept, not converged
+    outcome = FastOutcome(active=kept.active, alpha=kept.alpha.copy(), beta=1.0, log_evidence=np.asarray(history),
+                          iterations=iterations, converged=converged, sweeps=sweeps)
+    return outcome, kept.mode
 
 
 def _outcome(run: _Run, converged: bool, refused: float = 0.0) -> FastOutcome:
@@ -1178,4 +1229,5 @@ def _outcome(run: _Run, converged: bool, refused: float = 0.0) -> FastOutcome:
         converged=converged,
         sweeps=run.sweeps,
         refused=refused,
+        mean=state.m.copy(),
     )
