@@ -31,13 +31,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from ...validation import check_param, fail
 from .checks import check_design
-from .design import Design
+from .design import DenseDesign, Design
 from .laplace import ModeOptions, find_mode, laplace_log_evidence
 from .likelihood import Bernoulli, Likelihood, Softmax
 from .posterior import covariance_from_factor
 from .results import RVMClassification, RVMRegression
 
-__all__ = ["EvidenceRow", "EvidenceReport", "evidence_report", "laplace_report", "kept_rows", "add_row"]
+__all__ = ["EvidenceRow", "EvidenceReport", "evidence_report", "laplace_report", "kept_rows", "add_row", "gain_to_optimum"]
 
 #: Columns of the design read at once for the weighted norms phi_i^T B_kk phi_i (``_weighted_norms``).
 NORM_BLOCK = 512
@@ -107,7 +107,7 @@ def _ell(alpha: Array, s: Array, q: Array) -> Array:
     return 0.5 * (np.log(alpha) - np.log(alpha + s) + q * q / (alpha + s))
 
 
-def _gain_to_optimum(alpha: Array, s: Array, q: Array) -> tuple[Array, Array]:
+def gain_to_optimum(alpha: Array, s: Array, q: Array) -> tuple[Array, Array]:
     """(gain of moving a kept alpha to its optimum (7.101), gain of deleting it)."""
     relevant = q * q > s
     optimum = np.where(relevant, s * s / np.where(relevant, q * q - s, 1.0), np.inf)
@@ -172,7 +172,7 @@ def kept_rows(alpha: Array, Sigma: Array, m: Array, labels: list, tol: float) ->
     with np.errstate(divide="ignore", invalid="ignore"):
         s = 1.0 / Sigma_ii - alpha
         q = m / Sigma_ii
-        reestimate, delete = _gain_to_optimum(alpha, s, q)
+        reestimate, delete = gain_to_optimum(alpha, s, q)
     # where alpha_i >> s_i the difference 1/Sigma_ii - alpha_i has no digits left (gamma_i ~ 0): the
     # function contributes nothing, so neither move gains anything on it
     lost = ~(np.isfinite(s) & np.isfinite(q) & (s > 1e-8 * alpha)) | ~np.isfinite(reestimate) | ~np.isfinite(delete)
@@ -310,7 +310,13 @@ def _effective_factors(design: Design, kept: Array, row, output, T: Array, mode,
 
 def _weighted_norms(design: Design, weights: Array) -> Array:
     """sum_n phi_i(x_n)^2 weights[n, k] for every column i, (M, O), a block of columns at a time."""
-    M = design.shape[1]
+    N, M = design.shape
+    if isinstance(design, DenseDesign):  # rows of the stored array, contiguous
+        out = np.zeros((M, weights.shape[1]))
+        for start in range(0, N, NORM_BLOCK):
+            rows = design.Phi[start:start + NORM_BLOCK]
+            out += (rows * rows).T @ weights[start:start + NORM_BLOCK]
+        return out
     out = np.empty((M, weights.shape[1]))
     for start in range(0, M, NORM_BLOCK):
         idx = np.arange(start, min(M, start + NORM_BLOCK))

@@ -172,6 +172,11 @@ class WithBias:
     def columns(self, idx: Index) -> Array:
         idx = np.asarray(idx, dtype=np.intp)
         out = np.empty((self.shape[0], idx.size))
+        if idx.size and idx[0] == 0 and np.all(idx[1:] != 0):  # the usual order, bias first: slices, no masks
+            out[:, 0] = 1.0
+            if idx.size > 1:
+                out[:, 1:] = self.inner.columns(idx[1:] - 1)
+            return out
         bias = idx == 0
         out[:, bias] = 1.0
         if np.any(~bias):
