@@ -175,6 +175,8 @@ STUCK_TOL = 10.0
 #: The first model of ``fast_laplace``: this many pairs evenly spread over the basis, at this alpha (solver units).
 SPREAD_START = 100
 SPREAD_ALPHA = 1.0
+#: ``fast_laplace`` also starts from the empty model when there are at most this many pairs.
+EMPTY_START_MAX = 2500
 #: Steps of ``fast_laplace``'s first block on the effective problem; a kept block doubles the next one's.
 FIRST_BLOCK = 64
 #: The span test's tolerance when the default one refused gains (``_span_retry``).
@@ -1282,7 +1284,10 @@ def fast_laplace(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions
                  mode_opts: ModeOptions, start: tuple[Index, Array] | None = None) -> tuple[FastOutcome, Laplace]:
     """Algorithm 7.2 for a non-conjugate likelihood over the pairs (column of ``Phi``, output).
 
-    From ``start`` (pairs and alphas; default ``_spread_start``), blocks of
+    From ``start`` (pairs and alphas; by default ``_spread_start`` and, for
+    at most ``EMPTY_START_MAX`` pairs, also the empty model, the higher
+    maximum kept: the maxima reached from the two differ by several nats
+    either way), blocks of
     the regression's steps (``fast_regression``: the candidate
     pool, the compiled rank-one loops and the sweeps) on the effective
     problem (7.117)-(7.119) held fixed at the current Laplace mode
@@ -1310,11 +1315,29 @@ def fast_laplace(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions
     taken. Returns the outcome and the Laplace approximation at its alpha.
     """
     n_pairs = Phi.shape[1] * T.shape[1]
+    squares = Phi**2
+    if start is not None:
+        starts = [start]
+    else:
+        starts = [_spread_start(n_pairs)]
+        if n_pairs <= EMPTY_START_MAX:
+            starts.append((np.zeros(0, dtype=np.intp), np.zeros(0)))
+    best, best_mode, iterations = None, None, 0
+    for active, alpha in starts:
+        outcome, mode = _ascend(likelihood, Phi, squares, T, active, alpha, opts, mode_opts)
+        iterations += outcome.iterations
+        if best is None or (outcome.converged, outcome.log_evidence[-1]) > (best.converged, best.log_evidence[-1]):
+            best, best_mode = outcome, mode
+    return replace(best, iterations=iterations), best_mode
+
+
+def _ascend(likelihood: Likelihood, Phi: Array, squares: Array, T: Array, active: Index, alpha: Array,
+            opts: FastOptions, mode_opts: ModeOptions) -> tuple[FastOutcome, Laplace]:
+    """One run of ``fast_laplace`` from the pairs ``active`` with precisions ``alpha``."""
+    n_pairs = Phi.shape[1] * T.shape[1]
     size = min(opts.pool_size, n_pairs, LAPLACE_POOL)
     block = replace(opts, restarts=0, update_beta=False, pool_size=size)
-    squares = Phi**2
     rng = np.random.default_rng(POOL_SEED)
-    active, alpha = _spread_start(n_pairs) if start is None else start
     kept = _linearise(likelihood, Phi, T, active, alpha, np.zeros(active.size), mode_opts)
     history, iterations, sweeps, trust, converged = [kept.value], 0, 0, FIRST_BLOCK, False
     whole = False  # whether the next block reaches every pair (the check before stopping)
