@@ -1,4 +1,4 @@
-"""The certificate of a regression RVM: is the result a maximum of the evidence over every basis function?
+"""The certificate of an RVM fit: is the result a maximum of the evidence over every basis function?
 
 ``evidence_report(Phi, t, result)`` recomputes, from the returned alpha and
 beta alone (not from the solver's state), the posterior (7.82)-(7.83), the log
@@ -17,6 +17,12 @@ noise re-estimation (7.88)) would still make:
 The result is certified when every gain is at most ``tol`` nats and the
 evidence the solver reported is the one recomputed. The per-function evidence
 is l(alpha) = 1/2 [ln alpha - ln(alpha + s) + q^2 / (alpha + s)] (7.97).
+
+``laplace_report(Phi, t, result)`` is the same certificate for a
+classification fit: the rows (``kept_rows``, ``add_row``) on the effective
+problem (7.117)-(7.119) at the Laplace mode, found again from the returned
+alpha, with the noise precision B in place of beta I (no beta row), and the
+Laplace evidence (7.114) recomputed.
 """
 
 from __future__ import annotations
