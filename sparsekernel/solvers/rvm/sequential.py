@@ -175,7 +175,8 @@ STUCK_TOL = 10.0
 #: The first model of ``fast_laplace``: this many pairs evenly spread over the basis, at this alpha (solver units).
 SPREAD_START = 100
 SPREAD_ALPHA = 1.0
-#: ``fast_laplace`` also starts from the empty model when there are at most this many pairs.
+#: ``fast_laplace`` also starts from the empty model, and tries MacKay's joint move once at the first
+#: single-move maximum, when there are at most this many pairs (each costs about one more run).
 EMPTY_START_MAX = 2500
 #: Steps of ``fast_laplace``'s first block on the effective problem; a kept block doubles the next one's.
 FIRST_BLOCK = 64
@@ -1295,7 +1296,11 @@ def fast_laplace(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions
     block's alphas (re-linearised). A block works on ``LAPLACE_POOL`` pairs
     chosen afresh each time (``_block_pool``) and the included ones, without sweeps; when it
     takes no step, the next block reaches every pair (the regression's sweeps)
-    before the run may stop. A block is kept only if the Laplace
+    before the run may stop. At the first state where no single move gains
+    more than ``tol`` (for at most ``EMPTY_START_MAX`` pairs), MacKay's
+    joint re-estimation (7.116) of the kept alphas is tried (``_laplace_polish``, kept while it raises (7.114) by more
+    than ``tol``), and the blocks run again from where it ends. A block is
+    kept only if the Laplace
     evidence (7.114) rises, and the next may then take twice as many steps
     (``FIRST_BLOCK`` at first: far from the mode the effective problem is a
     poor guide); otherwise it is run again with half as many steps, from the
@@ -1331,6 +1336,28 @@ def fast_laplace(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions
     return replace(best, iterations=iterations), best_mode
 
 
+def _laplace_polish(likelihood: Likelihood, Phi: Array, T: Array, kept: _Linearised, opts: FastOptions,
+                    mode_opts: ModeOptions) -> _Linearised | None:
+    """Joint re-estimation of every kept alpha by (7.116), alpha_i = gamma_i / w_i*^2, kept while (7.114) rises.
+
+    The single moves are coordinate moves; MacKay's update moves every alpha
+    at once and can leave a ridge where they crawl. Each sweep is one mode
+    search; alphas beyond ``alpha_max`` are held at it (the single moves then
+    delete them). Returns the last state kept, None when no sweep was.
+    """
+    moved = None
+    for _ in range(opts.polish_sweeps if kept.active.size else 0):
+        gamma = 1.0 - kept.alpha * np.diag(covariance_from_factor(kept.mode.R))  # (7.89)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            alpha = np.clip(np.nan_to_num(gamma / kept.mode.w**2, nan=opts.alpha_max, posinf=opts.alpha_max),
+                            1e-12, opts.alpha_max)  # (7.116)
+        trial = _linearise(likelihood, Phi, T, kept.active, alpha, kept.mode.w, mode_opts)
+        if not trial.value > kept.value + opts.tol:
+            break
+        kept = moved = trial
+    return moved
+
+
 def _ascend(likelihood: Likelihood, Phi: Array, squares: Array, T: Array, active: Index, alpha: Array,
             opts: FastOptions, mode_opts: ModeOptions) -> tuple[FastOutcome, Laplace]:
     """One run of ``fast_laplace`` from the pairs ``active`` with precisions ``alpha``."""
@@ -1341,6 +1368,7 @@ def _ascend(likelihood: Likelihood, Phi: Array, squares: Array, T: Array, active
     kept = _linearise(likelihood, Phi, T, active, alpha, np.zeros(active.size), mode_opts)
     history, iterations, sweeps, trust, converged = [kept.value], 0, 0, FIRST_BLOCK, False
     whole = False  # whether the next block reaches every pair (the check before stopping)
+    polish = n_pairs <= EMPTY_START_MAX  # MacKay's joint move still to be tried (once; small problems only)
     while iterations < opts.max_iter:
         eff = _whiten(likelihood, Phi, squares, T, kept)
         pool = None if whole else _block_pool(eff, kept, size, rng)
@@ -1348,10 +1376,16 @@ def _ascend(likelihood: Likelihood, Phi: Array, squares: Array, T: Array, active
                              replace(block, max_iter=min(trust, opts.max_iter - iterations)), pool)
         iterations, sweeps = iterations + out.iterations, sweeps + out.sweeps
         if out.iterations == 0:
-            if whole or pool is None:
+            if not (whole or pool is None):
+                whole = True  # no step in the pool: check every pair before stopping
+                continue
+            polished = _laplace_polish(likelihood, Phi, T, kept, opts, mode_opts) if polish else None
+            if polished is None:
                 converged = out.converged
                 break
-            whole = True  # no step in the pool: check every pair before stopping
+            kept, whole, polish = polished, False, False  # MacKay's joint move left a ridge: single moves again
+            iterations += 1
+            history.append(polished.value)
             continue
         trial = _linearise(likelihood, Phi, T, out.active, out.alpha, out.mean, mode_opts)
         if trial.value > kept.value:  # (7.114) rose: keep the block, allow a longer one
