@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from ..solvers.rvm.certificate import evidence_report
+from ..solvers.rvm.certificate import evidence_report, laplace_report
 from ..validation import check_same_length
 from ..errors import ValidationError
 from ..solvers.rvm import (
@@ -210,10 +210,11 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
 
     Probabilities use the probit approximation to the moderated output,
     sigma(kappa(s^2) mu) with kappa(s^2) = (1 + pi s^2 / 8)^(-1/2) (Bishop
-    4.153-4.155); for K > 2 classes, softmax of kappa(s_k^2) mu_k (an
+    4.153-4.155); for K > 2 classes, the same for each pair of classes (an
     approximation, see ``solvers.rvm.moderated_probabilities``).
-    ``decision_function`` returns these moderated logits, so that it ranks
-    points as ``predict_proba`` does.
+    ``decision_function`` returns the moderated logit for two classes and the
+    log of these probabilities otherwise, so that it ranks points as
+    ``predict_proba`` does.
 
     Parameters
     ----------
@@ -230,6 +231,10 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
     beta_ : float
         nan (no noise precision in classification).
     result_ : solvers.rvm.RVMClassification
+    report_ : solvers.rvm.certificate.EvidenceReport
+        The certificate: at the returned alpha and mode, the largest gain (nats)
+        one move of Algorithm 7.2 would still make on the effective problem
+        (7.117)-(7.119) (``laplace_report``); ``str`` is a table, ``to_json`` the same.
     """
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RVC":
@@ -248,14 +253,18 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
             max_iter=self.max_iter,
         )
         self._store(X, kernel, result)
+        # the certificate on the effective problem (7.117)-(7.119) at the mode (solvers.rvm.certificate)
+        self.report_ = laplace_report(design, labels, result, tol=max(10 * self.tol, 1e-2))
         return self
 
     def decision_function(self, X: ArrayLike) -> Array:
-        """Moderated logits kappa(s^2) mu: (n,) for two classes, (n, K) otherwise."""
+        """The moderated logit kappa(s^2) mu, (n,), for two classes; log ``predict_proba``, (n, K), otherwise."""
         columns = self._relevant_columns(X)
         mu, var = self.result_.latent(columns)
-        z = moderated_logits(mu, var)
-        return z[:, 0] if z.shape[1] == 1 else z
+        if mu.shape[1] == 1:
+            return moderated_logits(mu, var)[:, 0]
+        with np.errstate(divide="ignore"):
+            return np.log(moderated_probabilities(mu, var))
 
     def predict_proba(self, X: ArrayLike) -> Array:
         """Predictive class probabilities, (n, K), columns in the order of ``classes_``."""

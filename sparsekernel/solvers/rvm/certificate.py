@@ -1,4 +1,4 @@
-"""The certificate of a regression RVM: is the result a maximum of the evidence over every basis function?
+"""The certificate of an RVM fit: is the result a maximum of the evidence over every basis function?
 
 ``evidence_report(Phi, t, result)`` recomputes, from the returned alpha and
 beta alone (not from the solver's state), the posterior (7.82)-(7.83), the log
@@ -18,6 +18,12 @@ noise re-estimation (7.88)) would still make:
 The result is certified when every gain is at most ``tol`` nats and the
 evidence the solver reported is the one recomputed. The per-function evidence
 is l(alpha) = 1/2 [ln alpha - ln(alpha + s) + q^2 / (alpha + s)] (7.97).
+
+``laplace_report(Phi, t, result)`` is the same certificate for a
+classification fit: the rows (``kept_rows``, ``add_row``) on the effective
+problem (7.117)-(7.119) at the Laplace mode, found again from the returned
+alpha, with the noise precision B in place of beta I (no beta row), and the
+Laplace evidence (7.114) recomputed.
 """
 
 from __future__ import annotations
@@ -32,9 +38,16 @@ from numpy.typing import ArrayLike, NDArray
 
 from ...validation import check_param, fail
 from .checks import check_design, target_scale
-from .results import RVMRegression
+from .design import DenseDesign, Design
+from .laplace import ModeOptions, find_mode, laplace_log_evidence
+from .likelihood import Bernoulli, Likelihood, Softmax
+from .posterior import covariance_from_factor
+from .results import RVMClassification, RVMRegression
 
-__all__ = ["EvidenceRow", "EvidenceReport", "evidence_report"]
+__all__ = ["EvidenceRow", "EvidenceReport", "evidence_report", "laplace_report", "kept_rows", "add_row", "gain_to_optimum"]
+
+#: Columns of the design read at once for the weighted norms phi_i^T B_kk phi_i (``_weighted_norms``).
+NORM_BLOCK = 512
 
 Array = NDArray[np.float64]
 
@@ -46,7 +59,7 @@ class EvidenceRow:
     tag: str
     move: str
     gain: float
-    where: int | None
+    where: int | str | None  # a column; "i/k" for the pair (column i, output k) of a softmax fit
     ok: bool
 
 
@@ -59,6 +72,7 @@ class EvidenceReport:
     log_evidence: float
     reported_log_evidence: float
     tol: float
+    evidence_tag: str = "(7.85)"  # the evidence recomputed: (7.85), or the Laplace approximation (7.114)
 
     @property
     def evidence_agrees(self) -> bool:
@@ -73,7 +87,8 @@ class EvidenceReport:
         return all(r.ok for r in self.rows) and self.evidence_agrees
 
     def to_dict(self) -> dict[str, Any]:
-        return {"title": self.title, "ok": self.ok, "tol": self.tol, "log_evidence": self.log_evidence,
+        return {"title": self.title, "ok": self.ok, "tol": self.tol, "evidence": self.evidence_tag,
+                "log_evidence": self.log_evidence,
                 "reported_log_evidence": self.reported_log_evidence, "largest_gain": self.largest_gain,
                 "rows": [asdict(r) for r in self.rows]}
 
@@ -88,7 +103,7 @@ class EvidenceReport:
             where = "-" if r.where is None else str(r.where)
             lines.append(f"  {r.tag:<9} {r.move:<52} {r.gain:>10.2e} {where:>7}  {'PASS' if r.ok else 'FAIL'}")
         lines.append("")
-        lines.append(f"  log evidence (7.85) recomputed {self.log_evidence:.6f}, reported "
+        lines.append(f"  log evidence {self.evidence_tag} recomputed {self.log_evidence:.6f}, reported "
                      f"{self.reported_log_evidence:.6f} ({'PASS' if self.evidence_agrees else 'FAIL'})")
         lines.append(f"  result: {'PASS: a maximum of the evidence over every basis function' if self.ok else 'FAIL'}")
         return "\n".join(lines)
@@ -99,7 +114,7 @@ def _ell(alpha: Array, s: Array, q: Array) -> Array:
     return 0.5 * (np.log(alpha) - np.log(alpha + s) + q * q / (alpha + s))
 
 
-def _gain_to_optimum(alpha: Array, s: Array, q: Array) -> tuple[Array, Array]:
+def gain_to_optimum(alpha: Array, s: Array, q: Array) -> tuple[Array, Array]:
     """(gain of moving a kept alpha to its optimum (7.101), gain of deleting it)."""
     relevant = q * q > s
     optimum = np.where(relevant, s * s / np.where(relevant, q * q - s, 1.0), np.inf)
@@ -143,31 +158,10 @@ def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: fl
     posterior = _posterior(kept, t, alpha, beta)
     evidence = posterior["evidence"]
     S, Q = _factors(design, kept, t, beta, posterior["Sigma"])
-    rows = []
-    # kept functions (the bias first when used): s, q without their own term (7.102)
-    # for a kept function, Sigma_ii = 1/(alpha_i + s_i) and m_i = q_i/(alpha_i + s_i) (Tipping and Faul
-    # 2003): s and q from the Cholesky-based posterior, without the cancellation of S_i = alpha_i - ...
-    Sigma_ii = np.diag(posterior["Sigma"])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s = 1.0 / Sigma_ii - alpha
-        q = posterior["m"] / Sigma_ii
-        reestimate, delete = _gain_to_optimum(alpha, s, q)
-    # where alpha_i >> s_i the difference 1/Sigma_ii - alpha_i has no digits left (gamma_i ~ 0): the
-    # function contributes nothing, so neither move gains anything on it
-    lost = ~(np.isfinite(s) & np.isfinite(q) & (s > 1e-8 * alpha)) | ~np.isfinite(reestimate) | ~np.isfinite(delete)
-    reestimate[lost] = 0.0
-    delete[lost] = 0.0
     labels = (["bias"] if result.bias_used else []) + [int(i) for i in relevance]
-    rows.append(_row("(7.101)", "re-estimate a kept alpha_i = s_i^2 / (q_i^2 - s_i)", reestimate, labels, tol))
-    rows.append(_row("(7.99)", "delete a kept function (q_i^2 <= s_i)", delete, labels, tol))
+    rows = kept_rows(alpha, posterior["Sigma"], posterior["m"], labels, tol)
     excluded = np.setdiff1d(np.arange(M), relevance)
-    add = np.zeros(excluded.size)
-    if excluded.size:
-        s_e, q_e = S[excluded], Q[excluded]
-        relevant = q_e * q_e > s_e
-        add[relevant] = 0.5 * ((q_e[relevant] ** 2 - s_e[relevant]) / s_e[relevant]
-                               + np.log(s_e[relevant] / q_e[relevant] ** 2))
-    rows.append(_row("(7.100)", "add an excluded function with q_i^2 > s_i", add, [int(i) for i in excluded], tol))
+    rows.append(add_row(S[excluded], Q[excluded], [int(i) for i in excluded], tol))
     beta_new = min(_beta_fixed_point(kept, t, alpha, posterior), beta_floor / target_scale(t) ** 2)
     gain = max(_posterior(kept, t, alpha, beta_new)["evidence"] - evidence, 0.0) if math.isfinite(beta_new) else 0.0
     rows.append(EvidenceRow("(7.88)", f"move beta to its fixed point ({beta:.4g} -> {beta_new:.4g})",
@@ -178,12 +172,43 @@ def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: fl
     return EvidenceReport(title, tuple(rows), float(evidence), reported, tol)
 
 
+def kept_rows(alpha: Array, Sigma: Array, m: Array, labels: list, tol: float) -> list[EvidenceRow]:
+    """The re-estimate (7.101) and delete rows of the kept weights, from their posterior Sigma and mean m.
+
+    s and q without the weight's own term (7.102): for a kept weight
+    Sigma_ii = 1/(alpha_i + s_i) and m_i = q_i/(alpha_i + s_i) (Tipping and
+    Faul 2003), so s and q come from the Cholesky-based posterior, without
+    the cancellation of S_i = alpha_i - ... . Any noise model: beta I in
+    (7.83) or the Laplace B (7.113).
+    """
+    Sigma_ii = np.diag(Sigma)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = 1.0 / Sigma_ii - alpha
+        q = m / Sigma_ii
+        reestimate, delete = gain_to_optimum(alpha, s, q)
+    # where alpha_i >> s_i the difference 1/Sigma_ii - alpha_i has no digits left (gamma_i ~ 0): the
+    # function contributes nothing, so neither move gains anything on it
+    lost = ~(np.isfinite(s) & np.isfinite(q) & (s > 1e-8 * alpha)) | ~np.isfinite(reestimate) | ~np.isfinite(delete)
+    reestimate[lost] = 0.0
+    delete[lost] = 0.0
+    return [_row("(7.101)", "re-estimate a kept alpha_i = s_i^2 / (q_i^2 - s_i)", reestimate, labels, tol),
+            _row("(7.99)", "delete a kept function (q_i^2 <= s_i)", delete, labels, tol)]
+
+
+def add_row(S: Array, Q: Array, labels: list, tol: float) -> EvidenceRow:
+    """The add row: the largest gain (x - 1 - ln x)/2, x = Q^2/S > 1, of an excluded function (Result 7.18)."""
+    add = np.zeros(S.size)
+    relevant = Q * Q > S
+    add[relevant] = 0.5 * ((Q[relevant] ** 2 - S[relevant]) / S[relevant] + np.log(S[relevant] / Q[relevant] ** 2))
+    return _row("(7.100)", "add an excluded function with q_i^2 > s_i", add, labels, tol)
+
+
 def _row(tag: str, move: str, gains: Array, labels: list, tol: float) -> EvidenceRow:
     if gains.size == 0:
         return EvidenceRow(tag, move, 0.0, None, True)
     k = int(np.argmax(gains))
     value = float(gains[k])
-    where = labels[k] if value > 0 and isinstance(labels[k], int) else None
+    where = labels[k] if value > 0 and labels[k] != "bias" else None
     return EvidenceRow(tag, move, value, where, bool(value <= tol))
 
 
@@ -218,3 +243,96 @@ def _beta_fixed_point(kept: Array, t: Array, alpha: Array, posterior: dict[str, 
     gamma = 1.0 - alpha * np.diag(posterior["Sigma"])
     residual = float(np.sum((t - kept @ posterior["m"]) ** 2))
     return (t.shape[0] - float(np.sum(gamma))) / residual if residual > 0 else math.inf
+
+
+def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification, tol: float = 1e-2) -> EvidenceReport:
+    """The certificate of a classification RVM fit on (Phi, t): the regression's, on the effective problem.
+
+    From the returned alpha alone: the Laplace mode w* (7.109)-(7.112) is found
+    again (from the returned mean), with Sigma (7.113) and the Laplace evidence
+    (7.114). At that mode the effective problem (7.117)-(7.119) is a regression
+    with noise covariance B^-1 in place of beta^-1 I, whose factors for a
+    pair (function i, output k) outside the model are
+    S = phi_i^T B_kk phi_i - g^T Sigma g with g_p = phi_i^T B_k,o(p) phi_p over the kept pairs
+    p, and Q = phi_i^T B t_hat - g^T w* = phi_i^T (t_k - y_k) (as
+    Phi_a^T (t - y) = A w* at the mode); the kept pairs' s, q come from Sigma
+    and w*. The rows are the regression's (``kept_rows``, ``add_row``), without beta.
+
+    Parameters
+    ----------
+    Phi : array (N, M) or Design
+        The design matrix the result was fitted on (without the bias column).
+    t : array (N,)
+        The class labels 0..K-1 it was fitted to.
+    result : RVMClassification
+    tol : float > 0
+        Largest gain in nats that still counts as converged.
+    """
+    if not isinstance(result, RVMClassification):
+        raise fail("result", "an RVMClassification (rvm_classification's result)", result)
+    tol = float(check_param("tol", tol))
+    design = check_design(Phi)
+    N, M = design.shape
+    labels_t = np.asarray(t)
+    if labels_t.shape != (N,):
+        raise fail("t", f"an array of {N} labels (the rows of Phi)", f"shape {labels_t.shape}")
+    likelihood: Likelihood = Bernoulli() if result.n_classes == 2 else Softmax(result.n_classes)
+    T = likelihood.targets((labels_t > 0).astype(float) if result.n_classes == 2 and labels_t.min() < 0 else labels_t)
+    relevance = np.asarray(result.relevance, dtype=np.intp)
+    kept = design.columns(relevance)
+    if result.bias_used:
+        kept = np.column_stack([np.ones(N), kept])
+    alpha_table = np.asarray(result.alpha, dtype=np.float64)
+    output, row = np.nonzero(np.isfinite(alpha_table.T))  # the kept pairs (row, output), output-major
+    alpha = alpha_table[row, output]
+    mode = find_mode(likelihood, kept, row, output, T, alpha, np.asarray(result.mean)[row, output], ModeOptions())
+    Sigma = covariance_from_factor(mode.R) if alpha.size else np.zeros((0, 0))  # (7.113)
+    names = (["bias"] if result.bias_used else []) + [int(i) for i in relevance]
+    O = T.shape[1]
+    pair_names = [names[r] if O == 1 else f"{names[r]}/{k}" for r, k in zip(row, output)]
+    rows = kept_rows(alpha, Sigma, mode.w, pair_names, tol)
+    S, Q = _effective_factors(design, kept, row, output, T, mode, Sigma)
+    out = np.ones((M, O), dtype=bool)
+    in_design = relevance[row - int(result.bias_used)] if row.size else np.zeros(0, dtype=np.intp)
+    keep_mask = (row >= int(result.bias_used))
+    out[in_design[keep_mask], output[keep_mask]] = False
+    i, k = np.nonzero(out)
+    add_labels = [int(a) for a in i] if O == 1 else [f"{a}/{b}" for a, b in zip(i, k)]
+    rows.append(add_row(S[i, k], Q[i, k], add_labels, tol))
+    evidence = laplace_log_evidence(mode, alpha)  # (7.114)
+    reported = float(result.log_evidence[-1]) if len(result.log_evidence) else math.nan
+    title = (f"RVM evidence certificate (Laplace, effective problem (7.117)-(7.119)): {result.method} fit, "
+             f"N = {N}, M = {M}, K = {result.n_classes}, {alpha.size} kept weights")
+    return EvidenceReport(title, tuple(rows), float(evidence), reported, tol, evidence_tag="(7.114)")
+
+
+def _effective_factors(design: Design, kept: Array, row, output, T: Array, mode, Sigma: Array) -> tuple[Array, Array]:
+    """S and Q (M, O) of every pair (column i of the design, output k) on the effective problem at the mode."""
+    N, O = T.shape
+    M = design.shape[1]
+    Bmat = mode.Bmat
+    S = _weighted_norms(design, np.stack([Bmat[:, k, k] for k in range(O)], axis=1))  # phi_i^T B_kk phi_i
+    Q = design.project(T - mode.Y)  # phi_i^T (t_k - y_k)
+    for k in range(O):
+        if row.size == 0:
+            break
+        g = design.project(kept[:, row] * Bmat[:, k, output])  # g_p = phi_i^T B_k,o(p) phi_p, (M, P)
+        S[:, k] -= np.einsum("ip,pq,iq->i", g, Sigma, g)
+    return S, Q.reshape(M, O)
+
+
+def _weighted_norms(design: Design, weights: Array) -> Array:
+    """sum_n phi_i(x_n)^2 weights[n, k] for every column i, (M, O), a block of columns at a time."""
+    N, M = design.shape
+    if isinstance(design, DenseDesign):  # rows of the stored array, contiguous
+        out = np.zeros((M, weights.shape[1]))
+        for start in range(0, N, NORM_BLOCK):
+            rows = design.Phi[start:start + NORM_BLOCK]
+            out += (rows * rows).T @ weights[start:start + NORM_BLOCK]
+        return out
+    out = np.empty((M, weights.shape[1]))
+    for start in range(0, M, NORM_BLOCK):
+        idx = np.arange(start, min(M, start + NORM_BLOCK))
+        C = design.columns(idx)
+        out[idx] = (C * C).T @ weights
+    return out

@@ -35,6 +35,7 @@ __all__ = [
     "KernelDesign",
     "WithBias",
     "Scaled",
+    "WeightedDesign",
     "as_design",
     "gram_matrix",
     "estimator_kernel",
@@ -171,6 +172,11 @@ class WithBias:
     def columns(self, idx: Index) -> Array:
         idx = np.asarray(idx, dtype=np.intp)
         out = np.empty((self.shape[0], idx.size))
+        if idx.size and idx[0] == 0 and np.all(idx[1:] != 0):  # the usual order, bias first: slices, no masks
+            out[:, 0] = 1.0
+            if idx.size > 1:
+                out[:, 1:] = self.inner.columns(idx[1:] - 1)
+            return out
         bias = idx == 0
         out[:, bias] = 1.0
         if np.any(~bias):
@@ -213,6 +219,36 @@ class Scaled:
     def moments(self, t: Array) -> tuple[Array, Array]:
         PhiTt, norms = self.inner.moments(t)
         return PhiTt * self.scale, norms * self.scale**2
+
+
+@dataclass(frozen=True)
+class WeightedDesign:
+    """diag(root) Phi for a stored Phi, without forming it: the effective problem's whitened design.
+
+    Under the Laplace approximation with one output the effective problem
+    (7.117)-(7.119) has noise precision B = diag(b_n); with root = sqrt(b) it
+    is a regression with unit noise on the columns sqrt(b_n) phi_i(x_n)
+    (``laplace.whitened_problem``). ``squares`` is Phi**2, kept for the norms.
+    """
+
+    Phi: Array
+    root: Array  # (N,)
+    squares: Array
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.Phi.shape  # type: ignore[return-value]
+
+    def columns(self, idx: Index) -> Array:
+        return self.root[:, None] * self.Phi[:, idx]
+
+    def project(self, V: Array, basis: Index | None = None) -> Array:
+        P = self.Phi if basis is None else self.Phi[:, basis]
+        W = self.root * V if V.ndim == 1 else self.root[:, None] * V
+        return P.T @ W
+
+    def moments(self, t: Array) -> tuple[Array, Array]:
+        return self.Phi.T @ (self.root * t), self.squares.T @ (self.root * self.root)
 
 
 def as_design(Phi: ArrayLike | Design) -> Design:

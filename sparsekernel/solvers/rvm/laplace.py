@@ -40,10 +40,12 @@ from .likelihood import Likelihood
 from .posterior import precision_factor
 
 __all__ = ["ModeOptions", "Laplace", "Effective", "activations", "find_mode", "laplace_log_evidence",
-           "effective_problem"]
+           "effective_problem", "curvature_roots", "whitened_problem"]
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
+#: Eigenvalues of B_n below this share of its largest are its null space (the softmax's B_n 1 = 0).
+NULL_SHARE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -69,19 +71,29 @@ class Laplace:
 
 def activations(Phi: Array, basis: Index, output: Index, w: Array, O: int) -> Array:
     """a_nk = sum over included pairs (i, k) of w_ik phi_i(x_n), (N, O) (7.120)."""
-    a = np.zeros((Phi.shape[0], O))
+    return kept_activations(Phi[:, basis], output, w, O)
+
+
+def kept_activations(Phi_a: Array, output: Index, w: Array, O: int) -> Array:
+    """``activations`` from the columns of the included pairs, Phi_a = Phi[:, basis] (no copy of Phi)."""
+    if O == 1:
+        return (Phi_a @ w)[:, None]
+    a = np.zeros((Phi_a.shape[0], O))
     for k in range(O):
         sel = output == k
         if np.any(sel):
-            a[:, k] = Phi[:, basis[sel]] @ w[sel]
+            a[:, k] = Phi_a[:, sel] @ w[sel]
     return a
 
 
 def hessian(Phi_a: Array, output: Index, Bmat: Array, alpha: Array) -> Array:
     """Phi^T B Phi + A over the included pairs (the negative of (7.111))."""
     O = Bmat.shape[1]
-    if O == 1:  # one output: B = diag(b_n)
-        return Phi_a.T @ (Bmat[:, 0, :] * Phi_a) + np.diag(alpha)
+    if O == 1:  # one output: B = diag(b_n); X^T X with X = B^(1/2) Phi_a, a symmetric rank-k update
+        X = np.sqrt(Bmat[:, 0, :]) * Phi_a
+        H = X.T @ X
+        H[np.diag_indices_from(H)] += alpha
+        return H
     H = np.diag(alpha)
     for k in range(O):
         rk = np.flatnonzero(output == k)
@@ -108,7 +120,7 @@ def find_mode(likelihood: Likelihood, Phi: Array, basis: Index, output: Index, T
     O = T.shape[1]
     Phi_a = Phi[:, basis]
     w = w0.copy()
-    a = activations(Phi, basis, output, w, O)
+    a = kept_activations(Phi_a, output, w, O)
     f = likelihood.log_likelihood(a, T) - 0.5 * float(np.sum(alpha * w**2))  # (7.109)
     converged = basis.size == 0
     for _ in range(0 if converged else opts.max_newton):
@@ -118,10 +130,10 @@ def find_mode(likelihood: Likelihood, Phi: Array, basis: Index, output: Index, T
         step = scipy.linalg.cho_solve((R, False), g)  # Newton: H^-1 grad
         if 0.5 * float(g @ step) <= opts.newton_tol * (1.0 + abs(f)):  # Newton decrement
             w = w + step  # the last step, within the quadratic region: it squares the error of the mode
-            a = activations(Phi, basis, output, w, O)
+            a = kept_activations(Phi_a, output, w, O)
             converged = True
             break
-        w_new, a, f = _halve(likelihood, Phi, basis, output, T, alpha, w, step, f, opts)
+        w_new, a, f = _halve(likelihood, Phi_a, output, T, alpha, w, step, f, opts)
         if w_new is w:  # no rise left within rounding
             converged = True
             break
@@ -137,19 +149,19 @@ def _at_mode(likelihood, Phi_a, output, T, alpha, w, a, converged) -> Laplace:
     return Laplace(w=w, Y=Y, Bmat=Bmat, R=R, log_lik=likelihood.log_likelihood(a, T), converged=converged)
 
 
-def _halve(likelihood, Phi, basis, output, T, alpha, w, step, f, opts):
+def _halve(likelihood, Phi_a, output, T, alpha, w, step, f, opts):
     """The first of step, step/2, ... that does not lower the log posterior."""
     O = T.shape[1]
     size = 1.0
     for _ in range(opts.max_halvings):
         w_try = w + size * step
-        a_try = activations(Phi, basis, output, w_try, O)
+        a_try = kept_activations(Phi_a, output, w_try, O)
         with np.errstate(over="ignore"):  # a log link overflows on a step too long: halved
             f_try = likelihood.log_likelihood(a_try, T) - 0.5 * float(np.sum(alpha * w_try**2))
         if f_try >= f:
             return w_try, a_try, f_try
         size /= 2.0
-    return w, activations(Phi, basis, output, w, O), f
+    return w, kept_activations(Phi_a, output, w, O), f
 
 
 def laplace_log_evidence(mode: Laplace, alpha: Array) -> float:
@@ -189,3 +201,44 @@ def effective_problem(likelihood: Likelihood, Phi: Array, Phi2: Array, basis: In
     t_hat = Phi_w + likelihood.newton_offset(T, mode.Y)  # (7.117)
     tt = float(np.einsum("nk,nkj,nj->", t_hat, mode.Bmat, t_hat))
     return Effective(G=G, norms=norms, b=b, tt=tt)
+
+
+def curvature_roots(Bmat: Array) -> tuple[Array, Array]:
+    """B_n^(1/2) and its pseudo-inverse B_n^(+1/2) for every n, both (N, O, O).
+
+    One output: sqrt(b_n) and 1 / sqrt(b_n) (0 where b_n = 0, a saturated
+    mean). Several: from the eigenvectors of each block, eigenvalues below
+    ``NULL_SHARE`` of the largest taken as 0 (the softmax's B_n is singular).
+    """
+    if Bmat.shape[1] == 1:
+        root = np.sqrt(np.maximum(Bmat, 0.0))
+        return root, np.divide(1.0, root, out=np.zeros_like(root), where=root > 0.0)
+    lam, V = np.linalg.eigh(Bmat)
+    keep = lam > NULL_SHARE * np.maximum(lam[:, -1:], 0.0)
+    sqrt_lam = np.sqrt(np.where(keep, lam, 0.0))
+    inv_sqrt = np.divide(1.0, sqrt_lam, out=np.zeros_like(sqrt_lam), where=keep)
+    return (np.einsum("nij,nj,nkj->nik", V, sqrt_lam, V), np.einsum("nij,nj,nkj->nik", V, inv_sqrt, V))
+
+
+def whitened_problem(likelihood: Likelihood, Phi: Array, basis: Index, output: Index, T: Array,
+                     mode: Laplace) -> tuple[Array | None, Array, Array]:
+    """The effective problem (7.117)-(7.119) as a regression with unit noise: (B^(1/2) Phi, B^(1/2) t_hat).
+
+    With noise covariance B^-1 (7.119), t_hat ~ N(Phi w, B^-1) is
+    B^(1/2) t_hat ~ N(B^(1/2) Phi w, I): Algorithm 7.2 of the regression at
+    beta = 1 on the whitened columns. The columns are the pairs j = i O + k
+    (row n O + l holds (B_n^(1/2))_lk phi_i(x_n)); the targets are
+    B^(1/2) Phi w* + B^(+1/2) (t - y), which is B^(1/2) t_hat (7.117) as
+    t - y lies in the range of B. Returns (B^(1/2) Phi, B^(1/2) t_hat, B^(1/2)):
+    arrays (N O, M O), (N O,) and (N, O, O); for one output the first is
+    None (it is sqrt(b_n) Phi, see ``WeightedDesign``).
+    """
+    N, O = T.shape
+    a = activations(Phi, basis, output, mode.w, O)
+    r = likelihood.residual(T, mode.Y)
+    root, inv_root = curvature_roots(mode.Bmat)
+    t_white = np.einsum("nlk,nk->nl", root, a) + np.einsum("nlk,nk->nl", inv_root, r)  # B^(1/2) t_hat (7.117)
+    if O == 1:
+        return None, t_white[:, 0], root
+    Phi_white = np.einsum("nlk,ni->nlik", root, Phi).reshape(N * O, Phi.shape[1] * O)
+    return Phi_white, t_white.ravel(), root

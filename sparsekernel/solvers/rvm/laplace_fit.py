@@ -20,7 +20,7 @@ from ..._threads import limit_blas
 from ...validation import check_param
 from ...errors import ConvergenceWarning
 from .checks import ALPHA_INIT, check_common, column_scale, frozen, warn_all_pruned
-from .design import Design, WithBias
+from .design import DenseDesign, Design, WithBias
 from .laplace import Laplace, ModeOptions, find_mode, laplace_log_evidence
 from .likelihood import Likelihood
 from .posterior import covariance_from_factor
@@ -60,16 +60,34 @@ def fit_laplace(likelihood: Likelihood, design: Design, T: Array, method: str, *
     _, norms = full.moments(np.zeros(N))
     scale = column_scale(norms, N)
     usable = np.flatnonzero(scale > 0.0)
-    Phi = full.columns(usable) * scale[usable]
-    with limit_blas(1):  # matrices of size M O: one thread is fastest
+    Phi = _scaled_columns(full, usable, scale)
+    with limit_blas(1):  # matrices of size M O, products N x M: one thread is fastest
         pairs = _solve(likelihood, Phi, T, method, tol, max_iter, alpha_max, mode_opts)
         pairs, all_pruned = _keep_bias_if_empty(likelihood, Phi, T, pairs, bias, alpha_max, mode_opts)
-    if not pairs.converged:
+    if not pairs.converged and pairs.iterations < max_iter:  # fast: no move tried raised (7.114)
+        warnings.warn(f"{caller} (method={method!r}) stopped after {pairs.iterations} iterations where no single "
+                      f"step on the effective problem raises the Laplace evidence, with a step that gains more "
+                      f"than tol={tol:g} left on the effective problem (see the report)", ConvergenceWarning,
+                      stacklevel=3)
+    elif not pairs.converged:
         warnings.warn(f"{caller} (method={method!r}) stopped at max_iter={max_iter} iterations before reaching "
                       f"tol={tol:g}", ConvergenceWarning, stacklevel=3)
     if all_pruned:
         warn_all_pruned(bias)
     return _in_caller_units(pairs, usable, scale, bias, method, all_pruned)
+
+
+def _scaled_columns(full: Design, usable: IntArray, scale: Array) -> Array:
+    """Phi[:, usable] * scale[usable], (N, len(usable)): one pass when every column of [1, stored Phi] is usable."""
+    if (isinstance(full, WithBias) and isinstance(full.inner, DenseDesign) and usable.size == full.shape[1]):
+        inner = full.inner.Phi
+        Phi = np.empty(full.shape)
+        Phi[:, 0] = scale[0]
+        np.multiply(inner, scale[1:], out=Phi[:, 1:])
+        return Phi
+    Phi = full.columns(usable)
+    Phi *= scale[usable]  # in place: Phi is N x M
+    return Phi
 
 
 def _solve(likelihood, Phi, T, method, tol, max_iter, alpha_max, mode_opts) -> _Pairs:

@@ -211,18 +211,23 @@ def moderated_probabilities(mu: Array, var: Array) -> Array:
 
     Two classes (one output): p(C_1 | x) = sigma(kappa(s^2) mu) with
     kappa(s^2) = (1 + pi s^2 / 8)^(-1/2), the probit approximation to the
-    moderated output (Bishop 4.153-4.155). K classes: softmax of
-    kappa(s_k^2) mu_k, a documented approximation (it moderates each
-    activation by its own variance and ignores the covariances between
-    classes; exact in neither the logistic nor the softmax case).
+    moderated output (Bishop 4.153-4.155). K classes: the same approximation
+    for every pair of classes, on the difference a_k - a_j (variance
+    s_k^2 + s_j^2, the covariances between classes ignored):
+    p_k ~ 1 / (1 + sum_{j != k} exp(-kappa(s_k^2 + s_j^2) (mu_k - mu_j))), normalised;
+    for K = 2 it is the two-class formula. Moderating each activation alone
+    (softmax of kappa(s_k^2) mu_k) is not invariant to adding a constant to
+    every activation and, with weights of very different spread per class,
+    reorders the classes even where the posterior is confident.
     """
-    z = moderated_logits(mu, var)
-    if z.shape[1] == 1:
-        p1 = 1.0 / (1.0 + np.exp(-z[:, 0]))
+    if mu.shape[1] == 1:
+        p1 = 1.0 / (1.0 + np.exp(-moderated_logits(mu, var)[:, 0]))
         return np.column_stack([1.0 - p1, p1])
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
+    diff = mu[:, :, None] - mu[:, None, :]  # mu_k - mu_j
+    z = moderated_logits(diff, var[:, :, None] + var[:, None, :])  # (4.154) on a_k - a_j
+    with np.errstate(over="ignore"):
+        p = 1.0 / np.sum(np.exp(-z), axis=2)  # the j = k term is exp(0) = 1
+    return p / p.sum(axis=1, keepdims=True)
 
 
 def moderated_logits(mu: Array, var: Array) -> Array:

@@ -3,12 +3,13 @@
 Every likelihood is fitted by the same steps (``converge``, ``pool_step``,
 ``best_step``). For the Gaussian (``Conjugate``) the state is the exact
 posterior and the steps below keep it by rank-one updates. For any other
-likelihood (``Relinearised``: Bernoulli, softmax, Poisson) the problem at the
+likelihood (``fast_laplace``: Bernoulli, softmax, Poisson) the problem at the
 Laplace mode is a Gaussian regression with noise precision matrix B in place
-of beta I and targets t_hat = Phi w* + B^-1 (t - y) (7.117)-(7.119), so
-S_i, Q_i (7.106)-(7.107) and the steps are the regression's with beta I -> B;
-after each step the mode is found again and the state recomputed. The rest of
-this docstring describes the Gaussian fast path.
+of beta I and targets t_hat = Phi w* + B^-1 (t - y) (7.117)-(7.119); whitened
+by B^(1/2) it is the regression at beta = 1, so blocks of the same steps run
+on it, by ``fast_regression`` itself, and the mode is found again after each
+block (kept only when the Laplace evidence (7.114) rises). The rest of this
+docstring describes the Gaussian fast path.
 
 The state is the posterior N(m, Sigma) over the included basis functions and
 the factors S_i, Q_i (7.102)-(7.103) of a pool of candidates. Each step
@@ -125,6 +126,7 @@ from numpy.typing import NDArray
 from ..._threads import blas_threads, limit_blas
 from .posterior import (
     FLAT,
+    covariance_from_factor,
     LOG_2PI,
     Hyperprior,
     alpha_gain,
@@ -150,13 +152,13 @@ from ._loops import (
     tier_rows,
 )
 from ...errors import SolverError
-from .design import Design, gram_matrix
-from .laplace import Laplace, ModeOptions, effective_problem, find_mode, laplace_log_evidence
+from .design import DenseDesign, Design, WeightedDesign, gram_matrix
+from .laplace import Laplace, ModeOptions, find_mode, laplace_log_evidence, whitened_problem
 from .checks import ALPHA_INIT, DEFAULT_MAX_ITER
 from .likelihood import Likelihood
 from .reestimation import IterativeOptions, iterative_regression
 
-__all__ = ["FastOptions", "FastOutcome", "fast_regression", "fast_laplace", "Conjugate", "Relinearised"]
+__all__ = ["FastOptions", "FastOutcome", "fast_regression", "fast_laplace", "Conjugate"]
 
 #: Share of the first pool taken by alignment with t; the rest is an even sample.
 POOL_BEST = 0.25
@@ -183,6 +185,21 @@ TOP_DOWN_ALPHAS = (ALPHA_INIT, 1e-2 * ALPHA_INIT, 1e-4 * ALPHA_INIT)
 #: it then cost milliseconds (O(M^3) each). On larger bases they cost several times the steps from the
 #: empty model, and over a subset of the basis they gained little (1-5 nats on friedman1 at N = 1,000).
 TOP_DOWN_SIZE = 500
+#: Pool of candidate pairs of ``fast_laplace``'s runs on the effective problem (sweeps reach the rest).
+LAPLACE_POOL = 500
+#: Single moves tried one by one, each at its own mode, when the best one lowers the Laplace evidence.
+TRY_MOVES = 8
+#: A run where no move raises (7.114) has converged when no move gains more than this times tol on the
+#: effective problem (the certificate's tolerance: ``RVC.report_`` uses 10 tol).
+STUCK_TOL = 10.0
+#: The first model of ``fast_laplace``: this many pairs evenly spread over the basis, at this alpha (solver units).
+SPREAD_START = 100
+SPREAD_ALPHA = 1.0
+#: ``fast_laplace`` also starts from the empty model, and tries MacKay's joint move once at the first
+#: single-move maximum, when there are at most this many pairs (each costs about one more run).
+EMPTY_START_MAX = 2500
+#: Steps of ``fast_laplace``'s first block on the effective problem; a kept block doubles the next one's.
+FIRST_BLOCK = 64
 #: The span test's tolerance when the default one refused gains (``_span_retry``).
 SPAN_RETRY = 0.0
 #: The alignment test's cosine in ``_span_retry``: only copies to rounding are refused.
@@ -229,14 +246,15 @@ class FastOutcome:
     converged: bool
     sweeps: int
     refused: float = 0.0  # the largest gain (nats) a safeguard kept out at the end (see ``refused_gain``)
+    mean: Array | None = None  # the posterior mean m of the included functions, in the order of ``active``
 
 
 @dataclass
 class _Pool:
-    """The candidates' products: Phi_P^T Phi_P, Phi_P^T t, ||phi_i||^2 (with B: see ``Relinearised``)."""
+    """The candidates' products: Phi_P^T Phi_P, Phi_P^T t, ||phi_i||^2."""
 
     index: Index  # basis indices of the pool members, (P,)
-    gram: Array  # Phi_P^T Phi_P, (P, P); empty under ``Relinearised`` (no rank-one additions)
+    gram: Array  # Phi_P^T Phi_P, (P, P)
     PhiTt: Array  # (P,)
     norms: Array  # ||phi_i||^2, (P,)
 
@@ -580,28 +598,6 @@ def apply_step(state: _State, step: _Step) -> None:
     symmetrize(state.Sigma)  # the compiled updates keep its lower triangle
 
 
-def move(state: _State, step: _Step) -> None:
-    """Steps 5-7 as bookkeeping: add pool member ``step.position`` (w = 0), re-estimate or delete it.
-
-    For a likelihood whose effective problem moves with w (``Relinearised``),
-    which then recomputes Sigma, m, S and Q at the new mode.
-    """
-    j, alpha_new = step.position, step.alpha_new
-    where = np.flatnonzero(state.active == j)
-    if where.size == 0:
-        state.active, state.alpha, state.m = np.append(state.active, j), np.append(state.alpha, alpha_new), \
-            np.append(state.m, 0.0)
-        state.included[j] = True
-    elif math.isinf(alpha_new):
-        keep = np.arange(state.active.size) != where[0]
-        state.active, state.alpha, state.m = state.active[keep], state.alpha[keep], state.m[keep]
-        state.included[j] = False
-        state.blocked[:] = False  # a blocked copy may be the better function now
-    else:
-        state.alpha = state.alpha.copy()
-        state.alpha[where[0]] = alpha_new  # (7.101)
-
-
 def _shift(state: _State, k: int, kappa: float) -> None:
     """Sigma^-1 += (1/kappa - Sigma_kk)^-1 e_k e_k^T (Sherman-Morrison, gap 7.7), in place, with m, S, Q.
 
@@ -767,43 +763,6 @@ class Conjugate:
             _periodic_refresh(run)
 
 
-class Relinearised:
-    """A non-conjugate likelihood: the effective problem (7.117)-(7.119), found again after every step.
-
-    At the Laplace mode w* the model is the regression t_hat = Phi w + noise
-    with noise covariance B^-1 (Tipping and Faul, 2003, section 4), so the
-    pool holds Phi^T B Phi_a, phi_j^T B phi_j and Phi^T B t_hat in place of
-    Phi^T Phi_a, ||phi_j||^2 and Phi^T t, with beta = 1. A step moves the
-    mode; so after each one the mode is found again (warm-started) and Sigma,
-    m = w*, S and Q are recomputed from a fresh factor. The value tracked is
-    the Laplace evidence (7.114). The pool is the whole basis of pairs
-    (function, output); ``mode`` is the last Laplace approximation.
-    """
-
-    compiled = False
-
-    def __init__(self, likelihood: Likelihood, Phi: Array, T: Array, opts: ModeOptions) -> None:
-        self.likelihood, self.Phi, self.Phi2, self.T, self.opts = likelihood, Phi, Phi**2, T, opts
-        self.mode: Laplace | None = None
-
-    def refresh(self, state: _State) -> float:
-        """The mode at the current alpha, its effective problem and factors S, Q; the Laplace evidence."""
-        basis, output = np.divmod(state.pool.index[state.active], self.T.shape[1])
-        self.mode = find_mode(self.likelihood, self.Phi, basis, output, self.T, state.alpha, state.m, self.opts)
-        eff = effective_problem(self.likelihood, self.Phi, self.Phi2, basis, output, self.T, self.mode)  # (7.117)
-        state.pool = _Pool(index=state.pool.index, gram=state.pool.gram, PhiTt=eff.b, norms=eff.norms)
-        state.tt = eff.tt
-        state.reserve(state.active.size)
-        state.buffer[:, : state.active.size] = eff.G
-        _adopt(state, _factorise(state, 1.0), whole=True)  # beta I -> B: beta = 1 on the weighted products
-        return laplace_log_evidence(self.mode, state.alpha)  # (7.114)
-
-    def take(self, run: "_Run", step: _Step, opts: FastOptions) -> None:
-        """Steps 5-7 on the effective problem, then the new mode."""
-        move(run.state, step)
-        run.record(self.refresh(run.state))
-
-
 @dataclass
 class _Run:
     """The mutable record of one run: state, tracked evidence and counters."""
@@ -811,7 +770,7 @@ class _Run:
     state: _State
     value: float
     history: list
-    model: Conjugate | Relinearised = field(default_factory=Conjugate)
+    model: Conjugate = field(default_factory=Conjugate)
     iterations: int = 0
     sweeps: int = 0
     since_refresh: int = 0
@@ -841,8 +800,8 @@ def pool_step(run: _Run, opts: FastOptions) -> bool:
     A step is one alpha move (steps 5-7) or, before it, the beta
     re-estimation (step 8) when that is due. The step is chosen here for
     every likelihood and taken by ``run.model`` (``Conjugate``: rank-one
-    updates; ``Relinearised``: a new Laplace mode). For the Gaussian with a
-    flat prior the steps are taken by the compiled ``pool_steps``, which
+    updates; other likelihoods run it on their whitened effective problem,
+    see ``fast_laplace``). With a flat prior the steps are taken by the compiled ``pool_steps``, which
     makes the same choices and updates as the Python step below.
     """
     state = run.state
@@ -1258,27 +1217,307 @@ def _span_retry(run: _Run, basis: _Basis, opts: FastOptions) -> FastOptions:
     return loose
 
 
-def fast_laplace(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions,
-                 mode_opts: ModeOptions) -> tuple[FastOutcome, Laplace]:
-    """Run Algorithm 7.2 for a non-conjugate likelihood over the pairs (column of ``Phi``, output).
+@dataclass(frozen=True)
+class _Linearised:
+    """One state of ``fast_laplace``: the included pairs, their alpha, the Laplace mode and its evidence."""
 
-    The same steps as ``fast_regression`` (``converge``, ``pool_step``,
-    ``best_step``) on the effective problem (7.117)-(7.119) at the current
-    Laplace mode (``Relinearised``); the pool is every pair j = i O + k, so
-    there are no sweeps, and there is no beta. ``active`` in the outcome
-    holds pair indices. Returns the outcome and the Laplace approximation at
-    its alpha.
+    active: Index  # pair indices i O + k
+    alpha: Array
+    mode: Laplace
+    value: float  # the Laplace log evidence (7.114)
+
+
+def _linearise(likelihood: Likelihood, Phi: Array, T: Array, active: Index, alpha: Array, w0: Array,
+               mode_opts: ModeOptions) -> _Linearised:
+    """The Laplace mode, Newton from ``w0`` (the effective problem's posterior mean: one Newton step at the
+    previous curvature), and its evidence (7.114)."""
+    O = T.shape[1]
+    basis, output = np.divmod(active, O)
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            mode = find_mode(likelihood, Phi, basis, output, T, alpha, w0, mode_opts)  # (7.109)-(7.113)
+    except SolverError:  # a block so long that its alphas leave no positive definite Hessian: rejected
+        return _Linearised(active, alpha, None, -math.inf)  # type: ignore[arg-type]
+    value = laplace_log_evidence(mode, alpha)  # (7.114)
+    return _Linearised(active, alpha, mode, value if math.isfinite(value) else -math.inf)
+
+
+@dataclass(frozen=True)
+class _Whitened:
+    """The effective problem at one mode as a regression at beta = 1 (``whitened_problem``) and its moments.
+
+    ``residual_products`` is Phi^T (t - y) per pair: Q_j of an excluded pair
+    at the mode (``laplace.effective_problem``); taken in the same pass over
+    Phi as Phi_w^T t_w for one output.
+    """
+
+    design: Design
+    t: Array
+    PhiTt: Array
+    norms: Array
+    residual_products: Array
+
+
+def _whiten(likelihood: Likelihood, Phi: Array, squares: Array, T: Array, at: _Linearised) -> _Whitened:
+    """B^(1/2) Phi, B^(1/2) t_hat at the mode of ``at`` (7.117)-(7.119), with Phi_w^T t_w, ||phi_w||^2, Phi^T (t - y)."""
+    basis, output = np.divmod(at.active, T.shape[1])
+    Phi_w, t_w, root = whitened_problem(likelihood, Phi, basis, output, T, at.mode)
+    r = likelihood.residual(T, at.mode.Y)
+    if Phi_w is None:  # one output: diag(sqrt(b)) Phi, never formed; one pass for both products
+        b_root = root[:, 0, 0]
+        design: Design = WeightedDesign(Phi, b_root, squares)
+        both = Phi.T @ np.column_stack([b_root * t_w, r[:, 0]])
+        return _Whitened(design, t_w, both[:, 0], squares.T @ (b_root * b_root), both[:, 1])
+    design = DenseDesign(Phi_w)
+    PhiTt, norms = design.moments(t_w)
+    return _Whitened(design, t_w, PhiTt, norms, (Phi.T @ r).ravel())
+
+
+def _effective_run(eff: _Whitened, at: _Linearised, opts: FastOptions, pool: Index | None) -> FastOutcome:
+    """Algorithm 7.2 of the regression (pool, compiled loops, sweeps) on the effective problem ``eff`` at ``at``.
+
+    The effective problem (7.117)-(7.119) held fixed at the mode of ``at``:
+    beta = 1 on the whitened columns B^(1/2) Phi and targets B^(1/2) t_hat
+    (``_whiten``), started from the pairs and alphas of ``at``. With
+    ``pool`` (pair indices) the run is restricted to those pairs and the
+    included ones (no sweep); without, it reaches every pair, by sweeps.
+    """
+    norms = eff.norms
+    usable = np.flatnonzero(norms > 0.0) if pool is None else pool[norms[pool] > 0.0]
+    start = None
+    if at.active.size:
+        order = np.argsort(at.active)
+        start = (at.active[order], at.alpha[order])
+        usable = np.union1d(usable, start[0])
+    if pool is not None:
+        opts = replace(opts, pool_size=usable.size)
+    return fast_regression(eff.design, eff.t, eff.PhiTt, norms, usable, 1.0, opts, start=start)
+
+
+def _block_pool(eff: _Whitened, at: _Linearised, size: int, rng: np.random.Generator) -> Index | None:
+    """The candidates of a block without sweeps, ``size`` pairs (None when every pair fits).
+
+    Half are the excluded pairs of largest Q_j^2 / (phi_j^T B phi_j): at the
+    mode Q_j = phi_i^T (t_k - y_k) exactly (``laplace.effective_problem``) and
+    S_j <= phi_j^T B phi_j, so this is a lower bound on x_j = Q_j^2 / S_j
+    (Result 7.18), from products the block computes anyway; the rest are
+    drawn afresh each block from the others.
+    """
+    n_pairs = eff.norms.size
+    if n_pairs <= size:
+        return None
+    Q, norms = eff.residual_products, eff.norms
+    score = np.divide(Q * Q, norms, out=np.zeros(n_pairs), where=norms > 0.0)
+    score[at.active] = -np.inf
+    best = np.argsort(-score, kind="stable")[: size // 2]
+    rest = np.setdiff1d(np.arange(n_pairs), np.union1d(best, at.active))
+    spread = rng.choice(rest, size=min(size - best.size, rest.size), replace=False)
+    return np.sort(np.concatenate([best, spread]))
+
+
+def _single_moves(likelihood: Likelihood, Phi: Array, squares: Array, T: Array, at: _Linearised,
+                  opts: FastOptions) -> list[tuple[int, float, float]]:
+    """Every single move (pair, new alpha, gain) of Result 7.18 on the effective problem at ``at``, best first.
+
+    Kept pairs: s, q from Sigma and w* (re-estimate (7.101) or delete, inf);
+    excluded pairs: S_j = phi_j^T B phi_j - g_j^T Sigma g_j and Q_j = phi_j^T (t - y)
+    on the whitened columns (the certificate's factors, ``certificate.laplace_report``).
+    Only moves that gain more than ``tol``.
+    """
+    from .certificate import gain_to_optimum  # the certificate's gains of a kept weight
+
+    eff = _whiten(likelihood, Phi, squares, T, at)
+    design, PhiTt, norms = eff.design, eff.PhiTt, eff.norms
+    moves: list[tuple[int, float, float]] = []
+    Sigma = covariance_from_factor(at.mode.R) if at.active.size else np.zeros((0, 0))  # (7.113)
+    if at.active.size:
+        d = np.diag(Sigma)
+        s, q = 1.0 / d - at.alpha, at.mode.w / d
+        with np.errstate(divide="ignore", invalid="ignore"):
+            reestimate, delete = gain_to_optimum(at.alpha, s, q)
+            optimum = np.where(q * q > s, s * s / (q * q - s), np.inf)  # (7.101)
+        for p in range(at.active.size):
+            if q[p] ** 2 > s[p] and optimum[p] <= opts.alpha_max and reestimate[p] > opts.tol:
+                moves.append((int(at.active[p]), float(optimum[p]), float(reestimate[p])))
+            elif delete[p] > opts.tol and at.active.size > 1:
+                moves.append((int(at.active[p]), math.inf, float(delete[p])))
+        G = design.project(design.columns(at.active))  # Phi_w^T Phi_w,a
+        S = norms - np.einsum("jp,pq,jq->j", G, Sigma, G)  # (7.106) with beta I -> B
+        Q = PhiTt - G @ at.mode.w  # (7.107): phi_j^T (t - y) at the mode
+    else:
+        S, Q = norms, PhiTt
+    out = np.ones(S.size, dtype=bool)
+    out[at.active] = False
+    out &= S > opts.span_tol * norms
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = np.where(out, Q * Q / S, 0.0)
+    for j in np.flatnonzero((x > 1.0) & ((x - 1.0) * opts.alpha_max > S)):
+        gain = 0.5 * (x[j] - 1.0 - math.log(x[j]))  # Result 7.18(c)
+        if gain > opts.tol:
+            moves.append((int(j), float(S[j] / (x[j] - 1.0)), float(gain)))
+    moves.sort(key=lambda move: -move[2])
+    return moves
+
+
+def _exact_move(likelihood: Likelihood, Phi: Array, squares: Array, T: Array, kept: _Linearised,
+                opts: FastOptions, mode_opts: ModeOptions) -> tuple[_Linearised | None, float]:
+    """The first of the ``TRY_MOVES`` best single moves (``_single_moves``) that raises (7.114) once the mode
+    is found again, and 0.0; when none does (the effective problem's gains are then not the Laplace
+    evidence's), None and the largest gain left on the effective problem."""
+    moves = _single_moves(likelihood, Phi, squares, T, kept, opts)
+    for j, alpha_new, _ in moves[:TRY_MOVES]:
+        where = np.flatnonzero(kept.active == j)
+        if where.size == 0:  # add
+            active, alpha, w0 = np.append(kept.active, j), np.append(kept.alpha, alpha_new), np.append(kept.mode.w, 0.0)
+        elif math.isinf(alpha_new):  # delete
+            keep = kept.active != j
+            active, alpha, w0 = kept.active[keep], kept.alpha[keep], kept.mode.w[keep]
+        else:  # re-estimate (7.101)
+            active, alpha, w0 = kept.active, kept.alpha.copy(), kept.mode.w
+            alpha[where[0]] = alpha_new
+        trial = _linearise(likelihood, Phi, T, active, alpha, w0, mode_opts)
+        if trial.value > kept.value:
+            return trial, 0.0
+    return None, (moves[0][2] if moves else 0.0)
+
+
+def _spread_start(n_pairs: int) -> tuple[Index, Array]:
+    """The first model: ``SPREAD_START`` pairs evenly spaced over the basis (the bias first), alpha = ``SPREAD_ALPHA``.
+
+    Grown from the empty model, single moves stop at the first maximum where
+    each further function is, alone, not worth adding (on breast cancer at
+    gamma = 1e-4: 10 functions, 6 nats below MacKay's (7.116) from every
+    function). Started with many functions, as MacKay's re-estimation is, the
+    blocks prune down to a higher maximum, at the cost of one mode search
+    over ``SPREAD_START`` columns.
+    """
+    active = np.unique(np.linspace(0, n_pairs - 1, min(SPREAD_START, n_pairs)).astype(np.intp))
+    return active, np.full(active.size, SPREAD_ALPHA)
+
+
+def fast_laplace(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions,
+                 mode_opts: ModeOptions, start: tuple[Index, Array] | None = None) -> tuple[FastOutcome, Laplace]:
+    """Algorithm 7.2 for a non-conjugate likelihood over the pairs (column of ``Phi``, output).
+
+    From ``start`` (pairs and alphas; by default ``_spread_start`` and, for
+    at most ``EMPTY_START_MAX`` pairs, also the empty model, the higher
+    maximum kept: the maxima reached from the two differ by several nats
+    either way), blocks of
+    the regression's steps (``fast_regression``: the candidate
+    pool, the compiled rank-one loops and the sweeps) on the effective
+    problem (7.117)-(7.119) held fixed at the current Laplace mode
+    (``_effective_run``); after each block the mode is found again at the
+    block's alphas (re-linearised). A block works on ``LAPLACE_POOL`` pairs
+    chosen afresh each time (``_block_pool``) and the included ones, without sweeps; when it
+    takes no step, the next block reaches every pair (the regression's sweeps)
+    before the run may stop. At the first state where no single move gains
+    more than ``tol`` (for at most ``EMPTY_START_MAX`` pairs), MacKay's
+    joint re-estimation (7.116) of the kept alphas is tried (``_laplace_polish``, kept while it raises (7.114) by more
+    than ``tol``), and the blocks run again from where it ends. A block is
+    kept only if the Laplace
+    evidence (7.114) rises, and the next may then take twice as many steps
+    (``FIRST_BLOCK`` at first: far from the mode the effective problem is a
+    poor guide); otherwise it is run again with half as many steps, from the
+    same kept state. So the evidence of the kept states
+    never falls (no cycle can repeat a state) and the last kept state is the
+    best visited. The run has converged when a block at the kept mode takes
+    no step: no single move (add, re-estimate, delete; Result 7.18) on its
+    effective problem gains more than ``tol``. When even the single best
+    move lowers (7.114) (the effective problem ignores that B moves with
+    w*), the next best ``TRY_MOVES`` are tried, each with its own mode, and
+    the first that raises (7.114) is kept (``_exact_move``); when none does
+    the run stops there, converged only if no move gains more than
+    ``STUCK_TOL`` tol on the effective problem.
+
+    ``active`` in the outcome holds pair indices i O + k, ``log_evidence``
+    the Laplace evidence of each kept state and ``iterations`` the steps
+    taken. Returns the outcome and the Laplace approximation at its alpha.
     """
     n_pairs = Phi.shape[1] * T.shape[1]
-    pairs = np.arange(n_pairs)
-    pool = _Pool(index=pairs, gram=np.zeros((0, 0)), PhiTt=np.zeros(n_pairs), norms=np.zeros(n_pairs))
-    state = _State(pool, 0.0, T.shape[0], 1.0, opts)
-    model = Relinearised(likelihood, Phi, T, mode_opts)
-    value = model.refresh(state)
-    run = _Run(state=state, value=value, history=[value], model=model)
-    basis = _Basis(None, pairs, pool.PhiTt, pool.norms, None, 1)
-    converged = converge(run, basis, replace(opts, pool_size=n_pairs, restarts=0, update_beta=False), sweeps=False)
-    return _outcome(run, converged), model.mode
+    squares = Phi**2
+    if start is not None:
+        starts = [start]
+    else:
+        starts = [_spread_start(n_pairs)]
+        if n_pairs <= EMPTY_START_MAX:
+            starts.append((np.zeros(0, dtype=np.intp), np.zeros(0)))
+    best, best_mode, iterations = None, None, 0
+    for active, alpha in starts:
+        outcome, mode = _ascend(likelihood, Phi, squares, T, active, alpha, opts, mode_opts)
+        iterations += outcome.iterations
+        if best is None or (outcome.converged, outcome.log_evidence[-1]) > (best.converged, best.log_evidence[-1]):
+            best, best_mode = outcome, mode
+    return replace(best, iterations=iterations), best_mode
+
+
+def _laplace_polish(likelihood: Likelihood, Phi: Array, T: Array, kept: _Linearised, opts: FastOptions,
+                    mode_opts: ModeOptions) -> _Linearised | None:
+    """Joint re-estimation of every kept alpha by (7.116), alpha_i = gamma_i / w_i*^2, kept while (7.114) rises.
+
+    The single moves are coordinate moves; MacKay's update moves every alpha
+    at once and can leave a ridge where they crawl. Each sweep is one mode
+    search; alphas beyond ``alpha_max`` are held at it (the single moves then
+    delete them). Returns the last state kept, None when no sweep was.
+    """
+    moved = None
+    for _ in range(opts.polish_sweeps if kept.active.size else 0):
+        gamma = 1.0 - kept.alpha * np.diag(covariance_from_factor(kept.mode.R))  # (7.89)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            alpha = np.clip(np.nan_to_num(gamma / kept.mode.w**2, nan=opts.alpha_max, posinf=opts.alpha_max),
+                            1e-12, opts.alpha_max)  # (7.116)
+        trial = _linearise(likelihood, Phi, T, kept.active, alpha, kept.mode.w, mode_opts)
+        if not trial.value > kept.value + opts.tol:
+            break
+        kept = moved = trial
+    return moved
+
+
+def _ascend(likelihood: Likelihood, Phi: Array, squares: Array, T: Array, active: Index, alpha: Array,
+            opts: FastOptions, mode_opts: ModeOptions) -> tuple[FastOutcome, Laplace]:
+    """One run of ``fast_laplace`` from the pairs ``active`` with precisions ``alpha``."""
+    n_pairs = Phi.shape[1] * T.shape[1]
+    size = min(opts.pool_size, n_pairs, LAPLACE_POOL)
+    block = replace(opts, restarts=0, update_beta=False, pool_size=size)
+    rng = np.random.default_rng(POOL_SEED)
+    kept = _linearise(likelihood, Phi, T, active, alpha, np.zeros(active.size), mode_opts)
+    history, iterations, sweeps, trust, converged = [kept.value], 0, 0, FIRST_BLOCK, False
+    whole = False  # whether the next block reaches every pair (the check before stopping)
+    polish = n_pairs <= EMPTY_START_MAX  # MacKay's joint move still to be tried (once; small problems only)
+    while iterations < opts.max_iter:
+        eff = _whiten(likelihood, Phi, squares, T, kept)
+        pool = None if whole else _block_pool(eff, kept, size, rng)
+        out = _effective_run(eff, kept,
+                             replace(block, max_iter=min(trust, opts.max_iter - iterations)), pool)
+        iterations, sweeps = iterations + out.iterations, sweeps + out.sweeps
+        if out.iterations == 0:
+            if not (whole or pool is None):
+                whole = True  # no step in the pool: check every pair before stopping
+                continue
+            polished = _laplace_polish(likelihood, Phi, T, kept, opts, mode_opts) if polish else None
+            if polished is None:
+                converged = out.converged
+                break
+            kept, whole, polish = polished, False, False  # MacKay's joint move left a ridge: single moves again
+            iterations += 1
+            history.append(polished.value)
+            continue
+        trial = _linearise(likelihood, Phi, T, out.active, out.alpha, out.mean, mode_opts)
+        if trial.value > kept.value:  # (7.114) rose: keep the block, allow a longer one
+            kept, trust, whole = trial, max(trust, 2 * out.iterations), False
+            history.append(trial.value)
+            continue
+        trust = out.iterations // 2  # the same steps, fewer of them
+        if trust == 0:  # the best single move lowers (7.114): try the next ones, each at its own mode
+            moved, left = _exact_move(likelihood, Phi, squares, T, kept, opts, mode_opts)
+            if moved is None:  # no move tried raises (7.114): the best state is kept
+                converged = left <= STUCK_TOL * opts.tol
+                break
+            kept, trust, whole = moved, FIRST_BLOCK, False
+            iterations += 1
+            history.append(moved.value)
+    outcome = FastOutcome(active=kept.active, alpha=kept.alpha.copy(), beta=1.0, log_evidence=np.asarray(history),
+                          iterations=iterations, converged=converged, sweeps=sweeps)
+    return outcome, kept.mode
 
 
 def _outcome(run: _Run, converged: bool, refused: float = 0.0) -> FastOutcome:
@@ -1292,4 +1531,5 @@ def _outcome(run: _Run, converged: bool, refused: float = 0.0) -> FastOutcome:
         converged=converged,
         sweeps=run.sweeps,
         refused=refused,
+        mean=state.m.copy(),
     )

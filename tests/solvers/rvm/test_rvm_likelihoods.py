@@ -35,6 +35,7 @@ from sparsekernel.solvers.rvm import (
     sequential,
 )
 from sparsekernel.solvers.rvm.design import DenseDesign
+from sparsekernel.solvers.rvm import laplace_fit
 from sparsekernel.solvers.rvm.posterior import log_evidence_direct
 
 LIKELIHOODS = [Gaussian(2.0), Bernoulli(), Softmax(3), Poisson()]
@@ -116,22 +117,29 @@ def test_the_laplace_approximation_of_the_gaussian_is_exact():
 
 
 def test_every_likelihood_is_fitted_by_the_one_sequential_routine(monkeypatch):
-    """Gaussian, Bernoulli, softmax and Poisson fits all run ``sequential.converge`` and take their steps
-    through ``sequential.best_step`` (Result 7.18); the non-Gaussian ones on the relinearised problem."""
-    runs, steps = [], []
-    converge, best_step = sequential.converge, sequential.best_step
+    """Gaussian, Bernoulli, softmax and Poisson fits all run ``sequential.converge`` (the regression's pool and
+    compiled steps); the non-Gaussian ones on the whitened effective problem (7.117)-(7.119) at a Laplace
+    mode (``_whiten``)."""
+    runs, current = [], ["Gaussian"]
+    converge, whiten, fast_laplace = sequential.converge, sequential._whiten, sequential.fast_laplace
+
+    def spy_whiten(likelihood, *args):
+        current[0] = type(likelihood).__name__
+        return whiten(likelihood, *args)
+
+    def spy_fast_laplace(*args, **kwargs):
+        try:
+            return fast_laplace(*args, **kwargs)
+        finally:
+            current[0] = "Gaussian"
 
     def spy_converge(run, basis, opts, sweeps=True):
-        model = run.model
-        runs.append(type(model.likelihood).__name__ if isinstance(model, sequential.Relinearised) else "Gaussian")
+        runs.append(current[0])
         return converge(run, basis, opts, sweeps)
 
-    def spy_step(state, opts):
-        steps.append(runs[-1])
-        return best_step(state, opts)
-
     monkeypatch.setattr(sequential, "converge", spy_converge)
-    monkeypatch.setattr(sequential, "best_step", spy_step)
+    monkeypatch.setattr(sequential, "_whiten", spy_whiten)
+    monkeypatch.setattr(laplace_fit, "fast_laplace", spy_fast_laplace)
     X, t = datasets.sinusoid(n=30)
     rvm_regression(RBF(10.0)(X), t)
     Xc, tc = datasets.ripley_mixture(n=60, seed=2)
@@ -140,13 +148,13 @@ def test_every_likelihood_is_fitted_by_the_one_sequential_routine(monkeypatch):
     _, y, _, K = counts(0, 1.0, N=60)
     rvm_poisson(K, y)
     assert set(runs) == {"Gaussian", "Bernoulli", "Softmax", "Poisson"}
-    assert set(steps) == set(runs)
 
 
 def test_relinearised_steps_with_the_gaussian_are_the_conjugate_steps():
-    """Algorithm 7.2 through a new Laplace mode after each step (``fast_laplace``) with the Gaussian at a fixed
-    beta takes the rank-one path's steps (``fast_regression``): the same functions in the same order, the same
-    alphas, and a history of (7.114) equal to that of (7.85) (the Laplace approximation is exact there)."""
+    """Algorithm 7.2 through the whitened effective problem and a new mode after each block (``fast_laplace``)
+    with the Gaussian at a fixed beta reaches the rank-one path's result (``fast_regression``): the same
+    functions, the same alphas, and a last (7.114) equal to the last (7.85) (the Laplace approximation is
+    exact there); its history rises."""
     rng = np.random.default_rng(2)
     X = rng.uniform(-2, 2, size=(60, 1))
     t = np.sin(2 * X[:, 0]) + 0.2 * rng.normal(size=60)
@@ -155,11 +163,14 @@ def test_relinearised_steps_with_the_gaussian_are_the_conjugate_steps():
     beta = 25.0
     opts = sequential.FastOptions(1e-6, 1000, 1e9, 1e6, 60, 1e-2, restarts=0, update_beta=False)
     exact = sequential.fast_regression(DenseDesign(K), t, K.T @ t, np.sum(K**2, axis=0), np.arange(60), beta, opts)
-    relin, _ = sequential.fast_laplace(Gaussian(beta), K, t[:, None], opts, laplace.ModeOptions())
-    assert exact.active.size >= 3
-    np.testing.assert_array_equal(relin.active, exact.active)
-    np.testing.assert_allclose(relin.alpha, exact.alpha, rtol=1e-8)
-    np.testing.assert_allclose(relin.log_evidence, exact.log_evidence, rtol=1e-10)
+    empty = (np.zeros(0, dtype=np.intp), np.zeros(0))  # both from the empty model
+    relin, _ = sequential.fast_laplace(Gaussian(beta), K, t[:, None], opts, laplace.ModeOptions(), start=empty)
+    assert exact.active.size >= 3 and relin.converged
+    order, exact_order = np.argsort(relin.active), np.argsort(exact.active)
+    np.testing.assert_array_equal(relin.active[order], exact.active[exact_order])
+    np.testing.assert_allclose(relin.alpha[order], exact.alpha[exact_order], rtol=1e-6)
+    assert relin.log_evidence[-1] == pytest.approx(exact.log_evidence[-1], rel=1e-9)
+    assert np.all(np.diff(relin.log_evidence) > 0)
 
 
 def test_bernoulli_mode_is_stationary_and_sigma_is_the_inverse_hessian():
