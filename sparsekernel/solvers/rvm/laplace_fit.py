@@ -3,7 +3,8 @@
 The columns are scaled to unit mean square (see ``checks``); the
 hyperparameters are found by Algorithm 7.2 on the effective problem
 (``sequential.fast_laplace``) or by (7.116) / EM
-(``reestimation.iterative_laplace``); the Laplace posterior (7.112)-(7.113)
+(``reestimation.iterative_laplace``, then the fast moves from where they stop,
+so that every method stops by the same rule); the Laplace posterior (7.112)-(7.113)
 over the kept pairs (function, output) is then mapped back to the caller's
 columns and units.
 """
@@ -18,8 +19,8 @@ from numpy.typing import NDArray
 
 from ..._threads import limit_blas
 from ...validation import check_param
-from ...errors import ConvergenceWarning
-from .checks import ALPHA_INIT, check_common, column_scale, frozen, warn_all_pruned
+from ...errors import ConvergenceWarning, SolverError
+from .checks import ALPHA_INIT, DEFAULT_MAX_ITER, check_common, column_scale, frozen, warn_all_pruned
 from .design import DenseDesign, Design, WithBias
 from .laplace import Laplace, ModeOptions, find_mode, laplace_log_evidence
 from .likelihood import Likelihood
@@ -91,15 +92,41 @@ def _scaled_columns(full: Design, usable: IntArray, scale: Array) -> Array:
 
 
 def _solve(likelihood, Phi, T, method, tol, max_iter, alpha_max, mode_opts) -> _Pairs:
+    fast_iter = max_iter if method == "fast" else DEFAULT_MAX_ITER["fast"]
+    opts = FastOptions(tol, fast_iter, alpha_max, NO_BETA, Phi.shape[1] * T.shape[1], NO_BETA,
+                       restarts=0, update_beta=False)
     if method == "fast":
-        opts = FastOptions(tol, max_iter, alpha_max, NO_BETA, Phi.shape[1] * T.shape[1], NO_BETA,
-                           restarts=0, update_beta=False)
         out, mode = fast_laplace(likelihood, Phi, T, opts, mode_opts)
         basis, output = np.divmod(out.active, T.shape[1])
         return _Pairs(basis, output, out.alpha, mode, list(out.log_evidence), out.iterations, out.converged)
     out = iterative_laplace(likelihood, Phi, T, LaplaceIterativeOptions(method, tol, max_iter, alpha_max,
                                                                         ALPHA_INIT, mode_opts))
-    return _Pairs(out.basis, out.output, out.alpha, out.mode, list(out.log_evidence), out.iterations, out.converged)
+    pairs = _Pairs(out.basis, out.output, out.alpha, out.mode, list(out.log_evidence), out.iterations,
+                   out.converged)
+    return _finished(likelihood, Phi, T, pairs, opts, mode_opts) if out.converged else pairs
+
+
+def _finished(likelihood, Phi, T, pairs: _Pairs, opts: FastOptions, mode_opts: ModeOptions) -> _Pairs:
+    """MacKay's or EM's result, then Algorithm 7.2's moves from there (``fast_laplace`` from its pairs).
+
+    As for the regression (``regression._run_iterative``): their own stopping
+    rule leaves alphas running off to infinity and never tests the pruned
+    pairs again; the moves from their point make every method stop by the
+    same rule, no single move gaining more than ``tol``. Kept only if the
+    Laplace evidence (7.114) does not fall.
+    """
+    O = T.shape[1]
+    index = pairs.basis * O + pairs.output
+    order = np.argsort(index)
+    try:
+        fin, mode = fast_laplace(likelihood, Phi, T, opts, mode_opts, start=(index[order], pairs.alpha[order]))
+    except SolverError:
+        return pairs
+    if not fin.log_evidence[-1] >= pairs.history[-1] - 1e-12 * abs(pairs.history[-1]):
+        return pairs
+    basis, output = np.divmod(fin.active, O)
+    return _Pairs(basis, output, fin.alpha, mode, pairs.history + list(fin.log_evidence[1:]),
+                  pairs.iterations + fin.iterations, fin.converged)
 
 
 def _keep_bias_if_empty(likelihood, Phi, T, pairs: _Pairs, bias, alpha_max, mode_opts) -> tuple[_Pairs, bool]:
