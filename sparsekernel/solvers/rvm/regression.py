@@ -159,10 +159,10 @@ def rvm_regression(
         1 nat. With restarts > 0 the fast method also tries a second start
         with beta held at a quarter of its initial value
         (``sequential.HOLD_FACTORS``), a joint MacKay polish and, on bases
-        of at most 500 functions (``sequential.TOP_DOWN_SIZE``), three
+        of at most 500 functions (``sequential.TOP_DOWN_SIZE``), four
         starts from every function (MacKay's re-estimation from alpha_i = 1,
-        1e-2 and 1e-4, then the steps), and keeps the highest evidence that
-        is not at the noise floor. 0 gives the plain Algorithm 7.2.
+        1e-2, 1e-4 and 1e-6, then the steps), and keeps the highest evidence
+        that is not at the noise floor. 0 gives the plain Algorithm 7.2.
 
     Returns
     -------
