@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
 from ...validation import check_param, fail
@@ -48,6 +49,8 @@ __all__ = ["EvidenceRow", "EvidenceReport", "evidence_report", "laplace_report",
 
 #: Columns of the design read at once for the weighted norms phi_i^T B_kk phi_i (``_weighted_norms``).
 NORM_BLOCK = 512
+#: Up to this many data the regression certificate forms C (N x N) instead of using Woodbury (``_direct``).
+DIRECT_MAX = 3000
 
 Array = NDArray[np.float64]
 
@@ -155,15 +158,23 @@ def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: fl
     kept = design.columns(relevance)
     if result.bias_used:
         kept = np.column_stack([np.ones(N), kept])
-    posterior = _posterior(kept, t, alpha, beta)
-    evidence = posterior["evidence"]
-    S, Q = _factors(design, kept, t, beta, posterior["Sigma"])
     labels = (["bias"] if result.bias_used else []) + [int(i) for i in relevance]
-    rows = kept_rows(alpha, posterior["Sigma"], posterior["m"], labels, tol)
     excluded = np.setdiff1d(np.arange(M), relevance)
+    if N <= DIRECT_MAX:  # C formed: no cancellation however collinear the kept columns are
+        direct = _direct(design, kept, t, alpha, beta)
+        evidence, S, Q = direct["evidence"], direct["S"], direct["Q"]
+        rows = _kept_rows_sq(alpha, direct["s"], direct["q"], labels, tol)
+        posterior = direct
+    else:  # Woodbury: C is never formed
+        posterior = _posterior(kept, t, alpha, beta)
+        evidence = posterior["evidence"]
+        S, Q = _factors(design, kept, t, beta, posterior["Sigma"])
+        rows = kept_rows(alpha, posterior["Sigma"], posterior["m"], labels, tol)
     rows.append(add_row(S[excluded], Q[excluded], [int(i) for i in excluded], tol))
     beta_new = min(_beta_fixed_point(kept, t, alpha, posterior), beta_floor / target_scale(t) ** 2)
-    gain = max(_posterior(kept, t, alpha, beta_new)["evidence"] - evidence, 0.0) if math.isfinite(beta_new) else 0.0
+    at_new = (_direct(design, kept, t, alpha, beta_new) if N <= DIRECT_MAX
+              else _posterior(kept, t, alpha, beta_new)) if math.isfinite(beta_new) else None
+    gain = max(at_new["evidence"] - evidence, 0.0) if at_new is not None else 0.0
     rows.append(EvidenceRow("(7.88)", f"move beta to its fixed point ({beta:.4g} -> {beta_new:.4g})",
                             float(gain), None, bool(gain <= tol)))
     reported = float(result.log_evidence[-1]) if len(result.log_evidence) else math.nan
@@ -185,6 +196,12 @@ def kept_rows(alpha: Array, Sigma: Array, m: Array, labels: list, tol: float) ->
     with np.errstate(divide="ignore", invalid="ignore"):
         s = 1.0 / Sigma_ii - alpha
         q = m / Sigma_ii
+    return _kept_rows_sq(alpha, s, q, labels, tol)
+
+
+def _kept_rows_sq(alpha: Array, s: Array, q: Array, labels: list, tol: float) -> list[EvidenceRow]:
+    """The re-estimate (7.101) and delete rows from the kept weights' s_i, q_i (7.102)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
         reestimate, delete = gain_to_optimum(alpha, s, q)
     # where alpha_i >> s_i the difference 1/Sigma_ii - alpha_i has no digits left (gamma_i ~ 0): the
     # function contributes nothing, so neither move gains anything on it
@@ -228,6 +245,36 @@ def _posterior(kept: Array, t: Array, alpha: Array, beta: float) -> dict[str, An
     return {"Sigma": Sigma, "m": m, "evidence": evidence}
 
 
+def _direct(design: Any, kept: Array, t: Array, alpha: Array, beta: float) -> dict[str, Any]:
+    """(7.85), S_i, Q_i of every column and s_i, q_i, m_i, Sigma_ii of the kept ones, with C formed.
+
+    C = beta^-1 I + Phi A^-1 Phi^T (7.86) is well conditioned whatever the
+    kept columns are (its eigenvalues are at least beta^-1), whereas
+    A + beta Phi^T Phi loses every digit when large weights on nearly
+    collinear columns cancel. With C = L L^T: S_i = ||L^-1 phi_i||^2,
+    Q_i = (L^-1 phi_i)^T L^-1 t; for a kept function s_i = alpha_i S_i /
+    (alpha_i - S_i), q_i = alpha_i Q_i / (alpha_i - S_i) (7.104)-(7.105) and
+    Sigma_ii = 1 / (alpha_i + s_i); the residual t - Phi m = beta^-1 C^-1 t.
+    """
+    N = t.shape[0]
+    C = np.eye(N) / beta + (kept / alpha) @ kept.T  # (7.86)
+    L = scipy.linalg.cholesky(C, lower=True)
+    z = scipy.linalg.solve_triangular(L, t, lower=True)
+    evidence = -0.5 * (N * math.log(2 * math.pi) + 2.0 * float(np.sum(np.log(np.diag(L)))) + float(z @ z))  # (7.85)
+    S, Q = np.empty(design.shape[1]), np.empty(design.shape[1])
+    for start in range(0, design.shape[1], NORM_BLOCK):
+        idx = np.arange(start, min(start + NORM_BLOCK, design.shape[1]))
+        W = scipy.linalg.solve_triangular(L, design.columns(idx), lower=True)
+        S[idx], Q[idx] = np.einsum("ij,ij->j", W, W), W.T @ z
+    Wk = scipy.linalg.solve_triangular(L, kept, lower=True)
+    Sk, Qk = np.einsum("ij,ij->j", Wk, Wk), Wk.T @ z
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s, q = alpha * Sk / (alpha - Sk), alpha * Qk / (alpha - Sk)  # (7.105), (7.104)
+        Sigma_ii = 1.0 / (alpha + s)
+    residual = scipy.linalg.solve_triangular(L, z, lower=True, trans="T") / beta  # t - Phi m = C^-1 t / beta
+    return {"evidence": evidence, "S": S, "Q": Q, "s": s, "q": q, "Sigma_ii": Sigma_ii, "residual": residual}
+
+
 def _factors(design: Any, kept: Array, t: Array, beta: float, Sigma: Array) -> tuple[Array, Array]:
     """S_i and Q_i of every column of the design (Woodbury; C is not formed)."""
     Pt, norms = design.moments(t)
@@ -240,8 +287,10 @@ def _factors(design: Any, kept: Array, t: Array, beta: float, Sigma: Array) -> t
 
 def _beta_fixed_point(kept: Array, t: Array, alpha: Array, posterior: dict[str, Any]) -> float:
     """(7.88): beta = (N - sum gamma_i) / ||t - Phi m||^2, gamma_i = 1 - alpha_i Sigma_ii (7.89)."""
-    gamma = 1.0 - alpha * np.diag(posterior["Sigma"])
-    residual = float(np.sum((t - kept @ posterior["m"]) ** 2))
+    Sigma_ii = posterior["Sigma_ii"] if "Sigma_ii" in posterior else np.diag(posterior["Sigma"])
+    gamma = 1.0 - alpha * Sigma_ii
+    r = posterior["residual"] if "residual" in posterior else t - kept @ posterior["m"]
+    residual = float(np.sum(r**2))
     return (t.shape[0] - float(np.sum(gamma))) / residual if residual > 0 else math.inf
 
 

@@ -69,7 +69,7 @@ def rvm_classification(
         beta I -> B (``sequential.fast_laplace``), from several starts (an
         even spread of functions, the empty model and, on at most 500
         (function, output) pairs, MacKay's (7.116) from every function at
-        alpha_i = 1, 1e-2, 1e-4, 1e-6), the highest Laplace evidence kept;
+        alpha_i = 1, 1e-2, 1e-4), the highest Laplace evidence kept;
         ``"mackay"``: (7.116); ``"em"``: alpha_i = 1 / (w_i*^2 + Sigma_ii);
         both then finish with the fast moves, so all three stop by one rule.
     bias, alpha_max, tol, max_iter : as for ``rvm_regression``

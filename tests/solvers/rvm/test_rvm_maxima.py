@@ -298,10 +298,10 @@ def test_fast_rvc_reaches_the_weak_prior_maximum_on_raw_inputs(width, monkeypatc
     fast = rvm_classification(K, y)
     value = laplace_report(K, y, fast).log_evidence
     references = []
-    for alpha_init in (1.0, 1e-2, 1e-4, 1e-6):
+    for alpha_init in (1.0, 1e-2, 1e-4):
         monkeypatch.setattr(laplace_fit, "ALPHA_INIT", alpha_init)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             references.append(laplace_report(K, y, rvm_classification(K, y, "mackay")).log_evidence)
-    assert fast.converged
+    assert fast.converged and laplace_report(K, y, fast).ok
     assert value >= max(references) - 1.0
