@@ -68,7 +68,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..validation import check_matrix, check_param, fail
 from ..errors import ValidationError
-from ..formulations import HardMarginSVC, Machine, Solution
+from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
 from ..formulations.solve import solve
 from ..kernels import Kernel, make_kernel
@@ -462,9 +462,9 @@ class SVC(_ClassifierBase):
     ``sample_weight`` set each point's box C_n = C * class weight * sample
     weight (Veropoulos et al.'s C+/C- boxes); points of zero or negative weight
     are left out, as LIBSVM leaves them. ``C=inf`` is the hard margin: each pair
-    is solved by ``formulations.HardMarginSVC`` ((7.5)-(7.6)), LIBSVM's infinite
-    box; on data that are not separable in feature space that is an
-    ``InfeasibleError``. See the module docstring for what else differs from
+    is solved by the hard-margin machine ((7.5)-(7.6); ``SoftMarginSVC.from_libsvm``
+    maps LIBSVM's infinite box to it); on data that are not separable in
+    feature space that is an ``InfeasibleError``. See the module docstring for what else differs from
     scikit-learn's ``SVC`` (nothing in the model does).
     """
 
@@ -495,15 +495,8 @@ class SVC(_ClassifierBase):
         self.solver = solver
 
     def _accepts(self, name: str, value: Any) -> bool:
-        """C = inf: the hard margin (7.5)-(7.6), as LIBSVM's infinite box."""
+        """C = inf: LIBSVM's infinite box, which the twin's machine maps to the hard margin (7.5)-(7.6)."""
         return name == "C" and isinstance(value, numbers.Real) and value == np.inf
-
-    def make_machine(self, X: Array, t: Array | None, weight: Array | None, kernel: Kernel) -> Machine:
-        """The soft-margin machine, or with C = inf the hard-margin one (weights cannot change an
-        infinite box)."""
-        if self.C == np.inf:
-            return HardMarginSVC(X, t, kernel)
-        return super().make_machine(X, t, weight, kernel)
 
 
 class NuSVC(_ClassifierBase):

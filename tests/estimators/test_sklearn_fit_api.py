@@ -16,7 +16,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.preprocessing import StandardScaler
 
 from sparsekernel import estimators as ours_module
-from sparsekernel.errors import ValidationError
+from sparsekernel.errors import InfeasibleError, ValidationError
 
 NAMES = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM"]
 CLASSIFIERS = ["SVC", "NuSVC"]
@@ -263,7 +263,9 @@ def test_probability_fits_when_a_class_has_very_few_samples(name: str, counts: t
     P, Q = ours.predict_proba(X), theirs.predict_proba(X)
     assert P.shape == Q.shape
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
-    assert ours.probA_.shape == theirs.probA_.shape == (len(counts) * (len(counts) - 1) // 2,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)         # scikit-learn 1.9 deprecates probA_
+        assert ours.probA_.shape == theirs.probA_.shape == (len(counts) * (len(counts) - 1) // 2,)
 
 
 # -- 6. C = inf ------------------------------------------------------------------------------------
@@ -277,6 +279,12 @@ def test_c_inf_is_the_hard_margin_as_in_scikit_learn(kernel: str, classes: tuple
     assert all(m.name == "HardMarginSVC" for m in ours.machines_)
     _assert_agree(ours.decision_function(X), theirs.decision_function(X), rel=1e-3)
     np.testing.assert_array_equal(ours.predict(X), y)
+
+
+def test_c_inf_on_data_that_are_not_separable_is_infeasible() -> None:
+    X, y = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]]), np.array([0, 0, 1, 1])   # XOR
+    with pytest.raises(InfeasibleError, match="not separable"):
+        ours_module.SVC(C=np.inf, kernel="linear").fit(X, y)
 
 
 @pytest.mark.parametrize("name", ["SVR", "NuSVR"])
