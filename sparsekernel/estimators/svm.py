@@ -46,8 +46,9 @@ and dtypes). What differs from ``sklearn.svm``, and why:
 - Bad input raises ``errors.ValidationError`` (a ``ValueError``, as
   scikit-learn's) naming the argument, the domain and the value; an infeasible
   nu raises ``errors.InfeasibleError`` with its bound; ``C=inf`` on data that
-  are not separable raises ``InfeasibleError`` where LIBSVM runs to its
-  iteration cap; ``gamma="scale"`` on X whose variance overflows names X.
+  are not separable raises ``InfeasibleError`` with the proof (the classes'
+  convex hulls meet), where LIBSVM iterates until ``max_iter`` (without end at
+  the default -1); ``gamma="scale"`` on X whose variance overflows names X.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ gamma='scale' on overflowing data, and the fitted attributes' names, shapes and 
 
 from __future__ import annotations
 
+import pickle
 import warnings
 
 import numpy as np
@@ -89,7 +90,7 @@ def _weights(n: int) -> np.ndarray:
 @pytest.mark.parametrize("name, binary", CASES, ids=CASE_IDS)
 def test_sample_weights_have_scikit_learns_effect(name: str, binary: bool) -> None:
     X, y = _data(name, binary)
-    params = dict(kernel="rbf", gamma=0.2, tol=TOL)
+    params = {"kernel": "rbf", "gamma": 0.2, "tol": TOL}
     w = _weights(X.shape[0])
     ours, theirs = (_fit(e, X, y, sample_weight=w) for e in _pair(name, **params))
     plain_ours, plain_theirs = (_fit(e, X, y) for e in _pair(name, **params))
@@ -164,7 +165,7 @@ def test_coef_is_an_attribute_error_for_other_kernels_as_in_scikit_learn(name: s
     X, y = _data(name)
     for est in (_fit(e, X, y) for e in _pair(name, kernel="rbf")):
         with pytest.raises(AttributeError, match="only available when using a linear kernel"):
-            est.coef_
+            _ = est.coef_
         assert not hasattr(est, "coef_")
     assert not hasattr(getattr(ours_module, name)(kernel="linear"), "coef_")   # unfitted
 
@@ -200,6 +201,14 @@ def test_a_callable_kernel_gives_scikit_learns_model(name: str) -> None:
     copy = clone(ours)
     assert copy.kernel is quadratic and copy.get_params()["kernel"] is quadratic
     _assert_agree(_values(_fit(copy, X, y), X), _values(ours, X), rel=1e-9)
+
+
+def test_an_estimator_with_a_callable_kernel_pickles() -> None:
+    X, y = _iris()
+    est = ours_module.SVC(kernel=quadratic).fit(X, y)
+    copy = pickle.loads(pickle.dumps(est))
+    assert copy.kernel is quadratic
+    np.testing.assert_array_equal(copy.decision_function(X), est.decision_function(X))
 
 
 @pytest.mark.parametrize("name", NAMES)
