@@ -11,6 +11,10 @@ is the map of (7.42). Every kernel matrix has an empirical feature map,
 ``feature_map(K, tol)``, giving L with K ~= L L^T, which lets any primal be
 stated in feature space.
 
+``Callable(function)`` wraps any user function k(X, Y) -> Gram matrix (what
+scikit-learn's SVMs accept as ``kernel=``); nothing is assumed of it, so it is
+not taken to be positive semidefinite (the SVMs check the Gram matrix).
+
 With ``Precomputed()`` the "X" handed to a machine is the Gram matrix itself,
 and a test-time "X" is the cross-kernel matrix of shape (n_test, n_train).
 """
@@ -20,7 +24,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Callable as CallableType, Literal
 
 import numpy as np
 import scipy.linalg
@@ -37,6 +41,7 @@ __all__ = [
     "RBF",
     "Sigmoid",
     "Precomputed",
+    "Callable",
     "FeatureMap",
     "feature_map",
     "make_kernel",
@@ -236,6 +241,36 @@ class Precomputed(Kernel):
         return np.diag(A).copy()
 
 
+@dataclass(frozen=True)
+class Callable(Kernel):
+    """A user function k(X, Y) -> array (len(X), len(Y)) as a kernel (scikit-learn's callable kernels).
+
+    Its values are checked for shape and finiteness at each call; the diagonal is
+    read from k on blocks of rows. It is not assumed to be positive semidefinite.
+    """
+
+    function: CallableType[[Array, Array], Any]
+    name = "callable"
+    always_psd = False
+
+    #: rows per block when the diagonal is read from k(X_block, X_block)
+    diag_block: int = 256
+
+    def _gram(self, A: Array, B: Array) -> Array:
+        K = np.asarray(self.function(A, B), dtype=np.float64)
+        if K.shape != (A.shape[0], B.shape[0]):
+            raise ValidationError(f"kernel(X, Y) must return an array of shape ({A.shape[0]}, {B.shape[0]}); "
+                                  f"got shape {K.shape} from {self.function!r}")
+        if not np.all(np.isfinite(K)):
+            raise ValidationError(f"kernel(X, Y) must return finite values; got NaN or inf from {self.function!r}")
+        return K
+
+    def diag(self, X: ArrayLike) -> Array:
+        A = np.asarray(X, dtype=np.float64)
+        return np.concatenate([np.diag(self(A[r:r + self.diag_block])) for r in range(0, A.shape[0], self.diag_block)]
+                              or [np.zeros(0)])
+
+
 def make_kernel(
     kernel: str | Kernel = "rbf",
     *,
@@ -247,19 +282,15 @@ def make_kernel(
 ) -> Kernel:
     """Build a kernel from scikit-learn style arguments.
 
-    ``gamma=None`` means scikit-learn's ``"scale"``: 1 / (n_features * X.var()).
+    ``gamma=None`` means scikit-learn's ``"scale"``: 1 / (n_features * X.var()). A
+    callable k(X, Y) is wrapped as ``Callable``.
     """
     if isinstance(kernel, Kernel):
         return kernel
+    if callable(kernel):
+        return Callable(kernel)
     if gamma is None:
-        if n_features is None or X_var is None:
-            gamma = 1.0
-        elif not math.isfinite(X_var) or not math.isfinite(1.0 / (n_features * X_var) if X_var > 0 else 1.0):
-            raise ValidationError(
-                f"X must have a finite, non-negligible variance for gamma='scale' (1 / (n_features var X)); "
-                f"got variance {X_var!r} over {n_features} features (rescale X, or give gamma)")
-        else:
-            gamma = 1.0 / (n_features * X_var) if X_var > 0 else 1.0
+        gamma = _scale_gamma(n_features, X_var)
     kinds = {
         "linear": lambda: Linear(),
         "poly": lambda: Polynomial(degree=degree, gamma=gamma, coef0=coef0),
@@ -270,6 +301,20 @@ def make_kernel(
     if kernel not in kinds:
         raise ValidationError(f"kernel must be one of {sorted(kinds)} or a Kernel; got {kernel!r}")
     return kinds[kernel]()
+
+
+def _scale_gamma(n_features: int | None, X_var: float | None) -> float:
+    """scikit-learn's gamma='scale', 1 / (n_features var X) (1 where var X = 0, or unknown); X is named
+    where var X overflows or is so large that gamma is 0 (a value gamma's own check would refuse)."""
+    if n_features is None or X_var is None:
+        return 1.0
+    with np.errstate(over="ignore", divide="ignore"):
+        gamma = 1.0 / (n_features * X_var) if X_var > 0 else 1.0
+    if not (math.isfinite(X_var) and math.isfinite(gamma) and gamma > 0):
+        raise ValidationError(
+            f"X must have a finite, non-negligible variance for gamma='scale' (1 / (n_features var X)); "
+            f"got variance {X_var!r} over {n_features} features (rescale X, or give gamma)")
+    return float(gamma)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["one_versus_one_pairs", "votes_and_confidences", "libsvm_dual_coef"]
+__all__ = ["one_versus_one_pairs", "votes", "votes_and_confidences", "libsvm_dual_coef", "one_versus_one_coef"]
 
 Array = NDArray[np.float64]
 
@@ -15,19 +15,22 @@ def one_versus_one_pairs(K: int) -> list[tuple[int, int]]:
     return [(1, 0)] if K == 2 else [(i, j) for i in range(K) for j in range(i + 1, K)]
 
 
+def votes(dec: Array, K: int) -> Array:
+    """LIBSVM's votes: the machine of pair (i, j) votes for i where its value is > 0, else for j."""
+    count = np.zeros((dec.shape[0], K))
+    for k, (i, j) in enumerate(one_versus_one_pairs(K)):
+        count[:, i] += dec[:, k] > 0
+        count[:, j] += dec[:, k] <= 0
+    return count
+
+
 def votes_and_confidences(dec: Array, K: int) -> Array:
     """Pairwise values to one score per class: votes plus confidences squashed into (-1/3, 1/3)."""
-    votes = np.zeros((dec.shape[0], K))
     confidence = np.zeros((dec.shape[0], K))
-    k = 0
-    for i in range(K):
-        for j in range(i + 1, K):
-            votes[:, i] += dec[:, k] > 0
-            votes[:, j] += dec[:, k] <= 0
-            confidence[:, i] += dec[:, k]
-            confidence[:, j] -= dec[:, k]
-            k += 1
-    return votes + confidence / (3.0 * (np.abs(confidence) + 1.0))
+    for k, (i, j) in enumerate(one_versus_one_pairs(K)):
+        confidence[:, i] += dec[:, k]
+        confidence[:, j] -= dec[:, k]
+    return votes(dec, K) + confidence / (3.0 * (np.abs(confidence) + 1.0))
 
 
 def libsvm_dual_coef(coef: Array, labels: NDArray[np.intp], support: NDArray[np.intp],
@@ -45,3 +48,9 @@ def libsvm_dual_coef(coef: Array, labels: NDArray[np.intp], support: NDArray[np.
             if o != c:
                 out[o if o < c else o - 1, col] = coef[pair_of[(min(c, o), max(c, o))], n]
     return out
+
+
+def one_versus_one_coef(pair_coef: Array, support_vectors: Array) -> Array:
+    """w of each pair's machine in input space (the linear kernel): row k is sum_n coef_kn x_n over
+    the support vectors, so that pair k's decision value is x^T w_k + intercept_k."""
+    return pair_coef @ support_vectors

@@ -14,26 +14,54 @@ dual, all N multipliers, is ``dual_``; the KKT report of each solve is
 Multiclass classification is one-versus-one as in LIBSVM (a machine for each
 pair i < j, t = +1 for class i), with ``decision_function_shape`` "ovo" (the
 pairwise values) or "ovr" (votes plus a confidence term bounded by 1/3, as
-scikit-learn computes it). ``predict`` is the argmax of the "ovr" values, so
-it never disagrees with ``decision_function`` (on an exact vote tie LIBSVM
-instead takes the lowest class index). With ``probability=True``, Platt's
+scikit-learn computes it). ``predict`` is LIBSVM's vote, a tie going to the
+lowest class index; with ``break_ties=True`` (and "ovr") it is the argmax of
+``decision_function``, as in scikit-learn. With ``probability=True``, Platt's
 sigmoid (7.43) is fitted per pair on five-fold cross-validated decision
 values (seeded by ``random_state``), pairs are coupled by Wu, Lin and Weng's
 method, and the result is projected onto the decision function's ranking, so
 ``predict_proba`` never ranks the classes differently from
-``decision_function`` and its most probable class is always ``predict``'s.
+``decision_function``.
+
+The fit API is scikit-learn's (``fit(X, y, sample_weight)`` on all five, a zero
+or negative weight leaving its sample out; ``coef_`` for the linear kernel;
+callable kernels; ``C=inf``; the fitted attributes in LIBSVM's layout, shapes
+and dtypes). What differs from ``sklearn.svm``, and why:
+
+- ``solver`` is added, and the fitted ``dual_``, ``kkt_report_``,
+  ``solutions_`` (``solution_``), ``machines_`` (``machine_``), ``pairs_``:
+  the notes' own answer and its certificate are what this library is for.
+- ``verbose`` is accepted and prints nothing: library code does not print
+  (LIBSVM's trace is its own solver's).
+- ``predict_proba``'s most probable class is that of ``decision_function``
+  (``predict`` with ``break_ties=True``), where scikit-learn's may disagree
+  with both; its Platt folds are stratified where each class of a pair has two
+  points (LIBSVM's plain shuffled folds otherwise), so the probabilities are
+  close to scikit-learn's, not equal.
+- With zero or negative sample weights ``support_`` indexes the X given to
+  ``fit`` (scikit-learn's indexes the rows of positive weight only).
+- With a callable kernel ``support_vectors_`` holds the support vectors (the
+  kernel is called on them at prediction), where scikit-learn keeps the whole
+  training X privately and leaves ``support_vectors_`` empty; X must be numeric.
+- Bad input raises ``errors.ValidationError`` (a ``ValueError``, as
+  scikit-learn's) naming the argument, the domain and the value; an infeasible
+  nu raises ``errors.InfeasibleError`` with its bound; ``C=inf`` on data that
+  are not separable raises ``InfeasibleError`` with the proof (the classes'
+  convex hulls meet), where LIBSVM iterates until ``max_iter`` (without end at
+  the default -1); ``gamma="scale"`` on X whose variance overflows names X.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import numbers
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
-from sklearn.model_selection import StratifiedKFold
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
@@ -45,12 +73,14 @@ from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
 from ..formulations.solve import solve
 from ..kernels import Kernel, make_kernel
-from .multiclass import libsvm_dual_coef, one_versus_one_pairs, votes_and_confidences
+from .multiclass import libsvm_dual_coef, one_versus_one_coef, one_versus_one_pairs, votes, votes_and_confidences
 from .probability import Sigmoid, consistent_with, couple, fit_platt
 
 __all__ = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM"]
 
 Array = NDArray[np.float64]
+#: scikit-learn's callable kernel: k(X, Y) -> Gram matrix (len(X), len(Y))
+KernelFunction = Callable[[Array, Array], ArrayLike]
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 
 
@@ -80,7 +110,12 @@ class _BaseSVM(BaseEstimator):
     def _check_params(self) -> None:
         self._check_common()
         for name in self._machine_params:
-            check_param(name, getattr(self, name))
+            if not self._accepts(name, getattr(self, name)):
+                check_param(name, getattr(self, name))
+
+    def _accepts(self, name: str, value: Any) -> bool:
+        """Values outside ``validation.DOMAINS`` that this estimator takes (SVC: C = inf)."""
+        return False
 
     def _fit_machine(self, machine: Machine) -> tuple[Solution, Any]:
         """Solve ``machine``; its KKT report is the solve's certificate (at the tolerance matched to
@@ -89,8 +124,9 @@ class _BaseSVM(BaseEstimator):
         return sol, sol.report
 
     def _check_common(self) -> None:
-        if not isinstance(self.kernel, Kernel) and self.kernel not in KERNELS:
-            raise fail("kernel", f"one of {list(KERNELS)} or a Kernel", self.kernel)
+        if not (callable(self.kernel) or (isinstance(self.kernel, str) and self.kernel in KERNELS)):
+            raise fail("kernel", f"one of {list(KERNELS)}, a Kernel or a callable k(X, Y) -> Gram matrix",
+                       self.kernel)
         if not (self.gamma in ("scale", "auto") or (isinstance(self.gamma, numbers.Real) and self.gamma > 0)):
             raise fail("gamma", "'scale', 'auto' or a positive number", self.gamma)
         check_param("degree", self.degree)
@@ -103,12 +139,33 @@ class _BaseSVM(BaseEstimator):
             raise fail("solver", "'smo' or a Machine.solve method name", self.solver)
 
     @property
+    def _kernel_name(self) -> str:
+        """The kernel's name: the string given, a Kernel's ``name``, or "callable"."""
+        if isinstance(self.kernel, str):
+            return self.kernel
+        return self.kernel.name if isinstance(self.kernel, Kernel) else "callable"
+
+    @property
     def _precomputed(self) -> bool:
-        return getattr(self.kernel, "name", self.kernel) == "precomputed"
+        return self._kernel_name == "precomputed"
+
+    @property
+    def coef_(self) -> Array:
+        """w in input space for the linear kernel, read-only: (n_pairs, n_features) for the
+        classifiers (pair k's decision value is X @ coef_[k] + intercept_[k]), else (1, n_features).
+
+        Raises AttributeError for any other kernel, as scikit-learn does.
+        """
+        if self._kernel_name != "linear":
+            raise AttributeError("coef_ is only available when using a linear kernel")
+        check_is_fitted(self)
+        coef = one_versus_one_coef(self._pair_coef, self.support_vectors_)
+        coef.flags.writeable = False
+        return coef
 
     def _make_kernel(self, X: Array) -> Kernel:
-        if isinstance(self.kernel, Kernel):
-            return self.kernel
+        if isinstance(self.kernel, Kernel) or callable(self.kernel) and not isinstance(self.kernel, str):
+            return make_kernel(self.kernel)
         gamma = None if self.gamma == "scale" else (1.0 / X.shape[1] if self.gamma == "auto" else float(self.gamma))
         with np.errstate(over="ignore"):            # an overflowing variance is refused by make_kernel
             variance = float(X.var())
@@ -155,6 +212,29 @@ class _BaseSVM(BaseEstimator):
         rows.flags.writeable = False
         return rows, dataclasses.replace(sol, support=local, support_vectors=rows)
 
+    def _fit_one(self, X: Array, y: Array | None, sample_weight: ArrayLike | None) -> Solution:
+        """The one machine of a regression or one-class fit, on the points of positive weight (the
+        others drop out, as in LIBSVM); sets the fitted attributes the two share."""
+        weight = None if sample_weight is None else _sample_weight(sample_weight, X.shape[0])
+        index = np.arange(X.shape[0]) if weight is None else np.flatnonzero(weight > 0)
+        kernel = self._make_kernel(X)
+        machine = self.make_machine(self._sub(X, index), None if y is None else y[index],
+                                    None if weight is None else weight[index], kernel)
+        sol, self.kkt_report_ = self._fit_machine(machine)
+        self.shape_fit_ = X.shape
+        self.machine_, self._index = machine, index
+        support = index[sol.support]
+        self.support_ = support.astype(np.int32)
+        if index.shape[0] == X.shape[0]:
+            self.support_vectors_, sol = self._shared_support_vectors(X, support, sol, sol.support)
+        else:
+            self.support_vectors_ = np.empty((0, 0)) if self._precomputed else X[support]
+        self.solution_ = sol
+        self.n_support_ = np.array([support.shape[0]], dtype=np.int32)
+        self.n_iter_ = int(sol.iterations)
+        self.fit_status_ = 0
+        return sol
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self._precomputed
@@ -162,21 +242,29 @@ class _BaseSVM(BaseEstimator):
 
 
 def _sample_weight(sample_weight: ArrayLike | None, n: int) -> Array:
+    """Per-sample weights as scikit-learn takes them (ones when None): a zero or negative weight
+    leaves its sample out (LIBSVM's ``remove_zero_weight``), so it comes back as 0."""
     if sample_weight is None:
         return np.ones(n)
-    w = np.asarray(sample_weight, dtype=np.float64)
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise fail("sample_weight", f"an array of {n} real numbers", sample_weight) from exc
     if w.ndim != 1 or w.shape[0] != n:
-        raise ValidationError(f"sample_weight must have shape ({n},); got shape {w.shape}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValidationError("sample_weight must be non-negative and finite; got a negative or non-finite entry")
+        raise ValidationError(f"sample_weight must have shape ({n},), one weight per sample; got shape {w.shape}")
+    if not np.all(np.isfinite(w)):
+        raise ValidationError(f"sample_weight must be finite; got NaN or inf at index "
+                              f"{int(np.flatnonzero(~np.isfinite(w))[0])}")
+    w = np.where(w > 0, w, 0.0)
     if not np.any(w > 0):
-        raise ValidationError("sample_weight must have at least one positive entry; got all weights zero")
+        raise ValidationError("sample_weight must have at least one positive entry (zero and negative weights "
+                              "leave their samples out); got none positive")
     return w
 
 
 def _has_probability(estimator: Any) -> bool:
     if not estimator.probability:
-        raise AttributeError("predict_proba is available only when probability=True")
+        raise AttributeError("predict_proba is not available when probability=False")
     return True
 
 
@@ -187,10 +275,15 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         """Factor from the notes' decision values to LIBSVM's."""
         return 1.0
 
+    #: whether class_weight multiplies the box (LIBSVM's nu-SVC ignores class weights)
+    _class_weight_applies = True
+
     def _check_params(self) -> None:
         super()._check_params()
         if self.decision_function_shape not in ("ovr", "ovo"):
             raise fail("decision_function_shape", "'ovr' or 'ovo'", self.decision_function_shape)
+        if not isinstance(self.break_ties, (bool, np.bool_)):
+            raise fail("break_ties", "True or False", self.break_ties)
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "_ClassifierBase":
         self._check_params()
@@ -202,21 +295,24 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         self.classes_, labels = np.unique(y, return_inverse=True)
         if self.classes_.shape[0] < 2:
             raise ValidationError(f"y must hold at least two classes; got one class, {self.classes_[0]!r}")
-        weight = _sample_weight(sample_weight, X.shape[0]) * self._class_weights(y)
+        self.class_weight_ = self._class_weight_vector(y)
+        weight = _sample_weight(sample_weight, X.shape[0])
+        if self._class_weight_applies:
+            weight = weight * self.class_weight_[labels]
         kernel = self._make_kernel(X)
         self.shape_fit_ = X.shape
         self._fit_pairs(X, labels, weight, kernel)
         self._sklearn_attributes(X, labels)
         return self
 
-    def _class_weights(self, y: Array) -> Array:
-        cw = getattr(self, "class_weight", None)
+    def _class_weight_vector(self, y: Array) -> Array:
+        """scikit-learn's ``class_weight_``: one weight per class of ``classes_`` (ones for None)."""
+        cw = self.class_weight
         if cw is None:
-            return np.ones(y.shape[0])
+            return np.ones(self.classes_.shape[0])
         if isinstance(cw, str) and cw != "balanced":
             raise fail("class_weight", "None, 'balanced' or a dict {label: weight}", cw)
-        weights = compute_class_weight(cw, classes=self.classes_, y=y)
-        return weights[np.searchsorted(self.classes_, y)]
+        return np.asarray(compute_class_weight(cw, classes=self.classes_, y=y), dtype=np.float64)
 
     def _pairs(self) -> list[tuple[int, int]]:
         return one_versus_one_pairs(self.classes_.shape[0])
@@ -245,11 +341,9 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
 
     def _platt(self, X: Array, index: NDArray[np.intp], t: Array, weight: Array, kernel: Kernel) -> Sigmoid:
         """Platt's sigmoid on five-fold cross-validated decision values (LIBSVM's recipe)."""
-        folds = StratifiedKFold(n_splits=min(5, int(min(np.sum(t > 0), np.sum(t < 0)))) if min(
-            np.sum(t > 0), np.sum(t < 0)) >= 2 else 2, shuffle=True, random_state=self.random_state)
         decision = np.zeros(t.shape[0])
-        for train, test in folds.split(np.zeros(t.shape[0]), t):
-            if np.unique(t[train]).shape[0] < 2:
+        for train, test in self._platt_folds(t):
+            if np.unique(t[train]).shape[0] < 2:          # LIBSVM: +1 or -1 for a one-class fold
                 decision[test] = t[train][0]
                 continue
             sub = index[train]
@@ -258,6 +352,16 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
             rows = X[np.ix_(index[test], sub)] if self._precomputed else X[index[test]]
             decision[test] = self._scale(sol) * sol.decision_function(rows)
         return fit_platt(decision, t)
+
+    def _platt_folds(self, t: Array) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
+        """Five folds (fewer on few points), stratified where both classes have two points; else
+        LIBSVM's plain shuffled folds (it fits on any pair, down to one point per class)."""
+        smallest = int(min(np.sum(t > 0), np.sum(t < 0)))
+        if smallest >= 2:
+            folds: Any = StratifiedKFold(n_splits=min(5, smallest), shuffle=True, random_state=self.random_state)
+        else:
+            folds = KFold(n_splits=min(5, t.shape[0]), shuffle=True, random_state=self.random_state)
+        return list(folds.split(np.zeros(t.shape[0]), t))
 
     def _sklearn_attributes(self, X: Array, labels: NDArray[np.intp]) -> None:
         """support_, support_vectors_, n_support_, dual_coef_ (LIBSVM's layout), intercept_, n_iter_."""
@@ -278,6 +382,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         else:
             self.support_vectors_ = np.empty((0, 0)) if self._precomputed else X[support]
         self.dual_coef_ = self._dual_coef(coef, labels, support)
+        self._pair_coef = coef[:, support]
         self.intercept_ = np.array([self._scale(s) * s.b for s in self.solutions_])
         self.n_iter_ = np.array([s.iterations for s in self.solutions_], dtype=np.int32)
         self.fit_status_ = 0
@@ -285,9 +390,8 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         for k, (index, sol) in enumerate(zip(self._index, self.solutions_)):
             dual[k, index] = sol.a
         self.dual_ = dual[0] if K == 2 else dual
-        if self.probability:
-            self.probA_ = np.array([s.A for s in self._sigmoids])
-            self.probB_ = np.array([s.B for s in self._sigmoids])
+        self.probA_ = np.array([s.A for s in self._sigmoids], dtype=np.float64)
+        self.probB_ = np.array([s.B for s in self._sigmoids], dtype=np.float64)
 
     def _dual_coef(self, coef: Array, labels: NDArray[np.intp], support: NDArray[np.intp]) -> Array:
         return libsvm_dual_coef(coef, labels, support, self.pairs_, self.classes_.shape[0])
@@ -315,14 +419,24 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         return votes_and_confidences(dec, self.classes_.shape[0])
 
     def predict(self, X: ArrayLike) -> NDArray:
+        """LIBSVM's vote (a tie goes to the lowest class index); with ``break_ties=True`` and
+        ``decision_function_shape="ovr"``, the argmax of ``decision_function``."""
         check_is_fitted(self)
+        if self.break_ties and self.decision_function_shape == "ovo":
+            raise ValidationError("break_ties must be False when decision_function_shape is 'ovo'; got "
+                                  "break_ties=True")
         X = self._validate_X(X, reset=False)
-        return self.classes_[np.argmax(self._ovr_scores(X), axis=1)]
+        K = self.classes_.shape[0]
+        if self.break_ties and K > 2:
+            return self.classes_[np.argmax(self._ovr_scores(X), axis=1)]
+        return self.classes_[np.argmax(votes(self._pair_decisions(X), K), axis=1)]
 
     @available_if(_has_probability)
     def predict_proba(self, X: ArrayLike) -> Array:
         """Class probabilities, ranked as decision_function ranks the classes (probability=True)."""
         check_is_fitted(self)
+        if len(self._sigmoids) != len(self.pairs_):
+            raise NotFittedError("predict_proba is not available when fitted with probability=False")
         X = self._validate_X(X, reset=False)
         dec = self._pair_decisions(X)
         K = self.classes_.shape[0]
@@ -347,16 +461,22 @@ class SVC(_ClassifierBase):
 
     Parameters as scikit-learn's ``SVC``, plus ``solver``. ``class_weight`` and
     ``sample_weight`` set each point's box C_n = C * class weight * sample
-    weight (Veropoulos et al.'s C+/C- boxes); zero-weight points are left out.
+    weight (Veropoulos et al.'s C+/C- boxes); points of zero or negative weight
+    are left out, as LIBSVM leaves them. ``C=inf`` is the hard margin: each pair
+    is solved by the hard-margin machine ((7.5)-(7.6); ``SoftMarginSVC.from_libsvm``
+    maps LIBSVM's infinite box to it); on data that are not separable in
+    feature space that is an ``InfeasibleError``. See the module docstring for what else differs from
+    scikit-learn's ``SVC`` (nothing in the model does).
     """
 
     _twin = "SVC"
     _machine_params = ("C",)
 
-    def __init__(self, *, C: float = 1.0, kernel: str | Kernel = "rbf", degree: int = 3,
+    def __init__(self, *, C: float = 1.0, kernel: str | Kernel | KernelFunction = "rbf", degree: int = 3,
                  gamma: str | float = "scale", coef0: float = 0.0, shrinking: bool = True,
                  probability: bool = False, tol: float = 1e-3, cache_size: float = 200,
-                 class_weight: Any = None, max_iter: int = -1, decision_function_shape: str = "ovr",
+                 class_weight: Any = None, verbose: bool = False, max_iter: int = -1,
+                 decision_function_shape: str = "ovr", break_ties: bool = False,
                  random_state: Any = None, solver: str = "smo") -> None:
         self.C = C
         self.kernel = kernel
@@ -368,28 +488,40 @@ class SVC(_ClassifierBase):
         self.tol = tol
         self.cache_size = cache_size
         self.class_weight = class_weight
+        self.verbose = verbose
         self.max_iter = max_iter
         self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
         self.random_state = random_state
         self.solver = solver
 
-
+    def _accepts(self, name: str, value: Any) -> bool:
+        """C = inf: LIBSVM's infinite box, which the twin's machine maps to the hard margin (7.5)-(7.6)."""
+        return name == "C" and isinstance(value, numbers.Real) and value == np.inf
 
 
 class NuSVC(_ClassifierBase):
     """nu-support vector classification (Result 7.7, (7.38)-(7.41)).
 
     Decision values are LIBSVM's: the notes' y(x) divided by rho, so that the
-    margin is at +/-1 as in scikit-learn's ``NuSVC``.
+    margin is at +/-1 as in scikit-learn's ``NuSVC``. ``sample_weight`` W_n sets
+    the box W_n / sum W (1/N unweighted; LIBSVM's W_n with sum alpha = nu sum W);
+    points of zero or negative weight are left out. ``class_weight`` is accepted
+    and reported in ``class_weight_`` but, as in LIBSVM's nu-SVC (and so
+    scikit-learn's), does not change the model. See the module docstring for
+    what else differs from scikit-learn's ``NuSVC``.
     """
 
     _twin = "NuSVC"
     _machine_params = ("nu",)
 
-    def __init__(self, *, nu: float = 0.5, kernel: str | Kernel = "rbf", degree: int = 3,
+    _class_weight_applies = False
+
+    def __init__(self, *, nu: float = 0.5, kernel: str | Kernel | KernelFunction = "rbf", degree: int = 3,
                  gamma: str | float = "scale", coef0: float = 0.0, shrinking: bool = True,
-                 probability: bool = False, tol: float = 1e-3, cache_size: float = 200, max_iter: int = -1,
-                 decision_function_shape: str = "ovr", random_state: Any = None, solver: str = "smo") -> None:
+                 probability: bool = False, tol: float = 1e-3, cache_size: float = 200, class_weight: Any = None,
+                 verbose: bool = False, max_iter: int = -1, decision_function_shape: str = "ovr",
+                 break_ties: bool = False, random_state: Any = None, solver: str = "smo") -> None:
         self.nu = nu
         self.kernel = kernel
         self.degree = degree
@@ -399,15 +531,13 @@ class NuSVC(_ClassifierBase):
         self.probability = probability
         self.tol = tol
         self.cache_size = cache_size
+        self.class_weight = class_weight
+        self.verbose = verbose
         self.max_iter = max_iter
         self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
         self.random_state = random_state
         self.solver = solver
-
-
-    def fit(self, X: ArrayLike, y: ArrayLike) -> "NuSVC":  # type: ignore[override]
-        return super().fit(X, y)
-
 
     def _scale(self, sol: Solution) -> float:
         return 1.0 / sol.rho
@@ -421,27 +551,12 @@ class _RegressorBase(RegressorMixin, _BaseSVM):
         X = check_matrix(X, "X")
         if self._precomputed and X.shape[0] != X.shape[1]:
             raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
-        weight = _sample_weight(sample_weight, X.shape[0]) if sample_weight is not None else None
-        index = np.arange(X.shape[0]) if weight is None else np.flatnonzero(weight > 0)
-        kernel = self._make_kernel(X)
-        machine = self.make_machine(self._sub(X, index), y[index], None if weight is None else weight[index], kernel)
-        sol, self.kkt_report_ = self._fit_machine(machine)
-        self.shape_fit_ = X.shape
-        self.machine_, self.solution_, self._index = machine, sol, index
-        support = index[sol.support]
-        self.support_ = support.astype(np.int32)
-        if index.shape[0] == X.shape[0]:
-            self.support_vectors_, sol = self._shared_support_vectors(X, support, sol, sol.support)
-            self.solution_ = sol
-        else:
-            self.support_vectors_ = np.empty((0, 0)) if self._precomputed else X[support]
-        self.n_support_ = np.array([support.shape[0]], dtype=np.int32)
+        sol = self._fit_one(X, y, sample_weight)
         self.dual_coef_ = sol.coef[sol.support][None, :]
+        self._pair_coef = self.dual_coef_
         self.intercept_ = np.array([sol.b])
-        self.n_iter_ = sol.iterations
-        self.fit_status_ = 0
         dual = np.zeros((2, X.shape[0]))
-        dual[0, index], dual[1, index] = sol.a, sol.a_hat
+        dual[0, self._index], dual[1, self._index] = sol.a, sol.a_hat
         self.dual_ = dual
         return self
 
@@ -452,14 +567,21 @@ class _RegressorBase(RegressorMixin, _BaseSVM):
 
 
 class SVR(_RegressorBase):
-    """epsilon-support vector regression ((7.51)-(7.69)); ``sample_weight`` scales each box."""
+    """epsilon-support vector regression ((7.51)-(7.69)).
+
+    ``sample_weight`` scales each point's box, C_n = C W_n (points of zero or
+    negative weight are left out), as in scikit-learn's ``SVR``. ``C`` must be
+    finite: the hard tube (C = inf, which LIBSVM accepts) has no machine in
+    ``formulations`` yet. See the module docstring for what else differs.
+    """
 
     _twin = "SVR"
     _machine_params = ("C", "epsilon")
 
-    def __init__(self, *, kernel: str | Kernel = "rbf", degree: int = 3, gamma: str | float = "scale",
-                 coef0: float = 0.0, tol: float = 1e-3, C: float = 1.0, epsilon: float = 0.1,
-                 shrinking: bool = True, cache_size: float = 200, max_iter: int = -1, solver: str = "smo") -> None:
+    def __init__(self, *, kernel: str | Kernel | KernelFunction = "rbf", degree: int = 3,
+                 gamma: str | float = "scale", coef0: float = 0.0, tol: float = 1e-3, C: float = 1.0,
+                 epsilon: float = 0.1, shrinking: bool = True, cache_size: float = 200, verbose: bool = False,
+                 max_iter: int = -1, solver: str = "smo") -> None:
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
@@ -469,25 +591,32 @@ class SVR(_RegressorBase):
         self.epsilon = epsilon
         self.shrinking = shrinking
         self.cache_size = cache_size
+        self.verbose = verbose
         self.max_iter = max_iter
         self.solver = solver
 
-
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "SVR":
+        """Fit on (X, y); ``sample_weight`` scales each point's box (zero or negative: left out)."""
         return self._fit(X, y, sample_weight)
 
 
-
 class NuSVR(_RegressorBase):
-    """nu-support vector regression (Result 7.10). ``C`` is scikit-learn's (LIBSVM's), the notes'
-    C divided by N, so the same numbers give the same model as ``sklearn.svm.NuSVR``."""
+    """nu-support vector regression (Result 7.10).
+
+    ``C`` is scikit-learn's (LIBSVM's), the notes' C divided by N, so the same
+    numbers give the same model as ``sklearn.svm.NuSVR``; it must be finite (as SVR's).
+    ``sample_weight`` W_n weights each point's term, box C W_n in LIBSVM's units
+    (C W_n / N in the notes') with sum (a + a_hat) <= nu C sum W; points of zero
+    or negative weight are left out. See the module docstring for what else differs.
+    """
 
     _twin = "NuSVR"
     _machine_params = ("C", "nu")
 
-    def __init__(self, *, nu: float = 0.5, C: float = 1.0, kernel: str | Kernel = "rbf", degree: int = 3,
-                 gamma: str | float = "scale", coef0: float = 0.0, shrinking: bool = True, tol: float = 1e-3,
-                 cache_size: float = 200, max_iter: int = -1, solver: str = "smo") -> None:
+    def __init__(self, *, nu: float = 0.5, C: float = 1.0, kernel: str | Kernel | KernelFunction = "rbf",
+                 degree: int = 3, gamma: str | float = "scale", coef0: float = 0.0, shrinking: bool = True,
+                 tol: float = 1e-3, cache_size: float = 200, verbose: bool = False, max_iter: int = -1,
+                 solver: str = "smo") -> None:
         self.nu = nu
         self.C = C
         self.kernel = kernel
@@ -497,25 +626,33 @@ class NuSVR(_RegressorBase):
         self.shrinking = shrinking
         self.tol = tol
         self.cache_size = cache_size
+        self.verbose = verbose
         self.max_iter = max_iter
         self.solver = solver
 
-
-    def fit(self, X: ArrayLike, y: ArrayLike) -> "NuSVR":
-        return self._fit(X, y, None)
-
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "NuSVR":
+        """Fit on (X, y); ``sample_weight`` weights each point's term, box C W_n / N as in LIBSVM
+        (zero or negative: left out)."""
+        return self._fit(X, y, sample_weight)
 
 
 class OneClassSVM(OutlierMixin, _BaseSVM):
-    """One-class SVM (Schölkopf et al., 2001). Decision values are LIBSVM's: the notes'
-    sum_n a_n k(x, x_n) - rho times nu N, as in ``sklearn.svm.OneClassSVM``."""
+    """One-class SVM (Schölkopf et al., 2001).
+
+    Decision values are LIBSVM's: the notes' sum_n a_n k(x, x_n) - rho times
+    nu N (nu sum W with sample weights), as in ``sklearn.svm.OneClassSVM``.
+    ``sample_weight`` W_n sets the box W_n / (nu sum W) (LIBSVM's W_n with
+    sum alpha = nu sum W); points of zero or negative weight are left out. See
+    the module docstring for what else differs.
+    """
 
     _twin = "OneClassSVM"
     _machine_params = ("nu",)
 
-    def __init__(self, *, kernel: str | Kernel = "rbf", degree: int = 3, gamma: str | float = "scale",
-                 coef0: float = 0.0, tol: float = 1e-3, nu: float = 0.5, shrinking: bool = True,
-                 cache_size: float = 200, max_iter: int = -1, solver: str = "smo") -> None:
+    def __init__(self, *, kernel: str | Kernel | KernelFunction = "rbf", degree: int = 3,
+                 gamma: str | float = "scale", coef0: float = 0.0, tol: float = 1e-3, nu: float = 0.5,
+                 shrinking: bool = True, cache_size: float = 200, verbose: bool = False, max_iter: int = -1,
+                 solver: str = "smo") -> None:
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
@@ -524,35 +661,31 @@ class OneClassSVM(OutlierMixin, _BaseSVM):
         self.nu = nu
         self.shrinking = shrinking
         self.cache_size = cache_size
+        self.verbose = verbose
         self.max_iter = max_iter
         self.solver = solver
 
-
-    def fit(self, X: ArrayLike, y: Any = None) -> "OneClassSVM":
+    def fit(self, X: ArrayLike, y: Any = None, sample_weight: ArrayLike | None = None) -> "OneClassSVM":
+        """Fit on X (``y`` is ignored); ``sample_weight`` sets each point's box W_n / (nu sum W) as in
+        LIBSVM (zero or negative: left out)."""
         self._check_params()
         X = self._validate_X(X, reset=True)
-        machine = self.make_machine(X, None, None, self._make_kernel(X))
-        sol, self.kkt_report_ = self._fit_machine(machine)
-        scale = self.nu * machine.N
-        self.shape_fit_ = X.shape
-        self.machine_, self.solution_ = machine, sol
-        self.support_ = sol.support.astype(np.int32)
-        self.support_vectors_, sol = self._shared_support_vectors(X, sol.support, sol, sol.support)
-        self.solution_ = sol
-        self.n_support_ = np.array([sol.n_support], dtype=np.int32)
+        sol = self._fit_one(X, None, sample_weight)
+        scale = self.machine_.libsvm_scale                       # nu N, or nu sum W
         self.dual_coef_ = scale * sol.coef[sol.support][None, :]
+        self._pair_coef = self.dual_coef_
         self.intercept_ = np.array([scale * sol.b])
-        self.offset_ = -self.intercept_[0]
-        self.n_iter_ = sol.iterations
-        self.fit_status_ = 0
-        self.dual_ = sol.a
+        self.offset_ = -self.intercept_                           # shape (1,), as scikit-learn's
+        dual = np.zeros(X.shape[0])
+        dual[self._index] = sol.a
+        self.dual_ = dual
         return self
 
     #: scores within this (relative to the offset) of the boundary are put on it
     boundary_tol = 1e-10
 
     def score_samples(self, X: ArrayLike) -> Array:
-        """nu N sum_n a_n k(x, x_n), LIBSVM's scale.
+        """nu N sum_n a_n k(x, x_n) (nu sum W with sample weights), LIBSVM's scale.
 
         The free support vectors lie exactly on the boundary, where the
         computed score differs from ``offset_`` only by rounding (which
@@ -562,13 +695,15 @@ class OneClassSVM(OutlierMixin, _BaseSVM):
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        score = self.nu * self.machine_.N * (self.solution_.decision_function(X) - self.solution_.b)
-        near = np.abs(score - self.offset_) <= self.boundary_tol * max(1.0, abs(self.offset_))
-        return np.where(near, self.offset_, score)
+        values = self.solution_.decision_function(self._rows(X, self._index))
+        score = self.machine_.libsvm_scale * (values - self.solution_.b)
+        offset = float(self.offset_[0])
+        near = np.abs(score - offset) <= self.boundary_tol * max(1.0, abs(offset))
+        return np.where(near, offset, score)
 
     def decision_function(self, X: ArrayLike) -> Array:
         """score_samples - offset_: positive for inliers, zero on the boundary."""
-        return self.score_samples(X) - self.offset_
+        return self.score_samples(X) - float(self.offset_[0])
 
     def predict(self, X: ArrayLike) -> NDArray[np.int64]:
         """+1 inside or on the boundary, -1 outside."""

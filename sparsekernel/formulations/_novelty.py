@@ -20,6 +20,8 @@ class NoveltyMachine(Machine):
 
     task = "novelty"
     _hyper_names = ("nu",)
+    #: per-point weights W_n (None: unweighted); a machine that takes them sets them
+    sample_weight: Array | None = None
 
     def _check_targets(self, t: ArrayLike | None) -> None:
         if t is not None:
@@ -34,20 +36,33 @@ class NoveltyMachine(Machine):
         """Upper bound 1/(nu N) of every multiplier (C of SVDD)."""
         return 1.0 / (self.nu * self.N)
 
+    @property
+    def relative_weights(self) -> Array:
+        """N W_n / sum_m W_m (ones when unweighted): the box of a_n is ``box`` times this."""
+        if self.sample_weight is None:
+            return np.ones(self.N)
+        return self.N * self.sample_weight / float(np.sum(self.sample_weight))
+
+    @property
+    def box_n(self) -> Array:
+        """The box of each multiplier: 1/(nu N), or with weights W_n / (nu sum_m W_m)."""
+        return self.box * self.relative_weights
+
     def parameter_values(self) -> dict[str, Any]:
         return {"nu": self.nu, "1/(nu N)": self.box}
 
     def _box_and_sum(self, s: KKTState, source: str, variable: str) -> list[Condition]:
         """0 <= a_n <= 1/(nu N), and sum_n a_n = 1 (the stationarity in ``variable``)."""
-        box = self.box
+        box_n = self.box_n
         return [
-            Condition(source, DUAL, "0 <= a_n <= 1/(nu N)", np.maximum.reduce([-s.a, s.a - box, 0 * s.a]), box),
+            Condition(source, DUAL, "0 <= a_n <= 1/(nu N)", np.maximum.reduce([-s.a, s.a - box_n, 0 * s.a]),
+                      float(np.max(box_n))),
             Condition(source, STATIONARITY, f"sum_n a_n = 1 (d/d {variable})", abs(float(np.sum(s.a)) - 1.0), 1.0),
         ]
 
     def _unit_sum_qp(self, scale: float, p: Array) -> StandardQP:
         return StandardQP(
             kernel=self.kernel, X=self.X, index=np.arange(self.N), y=np.ones(self.N), scale=scale,
-            p=p, lower=np.zeros(self.N), upper=np.full(self.N, self.box), delta=1.0,
+            p=p, lower=np.zeros(self.N), upper=self.box_n, delta=1.0,
             nu_sum=None, gram=self.gram,
         )

@@ -81,7 +81,7 @@ def machine_from_sklearn(estimator: Any, X: ArrayLike, t: ArrayLike | None = Non
                          sample_weight: ArrayLike | None = None) -> Machine:
     """The machine a fitted scikit-learn SVM solved, with the notes' hyperparameters.
 
-    ``sample_weight`` is the one given to ``fit`` (C-SVC and epsilon-SVR only).
+    ``sample_weight`` is the one given to ``fit`` (positive weights: scikit-learn drops the others).
     """
     cls = machine_class_of(estimator)
     if not hasattr(estimator, "support_"):
@@ -110,7 +110,7 @@ def from_sklearn(estimator: Any, X: ArrayLike, t: ArrayLike | None = None,
         The training targets (needed for the classifiers and regressors); for
         the classifiers, labels -1 and +1.
     sample_weight : array (N,), optional
-        The weights given to ``fit`` (SVC and SVR), which set each point's box.
+        The (positive) weights given to ``fit``, which set each point's box.
 
     Returns
     -------
@@ -177,7 +177,7 @@ def fit_twin(machine: Machine, tol: float, cache_size: float = 200.0,
     with warnings.catch_warnings():       # scikit-learn's own warning at the cap: certify issues ours
         warnings.filterwarnings("ignore", message="Solver terminated early")
         if machine.t is None:
-            est.fit(machine.X)
+            est.fit(machine.X, sample_weight=weights)
         else:
             est.fit(machine.X, machine.t, sample_weight=weights)
     return est, time.perf_counter() - start

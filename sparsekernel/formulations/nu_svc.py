@@ -12,11 +12,18 @@ Dual (7.38)-(7.41):
                 sum_n a_n t_n = 0                          (7.40)
                 sum_n a_n >= nu                            (7.41)
 
+With per-sample weights W_n (LIBSVM's, as scikit-learn passes them) the slack
+term 1/N sum_n xi_n becomes sum_n omega_n xi_n and the box (7.39) becomes
+0 <= a_n <= omega_n, with omega_n = W_n / sum_m W_m (1/N when unweighted);
+LIBSVM's box is W_n with sum alpha = nu sum_m W_m, the same problem scaled by
+sum_m W_m.
+
 The decision values have margin rho: t_n y_n = rho on the margin (LIBSVM
 divides them by rho). The standard-form QP replaces (7.41) by the equality
 sum_n a_n = nu, which holds at the solution whenever rho > 0 (Result 7.7).
-nu is feasible only up to 2 min(N_+, N_-) / N, since sum_n a_n t_n = 0 and
-a_n <= 1/N cap sum_n a_n there.
+nu is feasible only up to 2 min(N_+, N_-) / N (weighted: 2 min(W_+, W_-) / W,
+the classes' and the total weights), since sum_n a_n t_n = 0 and a_n <= omega_n
+cap sum_n a_n there.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
-from ..validation import check_param
+from ..validation import check_param, check_sample_weight
 from ..errors import InfeasibleError
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
@@ -51,6 +58,9 @@ class NuSVC(BinaryMachine):
     nu : float in (0, 1]
         Upper bound on the fraction of margin errors and lower bound on the
         fraction of support vectors; at most 2 min(N_+, N_-)/N.
+    sample_weight : array (N,) of positive numbers, optional
+        Per-point weights W_n of the slacks (LIBSVM's, as in scikit-learn): the
+        box of a_n is omega_n = W_n / sum_m W_m instead of 1/N.
     """
 
     name = "NuSVC"
@@ -60,14 +70,23 @@ class NuSVC(BinaryMachine):
     _hyper_names = ("nu",)
 
     def __init__(self, X: ArrayLike, t: ArrayLike, kernel: Kernel | str = Linear(), nu: float = 0.5,
-                 psd_tol: float = 1e-8) -> None:
+                 psd_tol: float = 1e-8, sample_weight: ArrayLike | None = None) -> None:
         super().__init__(X, t, kernel, psd_tol)
+        self.sample_weight = None if sample_weight is None else check_sample_weight(sample_weight, self.N)
         self._set_hyper(nu=nu)
 
     @property
+    def box_n(self) -> Array:
+        """The box omega_n of each multiplier: W_n / sum_m W_m (1/N when unweighted)."""
+        if self.sample_weight is None:
+            return np.full(self.N, 1.0 / self.N)
+        return self.sample_weight / float(np.sum(self.sample_weight))
+
+    @property
     def nu_max(self) -> float:
-        """Largest feasible nu: 2 min(N_+, N_-) / N."""
-        return 2.0 * min(np.sum(self.t > 0), np.sum(self.t < 0)) / self.N
+        """Largest feasible nu: 2 min(N_+, N_-) / N, or with weights 2 min(W_+, W_-) / W."""
+        omega = self.box_n
+        return 2.0 * min(float(np.sum(omega[self.t > 0])), float(np.sum(omega[self.t < 0])))
 
     def _set_hyper(self, nu: float) -> None:
         nu = float(check_param("nu", nu))
@@ -88,7 +107,7 @@ class NuSVC(BinaryMachine):
         xi = cp.Variable(self.N, name="xi")
         rho = cp.Variable(name="rho")
         y = F @ w + b                                                      # (7.1)
-        objective = cp.Minimize(0.5 * cp.sum_squares(w) - params["nu"] * rho + cp.sum(xi) / self.N)
+        objective = cp.Minimize(0.5 * cp.sum_squares(w) - params["nu"] * rho + cp.sum(cp.multiply(self.box_n, xi)))
         constraints = {
             "margin": cp.multiply(self.t, y) >= rho - xi,
             "xi>=0": xi >= 0,
@@ -103,7 +122,7 @@ class NuSVC(BinaryMachine):
         a = cp.Variable(self.N, name="a")
         objective = cp.Maximize(-0.5 * quad(cp.multiply(self.t, a)))      # (7.38)
         constraints = {
-            "(7.39)": (a >= 0, a <= 1.0 / self.N),                       # (7.39)
+            "(7.39)": (a >= 0, a <= self.box_n),                      # (7.39)
             "(7.40)": self.t @ a == 0,                                    # (7.40)
             "(7.41)": cp.sum(a) >= params["nu"],                          # (7.41)
         }
@@ -114,17 +133,18 @@ class NuSVC(BinaryMachine):
                  "xi_n = [rho - t_n y_n]_+")
 
     def kkt_conditions(self, s: KKTState) -> list[Condition]:
-        """Result 7.7: multipliers a_n of the margin constraints, mu_n = 1/N - a_n of
+        """Result 7.7: multipliers a_n of the margin constraints, mu_n = omega_n - a_n of
         xi_n >= 0 and delta = sum_n a_n - nu of rho >= 0."""
         margin = self.t * (s.g + s.b)                                         # t_n y_n
-        box = 1.0 / self.N
-        mu = box - s.a
+        box_n = self.box_n
+        box = float(np.max(box_n))                                            # the box's scale
+        mu = box_n - s.a
         delta = float(np.sum(s.a)) - self.nu
         size = self.output_scale
         xi = s.xi
         return [
             Condition("(7.39)", DUAL, "a_n >= 0", np.maximum(0.0, -s.a), box),
-            Condition("(7.39)", DUAL, "mu_n = 1/N - a_n >= 0", np.maximum(0.0, -mu), box),
+            Condition("(7.39)", DUAL, "mu_n = 1/N - a_n >= 0 (W_n / sum W weighted)", np.maximum(0.0, -mu), box),
             Condition("(7.41)", DUAL, "delta = sum_n a_n - nu >= 0", max(0.0, -delta), self.nu),
             Condition("Result 7.7", PRIMAL, "t_n y_n - rho + xi_n >= 0", np.maximum(0.0, s.rho - xi - margin), size),
             Condition("Result 7.7", PRIMAL, "xi_n >= 0", np.maximum(0.0, -xi), size),
@@ -138,10 +158,10 @@ class NuSVC(BinaryMachine):
         ]
 
     def _standard_qp(self) -> StandardQP:
-        """min 1/2 a^T (t t^T o K) a, t^T a = 0, e^T a = nu, 0 <= a <= 1/N."""
+        """min 1/2 a^T (t t^T o K) a, t^T a = 0, e^T a = nu, 0 <= a <= omega_n (1/N unweighted)."""
         return StandardQP(
             kernel=self.kernel, X=self.X, index=np.arange(self.N), y=self.t, scale=1.0,
-            p=np.zeros(self.N), lower=np.zeros(self.N), upper=np.full(self.N, 1.0 / self.N),
+            p=np.zeros(self.N), lower=np.zeros(self.N), upper=self.box_n,
             delta=0.0, nu_sum=self.nu, gram=self.gram,
         )
 
@@ -153,7 +173,8 @@ class NuSVC(BinaryMachine):
 
     @property
     def libsvm_scale(self) -> float:
-        return float(self.N)                    # LIBSVM: 0 <= a <= 1, sum a = nu N
+        # LIBSVM: 0 <= alpha_n <= W_n, sum alpha = nu sum W (W = 1: nu N)
+        return float(self.N) if self.sample_weight is None else float(np.sum(self.sample_weight))
 
     def margin_level(self, solution: Solution) -> float:
         """On the margin t_n y(x_n) = rho (Result 7.7)."""
@@ -165,7 +186,7 @@ class NuSVC(BinaryMachine):
     @classmethod
     def from_libsvm(cls, X: ArrayLike, t: ArrayLike | None, kernel: Kernel,
                     params: Mapping[str, Any], sample_weight: ArrayLike | None) -> "NuSVC":
-        return cls(X, t, kernel, nu=params["nu"])
+        return cls(X, t, kernel, nu=params["nu"], sample_weight=sample_weight)
 
     def libsvm_multipliers(self, coef: Array, intercept: float) -> tuple[Array, RhoEstimate]:
         # LIBSVM solves with 0 <= alpha <= 1, sum alpha = nu N, then divides by its r; the notes'
@@ -185,7 +206,7 @@ class NuSVC(BinaryMachine):
         return np.maximum(0.0, fields["rho"] - self.margins(Ku, fields["b"])), None
 
     def _primal_value(self, norm2: float, fields: dict[str, Any], slacks: tuple) -> float:
-        return 0.5 * norm2 - self.nu * fields["rho"] + float(np.mean(slacks[0]))
+        return 0.5 * norm2 - self.nu * fields["rho"] + float(self.box_n @ slacks[0])
 
     def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:
         return -0.5 * float(u @ Ku)                                         # (7.38)

@@ -14,6 +14,10 @@ Dual (7.70)-(7.74):
                 sum_n (a_n - a_hat_n) = 0          (7.73)
                 sum_n (a_n + a_hat_n) <= nu C      (7.74)
 
+With per-sample weights W_n (LIBSVM's, as scikit-learn passes them) each
+point's term is weighted: C/N sum_n W_n (nu epsilon + xi_n + xi_hat_n), so the
+box (7.71)-(7.72) becomes C W_n / N and the bound (7.74) nu C mean(W).
+
 The tube half-width epsilon is found, not given. LIBSVM's nu-SVR uses
 C_LIBSVM = C/N. The standard-form QP (the SMO's and the direct path's) makes
 (7.74) an equality, which holds at the solution whenever epsilon > 0; where
@@ -31,7 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
-from ..validation import check_param
+from ..validation import check_param, check_sample_weight
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._regression import RegressionMachine
@@ -56,6 +60,9 @@ class NuSVR(RegressionMachine):
     nu : float in (0, 1]
         Upper bound on the fraction of points outside the tube, lower bound on
         the fraction of support vectors.
+    sample_weight : array (N,) of positive numbers, optional
+        Per-point weights W_n (LIBSVM's, as in scikit-learn): box C W_n / N and
+        (7.74) bounded by nu C mean(W).
     """
 
     name = "NuSVR"
@@ -65,9 +72,19 @@ class NuSVR(RegressionMachine):
     _hyper_names = ("C", "nu")
 
     def __init__(self, X: ArrayLike, t: ArrayLike, kernel: Kernel | str = Linear(), C: float = 1.0,
-                 nu: float = 0.5, psd_tol: float = 1e-8) -> None:
+                 nu: float = 0.5, psd_tol: float = 1e-8, sample_weight: ArrayLike | None = None) -> None:
         super().__init__(X, t, kernel, psd_tol)
+        self.sample_weight = None if sample_weight is None else check_sample_weight(sample_weight, self.N)
         self._set_hyper(C=C, nu=nu)
+
+    @property
+    def _weights(self) -> Array:
+        """W_n / N: each point's factor on C (1/N when unweighted)."""
+        return (np.ones(self.N) if self.sample_weight is None else self.sample_weight) / self.N
+
+    @property
+    def _mean_weight(self) -> float:
+        return 1.0 if self.sample_weight is None else float(np.mean(self.sample_weight))
 
     def _set_hyper(self, C: float, nu: float) -> None:
         self.C = float(check_param("C", C))
@@ -84,8 +101,8 @@ class NuSVR(RegressionMachine):
         xi = cp.Variable(self.N, name="xi")
         xi_hat = cp.Variable(self.N, name="xi_hat")
         y = F @ w + b                                                      # (7.1)
-        objective = cp.Minimize(0.5 * cp.sum_squares(w) + params["nu*C"] * eps
-                                + params["C"] / self.N * cp.sum(xi + xi_hat))
+        objective = cp.Minimize(0.5 * cp.sum_squares(w) + self._mean_weight * params["nu*C"] * eps
+                                + params["C"] * cp.sum(cp.multiply(self._weights, xi + xi_hat)))
         constraints = self._tube_constraints(y, eps, xi, xi_hat)
         constraints["epsilon>=0"] = eps >= 0
         problem = cp.Problem(objective, list(constraints.values()))
@@ -99,10 +116,10 @@ class NuSVR(RegressionMachine):
         a_hat = cp.Variable(self.N, name="a_hat")
         objective = cp.Maximize(-0.5 * quad(a - a_hat) + (a - a_hat) @ self.t)   # (7.70)
         constraints = {
-            "(7.71)": (a >= 0, a <= C / self.N),                          # (7.71)
-            "(7.72)": (a_hat >= 0, a_hat <= C / self.N),                  # (7.72)
+            "(7.71)": (a >= 0, a <= C * self._weights),                   # (7.71)
+            "(7.72)": (a_hat >= 0, a_hat <= C * self._weights),           # (7.72)
             "(7.73)": cp.sum(a - a_hat) == 0,                             # (7.73)
-            "(7.74)": cp.sum(a + a_hat) <= params["nu*C"],                # (7.74)
+            "(7.74)": cp.sum(a + a_hat) <= self._mean_weight * params["nu*C"],  # (7.74)
         }
         problem = cp.Problem(objective, flatten(constraints))
         return Formulation(self, "dual", problem, {"a": a, "a_hat": a_hat}, constraints, params, form)
@@ -113,8 +130,8 @@ class NuSVR(RegressionMachine):
     def kkt_conditions(self, s: KKTState) -> list[Condition]:
         """Result 7.10: the epsilon-SVR conditions with box C/N, epsilon >= 0 and its
         multiplier delta = nu C - sum_n (a_n + a_hat_n) >= 0 (7.74)."""
-        box = self.C / self.N
-        delta = self.nu * self.C - float(np.sum(s.z))
+        box = self.C * self._weights
+        delta = self._mean_weight * self.nu * self.C - float(np.sum(s.z))
         size = self.output_scale
         return self._tube_conditions(s, box, s.epsilon, ("(7.71)", "(7.72)"), "Result 7.10", "C/N") + [
             self._sum_condition(s, "(7.73)"),
@@ -129,7 +146,7 @@ class NuSVR(RegressionMachine):
         return StandardQP(
             kernel=self.kernel, X=self.X, index=index, y=y, scale=1.0,
             p=np.concatenate([-self.t, self.t]), lower=np.zeros(2 * self.N),
-            upper=np.full(2 * self.N, self.C / self.N), delta=0.0, nu_sum=self.nu * self.C,
+            upper=np.tile(self.C * self._weights, 2), delta=0.0, nu_sum=self._mean_weight * self.nu * self.C,
             gram=self.gram,
         )
 
@@ -141,7 +158,8 @@ class NuSVR(RegressionMachine):
         the epsilon-SVR with epsilon = 0 and box C/N, solved by the same method."""
         if sol.epsilon >= -self.epsilon_tol * float(np.max(np.abs(self.t))):
             return sol
-        twin = EpsilonSVR(self.X, self.t, self.kernel, C=self.C / self.N, epsilon=0.0, psd_tol=self.psd_tol)
+        twin = EpsilonSVR(self.X, self.t, self.kernel, C=self.C / self.N, epsilon=0.0, psd_tol=self.psd_tol,
+                          sample_weight=self.sample_weight)
         twin._gram_cache = self._gram_cache
         flat = twin.solve(method, **opts)
         info = dict(solver=flat.solver, method=flat.method, status=flat.solver_status,
@@ -163,7 +181,8 @@ class NuSVR(RegressionMachine):
     def from_libsvm(cls, X: ArrayLike, t: ArrayLike | None, kernel: Kernel,
                     params: Mapping[str, Any], sample_weight: ArrayLike | None) -> "NuSVR":
         N = np.asarray(X).shape[0]
-        return cls(X, t, kernel, C=params["C"] * N, nu=params["nu"])        # LIBSVM's C is the notes' C / N
+        return cls(X, t, kernel, C=params["C"] * N, nu=params["nu"],         # LIBSVM's C is the notes' C / N
+                   sample_weight=sample_weight)
 
     def libsvm_multipliers(self, coef: Array, intercept: float) -> tuple[Array, RhoEstimate]:
         # epsilon, which scikit-learn does not keep, is recovered from the free multipliers
@@ -180,8 +199,8 @@ class NuSVR(RegressionMachine):
         return self.tube_slacks(Ku, fields["b"], fields["epsilon"])
 
     def _primal_value(self, norm2: float, fields: dict[str, Any], slacks: tuple) -> float:
-        mean_slack = float(np.sum(slacks[0]) + np.sum(slacks[1])) / self.N
-        return 0.5 * norm2 + self.C * (self.nu * fields["epsilon"] + mean_slack)
+        mean_slack = float(self._weights @ (slacks[0] + slacks[1]))
+        return 0.5 * norm2 + self.C * (self._mean_weight * self.nu * fields["epsilon"] + mean_slack)
 
     def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:
         return -0.5 * float(u @ Ku) + float(u @ self.t)                    # (7.70)

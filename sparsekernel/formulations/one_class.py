@@ -10,6 +10,11 @@ Dual (the Lagrange dual; LIBSVM writes it as min 1/2 a^T K a):
     maximise    -1/2 sum_nm a_n a_m k(x_n, x_m)
     subject to  0 <= a_n <= 1/(nu N),  sum_n a_n = 1
 
+With per-sample weights W_n (LIBSVM's, as scikit-learn passes them) the slack
+term is sum_n W_n xi_n / (nu sum_m W_m) and the box 0 <= a_n <= W_n / (nu sum_m W_m);
+LIBSVM's box is W_n with sum alpha = nu sum_m W_m, so its decision values are
+ours times nu sum_m W_m.
+
 Decision y(x) = sum_n a_n k(x, x_n) - rho, positive for inliers. rho is the
 average of sum_m a_m k(x_n, x_m) over the free multipliers. LIBSVM's
 multipliers sum to nu N, so its decision values are ours times nu N.
@@ -24,6 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
 from ..kernels import RBF, Kernel
+from ..validation import check_sample_weight
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._novelty import NoveltyMachine
 from .machine import PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
@@ -44,6 +50,9 @@ class OneClassSVM(NoveltyMachine):
     nu : float in (0, 1]
         Upper bound on the fraction of outliers, lower bound on the fraction
         of support vectors.
+    sample_weight : array (N,) of positive numbers, optional
+        Per-point weights W_n (LIBSVM's, as in scikit-learn): the box of a_n is
+        W_n / (nu sum_m W_m) instead of 1/(nu N).
     """
 
     name = "OneClassSVM"
@@ -52,8 +61,9 @@ class OneClassSVM(NoveltyMachine):
     libsvm_twin = "OneClassSVM"
 
     def __init__(self, X: ArrayLike, kernel: Kernel | str = RBF(1.0), nu: float = 0.5,
-                 psd_tol: float = 1e-8) -> None:
+                 psd_tol: float = 1e-8, sample_weight: ArrayLike | None = None) -> None:
         super().__init__(X, None, kernel, psd_tol)
+        self.sample_weight = None if sample_weight is None else check_sample_weight(sample_weight, self.N)
         self._set_hyper(nu=nu)
 
     def _build_primal(self, F: Array) -> Formulation:
@@ -61,7 +71,8 @@ class OneClassSVM(NoveltyMachine):
         w = cp.Variable(F.shape[1], name="w")
         rho = cp.Variable(name="rho")
         xi = cp.Variable(self.N, name="xi")
-        objective = cp.Minimize(0.5 * cp.sum_squares(w) + params["1/(nu N)"] * cp.sum(xi) - rho)
+        slack = cp.sum(xi) if self.sample_weight is None else cp.sum(cp.multiply(self.relative_weights, xi))
+        objective = cp.Minimize(0.5 * cp.sum_squares(w) + params["1/(nu N)"] * slack - rho)
         constraints = {"margin": F @ w >= rho - xi, "xi>=0": xi >= 0}
         problem = cp.Problem(objective, list(constraints.values()))
         return Formulation(self, "primal", problem, {"w": w, "rho": rho, "xi": xi}, constraints, params, "features")
@@ -70,7 +81,8 @@ class OneClassSVM(NoveltyMachine):
         params = self._parameters(("1/(nu N)",))
         a = cp.Variable(self.N, name="a")
         objective = cp.Maximize(-0.5 * quad(a))
-        constraints = {"box": (a >= 0, a <= params["1/(nu N)"]), "sum": cp.sum(a) == 1}
+        box = params["1/(nu N)"] if self.sample_weight is None else params["1/(nu N)"] * self.relative_weights
+        constraints = {"box": (a >= 0, a <= box), "sum": cp.sum(a) == 1}
         problem = cp.Problem(objective, flatten(constraints))
         return Formulation(self, "dual", problem, {"a": a}, constraints, params, form)
 
@@ -81,11 +93,12 @@ class OneClassSVM(NoveltyMachine):
         source = "Scholkopf 2001"
         size = self.output_scale
         slack = s.g - s.rho + s.xi                                            # w^T phi_n - rho + xi_n
+        box_n, box = self.box_n, float(np.max(self.box_n))
         return self._box_and_sum(s, source, "rho") + [
             Condition(source, PRIMAL, "w^T phi(x_n) - rho + xi_n >= 0", np.maximum(0.0, -slack), size),
             Condition(source, PRIMAL, "xi_n >= 0", np.maximum(0.0, -s.xi), size),
-            Condition(source, SLACKNESS, "a_n (w^T phi(x_n) - rho + xi_n) = 0", np.abs(s.a * slack), self.box * size),
-            Condition(source, SLACKNESS, "(1/(nu N) - a_n) xi_n = 0", np.abs((self.box - s.a) * s.xi), self.box * size),
+            Condition(source, SLACKNESS, "a_n (w^T phi(x_n) - rho + xi_n) = 0", np.abs(s.a * slack), box * size),
+            Condition(source, SLACKNESS, "(1/(nu N) - a_n) xi_n = 0", np.abs((box_n - s.a) * s.xi), box * size),
             self._stationarity_w(s, source, "w = sum_n a_n phi(x_n)"),
         ]
 
@@ -97,7 +110,8 @@ class OneClassSVM(NoveltyMachine):
 
     @property
     def libsvm_scale(self) -> float:
-        return self.nu * self.N                 # LIBSVM: 0 <= a <= 1, sum a = nu N
+        # LIBSVM: 0 <= alpha_n <= W_n, sum alpha = nu sum W (W = 1: nu N)
+        return self.nu * (self.N if self.sample_weight is None else float(np.sum(self.sample_weight)))
 
     def _standard_qp(self) -> StandardQP:
         """min 1/2 a^T K a, e^T a = 1, 0 <= a <= 1/(nu N)."""
@@ -109,10 +123,10 @@ class OneClassSVM(NoveltyMachine):
     @classmethod
     def from_libsvm(cls, X: ArrayLike, t: ArrayLike | None, kernel: Kernel,
                     params: Mapping[str, Any], sample_weight: ArrayLike | None) -> "OneClassSVM":
-        return cls(X, kernel, nu=params["nu"])
+        return cls(X, kernel, nu=params["nu"], sample_weight=sample_weight)
 
     def libsvm_multipliers(self, coef: Array, intercept: float) -> tuple[Array, RhoEstimate]:
-        # LIBSVM's alpha sums to nu N: a = alpha / (nu N), b = intercept / (nu N) = -rho
+        # LIBSVM's alpha sums to nu N (nu sum W): a = alpha / (nu N), b = intercept / (nu N) = -rho
         scale = 1.0 / self.libsvm_scale
         return coef * scale, RhoEstimate(-intercept * scale)
 
@@ -124,7 +138,7 @@ class OneClassSVM(NoveltyMachine):
         return np.maximum(0.0, fields["rho"] - Ku), None
 
     def _primal_value(self, norm2: float, fields: dict[str, Any], slacks: tuple) -> float:
-        return 0.5 * norm2 + self.box * float(np.sum(slacks[0])) - fields["rho"]
+        return 0.5 * norm2 + float(self.box_n @ slacks[0]) - fields["rho"]
 
     def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:
         return -0.5 * float(u @ Ku)

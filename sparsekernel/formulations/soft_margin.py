@@ -28,6 +28,7 @@ from ..validation import check_param, check_sample_weight, fail
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._binary import BinaryMachine
+from .hard_margin import HardMarginSVC
 from .machine import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
 from .solution import Solution
 
@@ -185,7 +186,11 @@ class SoftMarginSVC(BinaryMachine):
 
     @classmethod
     def from_libsvm(cls, X: ArrayLike, t: ArrayLike | None, kernel: Kernel,
-                    params: Mapping[str, Any], sample_weight: ArrayLike | None) -> "SoftMarginSVC":
+                    params: Mapping[str, Any], sample_weight: ArrayLike | None) -> BinaryMachine:
+        """The machine; with LIBSVM's C = inf (an infinite box, which no weight changes) the hard
+        margin (7.5)-(7.6)."""
+        if params["C"] == np.inf:
+            return HardMarginSVC(X, t, kernel)
         class_weight = params.get("class_weight")
         return cls(X, t, kernel, C=params["C"], class_weight=class_weight, sample_weight=sample_weight)
 

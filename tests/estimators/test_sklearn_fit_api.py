@@ -1,0 +1,355 @@
+"""The fit API of scikit-learn's five SVMs (issue 17), with scikit-learn's estimator beside ours as the
+reference: sample weights (zero and negative ones drop their samples), ``coef_`` for the linear kernel,
+callable kernels, ``break_ties``, probabilities on tiny classes, ``C=inf``, probability set after fitting,
+gamma='scale' on overflowing data, and the fitted attributes' names, shapes and dtypes."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn import datasets as skdata
+from sklearn import svm
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.preprocessing import StandardScaler
+
+from sparsekernel import estimators as ours_module
+from sparsekernel.errors import InfeasibleError, ValidationError
+
+NAMES = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM"]
+CLASSIFIERS = ["SVC", "NuSVC"]
+#: (estimator, binary data?): the classifiers on a binary and a multiclass set, the others on theirs
+CASES = [(name, False) for name in NAMES] + [(name, True) for name in CLASSIFIERS]
+CASE_IDS = [name + ("-binary" if binary else "") for name, binary in CASES]
+#: LIBSVM's stopping tolerance for both sides: the models then agree to about this, relative
+TOL = 1e-6
+#: agreement of decision values, relative to their spread (both sides stop at TOL in LIBSVM's units)
+AGREE = 1e-4
+#: NuSVC's values are divided by rho, which amplifies both SMOs' stopping errors (0.085 on iris's
+#: pair (1, 2) with the linear kernel; there Clarabel's dual agrees with LIBSVM's to 1e-7)
+NU_SVC_AGREE = 1e-2
+
+
+def _pair(name: str, **params):
+    """(ours, scikit-learn's), with the same parameters."""
+    return getattr(ours_module, name)(**params), getattr(svm, name)(**params)
+
+
+def _iris() -> tuple[np.ndarray, np.ndarray]:
+    X, y = skdata.load_iris(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+def _cancer() -> tuple[np.ndarray, np.ndarray]:
+    X, y = skdata.load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    keep = np.random.default_rng(0).permutation(X.shape[0])[:250]
+    return X[keep], y[keep]
+
+
+def _regression() -> tuple[np.ndarray, np.ndarray]:
+    X, y = skdata.make_friedman1(n_samples=120, n_features=5, noise=0.3, random_state=0)
+    return StandardScaler().fit_transform(X), (y - y.mean()) / y.std()
+
+
+def _data(name: str, binary: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+    if name in CLASSIFIERS:
+        return _cancer() if binary else _iris()
+    if name == "OneClassSVM":
+        return _iris()[0], None
+    return _regression()
+
+
+def _fit(est, X, y, **fit_params):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)   # scikit-learn 1.9 deprecates probability=True
+        return est.fit(X, **fit_params) if y is None else est.fit(X, y, **fit_params)
+
+
+def _values(est, X) -> np.ndarray:
+    return est.predict(X) if not hasattr(est, "decision_function") else est.decision_function(X)
+
+
+def _assert_agree(a: np.ndarray, b: np.ndarray, rel: float = AGREE) -> None:
+    scale = max(1.0, float(np.ptp(b)))
+    np.testing.assert_allclose(a, b, rtol=0, atol=rel * scale)
+
+
+def _weights(n: int) -> np.ndarray:
+    w = np.random.default_rng(1).uniform(0.3, 3.0, n)
+    w[:6] = 0.0
+    w[6:10] = -1.5            # scikit-learn treats a negative weight as zero
+    return w
+
+
+# -- 1. sample_weight ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, binary", CASES, ids=CASE_IDS)
+def test_sample_weights_have_scikit_learns_effect(name: str, binary: bool) -> None:
+    X, y = _data(name, binary)
+    params = {"kernel": "rbf", "gamma": 0.2, "tol": TOL}
+    w = _weights(X.shape[0])
+    ours, theirs = (_fit(e, X, y, sample_weight=w) for e in _pair(name, **params))
+    plain_ours, plain_theirs = (_fit(e, X, y) for e in _pair(name, **params))
+    _assert_agree(_values(ours, X), _values(theirs, X))
+    # the weights' effect on the model is scikit-learn's, to its tolerance's order
+    effect_theirs = _values(theirs, X) - _values(plain_theirs, X)
+    _assert_agree(_values(ours, X) - _values(plain_ours, X), effect_theirs)
+    assert np.ptp(effect_theirs) > 100 * AGREE            # the weights do change the model
+    np.testing.assert_array_equal(ours.n_support_, theirs.n_support_)
+    np.testing.assert_allclose(ours.support_vectors_, theirs.support_vectors_)
+    _assert_agree(ours.dual_coef_, theirs.dual_coef_)
+    _assert_agree(ours.intercept_, theirs.intercept_)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_zero_and_negative_weights_drop_their_samples(name: str) -> None:
+    X, y = _data(name)
+    cls = getattr(ours_module, name)
+    w = np.ones(X.shape[0])
+    w[:10] = np.where(np.arange(10) % 2 == 0, 0.0, -1.0)
+    weighted = _fit(cls(gamma=0.2, tol=TOL), X, y, sample_weight=w)
+    dropped = _fit(cls(gamma=0.2, tol=TOL), X[10:], None if y is None else y[10:])
+    np.testing.assert_allclose(_values(weighted, X), _values(dropped, X), atol=1e-9)
+    # support_ indexes the X given to fit (scikit-learn's indexes the rows of positive weight)
+    np.testing.assert_array_equal(weighted.support_, dropped.support_ + 10)
+    np.testing.assert_array_equal(weighted.support_vectors_, X[weighted.support_])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_weights_that_leave_no_sample_are_a_value_error_as_in_scikit_learn(name: str) -> None:
+    X, y = _data(name)
+    ours, theirs = _pair(name)
+    for est in (ours, theirs):
+        with pytest.raises(ValueError):
+            _fit(est, X, y, sample_weight=-np.ones(X.shape[0]))
+    with pytest.raises(ValidationError, match="sample_weight must"):
+        _fit(ours, X, y, sample_weight=np.ones(X.shape[0] - 1))
+
+
+def test_nu_svc_class_weight_is_accepted_and_ignored_as_by_libsvm() -> None:
+    X, y = _iris()
+    ours, theirs = (_fit(e, X, y) for e in _pair("NuSVC", class_weight={0: 3.0}, gamma=0.2, tol=TOL))
+    plain = _fit(ours_module.NuSVC(gamma=0.2, tol=TOL), X, y)
+    np.testing.assert_array_equal(ours.class_weight_, theirs.class_weight_)
+    _assert_agree(ours.decision_function(X), theirs.decision_function(X))
+    np.testing.assert_allclose(ours.decision_function(X), plain.decision_function(X))
+
+
+# -- 2. coef_ --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", NAMES)
+def test_coef_for_the_linear_kernel_has_scikit_learns_layout(name: str) -> None:
+    X, y = _data(name)
+    ours, theirs = (_fit(e, X, y) for e in _pair(name, kernel="linear", tol=TOL))
+    assert ours.coef_.shape == theirs.coef_.shape and ours.coef_.dtype == theirs.coef_.dtype
+    _assert_agree(ours.coef_, theirs.coef_, rel=NU_SVC_AGREE if name == "NuSVC" else 1e-3)
+    assert not ours.coef_.flags.writeable
+    with pytest.raises(AttributeError):
+        ours.coef_ = np.zeros_like(theirs.coef_)
+    rows = X @ ours.coef_.T + ours.intercept_              # each machine's decision value
+    if name in ("SVC", "NuSVC"):
+        ovo = _fit(getattr(ours_module, name)(kernel="linear", tol=TOL, decision_function_shape="ovo"), X, y)
+        np.testing.assert_allclose(rows, ovo.decision_function(X), atol=1e-9)
+    elif name == "OneClassSVM":
+        np.testing.assert_allclose(rows[:, 0], ours.decision_function(X), atol=1e-9)
+    else:
+        np.testing.assert_allclose(rows[:, 0], ours.predict(X), atol=1e-9)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_coef_is_an_attribute_error_for_other_kernels_as_in_scikit_learn(name: str) -> None:
+    X, y = _data(name)
+    for est in (_fit(e, X, y) for e in _pair(name, kernel="rbf")):
+        with pytest.raises(AttributeError, match="only available when using a linear kernel"):
+            _ = est.coef_
+        assert not hasattr(est, "coef_")
+    assert not hasattr(getattr(ours_module, name)(kernel="linear"), "coef_")   # unfitted
+
+
+# -- 3. callable kernels ---------------------------------------------------------------------------
+
+def quadratic(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """A module-level kernel (so that the estimators pickle): (x^T x' / 4 + 1)^2."""
+    return (A @ B.T / 4.0 + 1.0) ** 2
+
+
+class Recording:
+    """A kernel that keeps the arguments of its calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def __call__(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        self.calls.append((np.array(A), np.array(B)))
+        return quadratic(A, B)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_callable_kernel_gives_scikit_learns_model(name: str) -> None:
+    X, y = _data(name)
+    ours, theirs = (_fit(e, X, y) for e in _pair(name, kernel=quadratic, tol=TOL))
+    _assert_agree(_values(ours, X), _values(theirs, X), rel=NU_SVC_AGREE if name == "NuSVC" else AGREE)
+    if name in CLASSIFIERS:
+        np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+    elif name == "OneClassSVM":                            # off the boundary
+        clear = np.abs(theirs.decision_function(X)) > 1e-3
+        np.testing.assert_array_equal(ours.predict(X)[clear], theirs.predict(X)[clear])
+    copy = clone(ours)
+    assert copy.kernel is quadratic and copy.get_params()["kernel"] is quadratic
+    _assert_agree(_values(_fit(copy, X, y), X), _values(ours, X), rel=1e-9)
+
+
+def test_an_estimator_with_a_callable_kernel_pickles() -> None:
+    X, y = _iris()
+    est = ours_module.SVC(kernel=quadratic).fit(X, y)
+    copy = pickle.loads(pickle.dumps(est))
+    assert copy.kernel is quadratic
+    np.testing.assert_array_equal(copy.decision_function(X), est.decision_function(X))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_predict_calls_the_callable_on_the_test_points_and_the_support_vectors(name: str) -> None:
+    X, y = _data(name)
+    kernel = Recording()
+    est = _fit(getattr(ours_module, name)(kernel=kernel), X, y)
+    kernel.calls.clear()
+    X_test = X[::7] + 0.01
+    est.predict(X_test)
+    assert kernel.calls
+    for A, B in kernel.calls:
+        np.testing.assert_array_equal(A, X_test)
+        assert np.all(np.isin(B.view([("", B.dtype)] * B.shape[1]),
+                              est.support_vectors_.view([("", B.dtype)] * B.shape[1])))
+
+
+def test_a_kernel_name_that_is_neither_is_refused_naming_the_argument() -> None:
+    X, y = _iris()
+    with pytest.raises(ValidationError, match="kernel must be one of .* or a callable"):
+        ours_module.SVC(kernel="gaussian").fit(X, y)
+
+
+# -- 4. break_ties ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", CLASSIFIERS)
+@pytest.mark.parametrize("break_ties", [False, True])
+def test_break_ties_predicts_as_scikit_learn(name: str, break_ties: bool) -> None:
+    X, y = _iris()
+    ours, theirs = (_fit(e, X, y) for e in _pair(name, gamma=0.5, tol=TOL, break_ties=break_ties))
+    rng = np.random.default_rng(2)
+    X_test = np.vstack([X, rng.uniform(-4, 4, size=(400, X.shape[1]))])   # far points: vote ties
+    clear = np.all(np.abs(_fit(getattr(ours_module, name)(gamma=0.5, tol=TOL, decision_function_shape="ovo"),
+                               X, y).decision_function(X_test)) > 1e-3, axis=1)
+    np.testing.assert_array_equal(ours.predict(X_test)[clear], theirs.predict(X_test)[clear])
+    if break_ties:
+        np.testing.assert_array_equal(ours.predict(X_test),
+                                      ours.classes_[np.argmax(ours.decision_function(X_test), axis=1)])
+
+
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_break_ties_with_ovo_is_a_value_error_as_in_scikit_learn(name: str) -> None:
+    X, y = _iris()
+    for est in _pair(name, break_ties=True, decision_function_shape="ovo"):
+        _fit(est, X, y)
+        with pytest.raises(ValueError, match="break_ties must be False"):
+            est.predict(X)
+    with pytest.raises(ValidationError, match="break_ties must be True or False"):
+        ours_module.SVC(break_ties="yes").fit(X, y)
+
+
+# -- 5. probabilities on tiny classes --------------------------------------------------------------
+
+@pytest.mark.parametrize("name", CLASSIFIERS)
+@pytest.mark.parametrize("counts", [(15, 15, 3), (15, 15, 1), (1, 1), (1, 1, 1)])
+def test_probability_fits_when_a_class_has_very_few_samples(name: str, counts: tuple[int, ...]) -> None:
+    y = np.concatenate([np.full(c, k) for k, c in enumerate(counts)])
+    X = np.random.default_rng(3).normal(size=(y.shape[0], 2)) + 2.0 * y[:, None]
+    nu = {"nu": 0.1} if name == "NuSVC" else {}
+    ours, theirs = (_fit(e, X, y) for e in _pair(name, probability=True, random_state=0, **nu))
+    P, Q = ours.predict_proba(X), theirs.predict_proba(X)
+    assert P.shape == Q.shape
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)         # scikit-learn 1.9 deprecates probA_
+        assert ours.probA_.shape == theirs.probA_.shape == (len(counts) * (len(counts) - 1) // 2,)
+
+
+# -- 6. C = inf ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kernel, classes", [("linear", (0, 1)), ("rbf", (0, 1, 2))], ids=["binary", "multiclass"])
+def test_c_inf_is_the_hard_margin_as_in_scikit_learn(kernel: str, classes: tuple[int, ...]) -> None:
+    X, y = _iris()
+    keep = np.isin(y, classes)
+    X, y = X[keep], y[keep]
+    ours, theirs = (_fit(e, X, y) for e in _pair("SVC", C=np.inf, kernel=kernel, gamma=0.5, tol=TOL))
+    assert all(m.name == "HardMarginSVC" for m in ours.machines_)
+    _assert_agree(ours.decision_function(X), theirs.decision_function(X), rel=1e-3)
+    np.testing.assert_array_equal(ours.predict(X), y)
+
+
+def test_c_inf_on_data_that_are_not_separable_is_infeasible() -> None:
+    X, y = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]]), np.array([0, 0, 1, 1])   # XOR
+    with pytest.raises(InfeasibleError, match="not separable"):
+        ours_module.SVC(C=np.inf, kernel="linear").fit(X, y)
+
+
+@pytest.mark.parametrize("name", ["SVR", "NuSVR"])
+def test_c_inf_for_regression_is_refused_naming_c(name: str) -> None:
+    X, y = _regression()
+    with pytest.raises(ValidationError, match="C must be a positive finite number; got inf"):
+        getattr(ours_module, name)(C=np.inf).fit(X, y)
+
+
+# -- 7. probability after fitting; gamma='scale' on overflowing data ----------------------------------
+
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_probability_set_after_fitting_is_not_fitted_as_in_scikit_learn(name: str) -> None:
+    X, y = _iris()
+    for est in _pair(name):
+        _fit(est, X, y)
+        assert not hasattr(est, "predict_proba")
+        with pytest.raises(AttributeError, match="predict_proba"):
+            est.predict_proba(X)
+        est.set_params(probability=True)
+        with pytest.raises(NotFittedError, match="fitted with probability=False"):
+            est.predict_proba(X)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("scale", [1.2e154, 1e200], ids=["n var X overflows", "var X overflows"])
+def test_gamma_scale_on_overflowing_data_names_x(name: str, scale: float) -> None:
+    X, y = _data(name)
+    with pytest.raises(ValidationError, match="^X must have a finite, non-negligible variance"):
+        _fit(getattr(ours_module, name)(), X * scale, y)
+
+
+# -- 8. parameters and fitted attributes -----------------------------------------------------------
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_scikit_learn_parameter_is_accepted(name: str) -> None:
+    ours, theirs = _pair(name)
+    assert set(theirs.get_params()) <= set(ours.get_params())
+    assert set(ours.get_params()) - set(theirs.get_params()) == {"solver"}
+
+
+@pytest.mark.parametrize("name, binary", CASES, ids=CASE_IDS)
+def test_fitted_attributes_have_scikit_learns_names_shapes_and_dtypes(name: str, binary: bool) -> None:
+    X, y = _data(name, binary)
+    ours, theirs = (_fit(e, X, y) for e in _pair(name, gamma=0.2, tol=TOL))
+    names = [k for k in vars(theirs) if k.endswith("_") and not k.startswith("_")]
+    names += ["probA_", "probB_"] if name in CLASSIFIERS else []
+    for attribute in names:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)     # scikit-learn 1.9 deprecates probA_, probB_
+            a, b = getattr(ours, attribute), getattr(theirs, attribute)
+        if isinstance(b, tuple) or np.isscalar(b):
+            assert np.shape(a) == np.shape(b) and type(a) is type(b), attribute
+            continue
+        assert a.shape == b.shape and a.dtype == b.dtype, (attribute, a.shape, b.shape, a.dtype, b.dtype)
+    np.testing.assert_array_equal(ours.support_, theirs.support_)
+    np.testing.assert_array_equal(ours.n_support_, theirs.n_support_)
+    assert ours.fit_status_ == theirs.fit_status_ == 0
+    assert ours.shape_fit_ == theirs.shape_fit_
