@@ -216,7 +216,9 @@ def add_row(S: Array, Q: Array, labels: list, tol: float) -> EvidenceRow:
     """The add row: the largest gain (x - 1 - ln x)/2, x = Q^2/S > 1, of an excluded function (Result 7.18)."""
     add = np.zeros(S.size)
     relevant = Q * Q > S
-    add[relevant] = 0.5 * ((Q[relevant] ** 2 - S[relevant]) / S[relevant] + np.log(S[relevant] / Q[relevant] ** 2))
+    with np.errstate(divide="ignore", invalid="ignore"):  # S <= 0: rounding left no digits; nan, so the row fails
+        add[relevant] = 0.5 * ((Q[relevant] ** 2 - S[relevant]) / S[relevant]
+                               + np.log(S[relevant] / Q[relevant] ** 2))
     return _row("(7.100)", "add an excluded function with q_i^2 > s_i", add, labels, tol)
 
 
