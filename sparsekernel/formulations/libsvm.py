@@ -29,6 +29,7 @@ from numpy.typing import ArrayLike
 from ..errors import ValidationError
 from ..validation import check_param
 from ..kernels import Kernel, make_kernel
+from ..sparse import same_rows
 from .machine import Machine
 from .solution import Solution
 
@@ -134,7 +135,7 @@ def _check_training_set(estimator: Any, machine: Machine) -> None:
         raise ValidationError(
             f"X must be the {estimator.shape_fit_[0]} training points the estimator was fitted on; got {machine.N}"
         )
-    if machine.kernel.name != "precomputed" and not np.allclose(machine.X[estimator.support_], estimator.support_vectors_):
+    if machine.kernel.name != "precomputed" and not same_rows(machine.X[estimator.support_], estimator.support_vectors_):
         raise ValidationError("X must be the training data the estimator was fitted on (its support vectors differ)")
 
 
