@@ -160,6 +160,7 @@ class _BaseSVM(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self._precomputed
+        tags.input_tags.sparse = not self._precomputed
         return tags
 
 
