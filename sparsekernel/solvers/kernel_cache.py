@@ -21,10 +21,11 @@ one BLAS matrix product per block of columns:
     Precomputed the rows of the Gram matrix X itself
     other       the kernel object's own ``k(X[rows], X)``
 
-A sparse X (CSR) is never densified: a block of rows is one sparse-times-dense
-product X x_r for the few rows r asked for (x_r scattered into a dense
-(D, k) block, O(nnz(X) k) work, as LIBSVM's sparse dot products do it entry
-by entry), and the RBF exponent is formed from the row norms,
+A sparse X (CSR) is never densified: a block of rows is one sparse-times-sparse
+product X[rows] X^T (X^T kept once as CSR), which touches only the stored
+entries that meet (LIBSVM merges the index lists of two rows entry by entry;
+here a row of K costs the products of x_r's entries with the columns of X that
+hold them), and the RBF exponent is formed from the row norms,
 2 gamma x_n^T x_m - gamma ||x_n||^2 - gamma ||x_m||^2 (not centred: centring
 would fill the matrix in).
 
@@ -75,6 +76,8 @@ PRODUCT_ENTRIES = 1 << 17
 #: Fewest columns per chunk.
 COLUMN_CHUNK = 1024
 MEGABYTE = 1 << 20
+#: Entries of the dense float64 block of dot products of a sparse X (8 MB).
+SPARSE_GROUP_ENTRIES = 1 << 20
 
 
 def row_dtype(n_points: int) -> type:
@@ -204,7 +207,7 @@ class KernelRowCache:
         self.store[slots] = block
 
     def _compute_rows(self, points: NDArray[np.int64], out: NDArray[np.float32]) -> None:
-        # a sparse product reads all of X once per call: one call for every column
+        # a sparse X: one product for all the columns (X^T is not sliced), in groups of rows
         width = self.N if issparse(self.X) else max(COLUMN_CHUNK, CHUNK_ENTRIES // max(points.size, 1))
         for c0 in range(0, self.N, width):
             c1 = min(c0 + width, self.N)
@@ -310,16 +313,25 @@ def _dot_block(X: Array, kernel: Kernel) -> BlockFunction:
 
 
 def _sparse_block(X, kernel: Kernel) -> BlockFunction:
-    """Rows of a kernel of x_n^T x_m on a CSR X: dots = X[c0:c1] @ X[rows]^T, then the kernel's map."""
+    """Rows of a kernel of x_n^T x_m on a CSR X: dots = X[rows] @ X^T, a sparse-times-sparse product.
+
+    X^T is kept once as CSR (nnz entries more), so that a row costs the products of its stored
+    entries with the matching columns only (for text-like data a small fraction of nnz(X)), and
+    the rows are taken in groups of at most ``SPARSE_GROUP_ENTRIES / N`` so that the dense float64
+    block of dot products stays small whatever the number of rows asked for.
+    """
     sq = row_squared_norms(X) if isinstance(kernel, RBF) else None
+    Xt = X.T.tocsr()                                                  # (D, N)
     N = X.shape[0]
+    group = max(1, SPARSE_GROUP_ENTRIES // max(N, 1))
 
     def block(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.floating]) -> None:
-        right = X[rows].T.toarray()                                  # (D, k), dense: k is 2 or 3
-        left = X if (c0 == 0 and c1 == N) else X[c0:c1]
-        dots = np.ascontiguousarray((left @ right).T)                # (k, c1 - c0) = x_r^T x_m
-        _dot_kernel(kernel, dots, None if sq is None else sq[rows], None if sq is None else sq[c0:c1])
-        out[:] = dots
+        right = Xt if (c0 == 0 and c1 == N) else Xt[:, c0:c1]
+        for g0 in range(0, rows.size, group):
+            part = rows[g0:g0 + group]
+            dots = (X[part] @ right).toarray()                        # (len(part), c1 - c0) = x_r^T x_m
+            _dot_kernel(kernel, dots, None if sq is None else sq[part], None if sq is None else sq[c0:c1])
+            out[g0:g0 + part.size] = dots
 
     return block
 
@@ -395,7 +407,7 @@ def _sparse_exact(X, kernel: Kernel) -> ExactFunction:
     sq = row_squared_norms(X) if isinstance(kernel, RBF) else None
 
     def columns(cols: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], Array]:
-        right = X[cols].T.tocsc()                                    # (D, len(cols)), sparse
+        right = X[cols].T.tocsr()                                    # (D, len(cols)), sparse, once
 
         def rows_of(rows: NDArray[np.int64]) -> Array:
             dots = np.asarray((X[rows] @ right).toarray(), dtype=np.float64)
