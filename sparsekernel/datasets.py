@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .sparse import compact_indices
 from .validation import check_param
 from .errors import ValidationError
 
@@ -179,5 +180,5 @@ def load_libsvm(path: str | os.PathLike[str], dense: bool = False) -> tuple[Any,
         X, t = load_svmlight_file(str(p))
     except ValueError as exc:
         raise ValidationError(f"{str(path)!r} is not a valid LIBSVM-format file: {exc}") from exc
-    X = X.tocsr().astype(np.float64, copy=False)
+    X = compact_indices(X.tocsr().astype(np.float64, copy=False))
     return (np.asarray(X.toarray(), dtype=np.float64) if dense else X), np.asarray(t, dtype=np.float64)

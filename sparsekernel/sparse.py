@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from .errors import ValidationError
 
 __all__ = ["issparse", "as_rows", "to_dense", "row_squared_norms", "variance", "read_only_rows", "same_rows",
-           "check_sparse_matrix"]
+           "check_sparse_matrix", "compact_indices"]
 
 Array = NDArray[np.float64]
 
@@ -91,10 +91,20 @@ def check_sparse_matrix(X: Any, name: str = "X") -> sp.csr_matrix:
                               f"got a sparse matrix of shape {X.shape}")
     if np.asarray(X.data).dtype.kind == "c":
         raise ValidationError(f"{name} must be a 2-D array of real numbers; got complex values (dtype {X.dtype})")
-    A = sp.csr_matrix(X, dtype=np.float64)
+    A = compact_indices(sp.csr_matrix(X, dtype=np.float64))
     if not np.all(np.isfinite(A.data)):
         A = A.tocoo()
         bad = int(np.flatnonzero(~np.isfinite(A.data))[0])
         raise ValidationError(f"{name} must contain only finite values; got NaN or inf at index "
                               f"({int(A.row[bad])}, {int(A.col[bad])})")
     return A
+
+
+def compact_indices(A: sp.csr_matrix) -> sp.csr_matrix:
+    """A with 32-bit indices where they fit (LIBSVM through scikit-learn refuses 64-bit ones)."""
+    if A.indices.dtype == np.int32 and A.indptr.dtype == np.int32:
+        return A
+    if max(A.nnz, *A.shape) >= np.iinfo(np.int32).max:
+        return A
+    out = sp.csr_matrix((A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)), shape=A.shape)
+    return out
