@@ -52,7 +52,8 @@ def _tour(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray]:
+def _load(args: argparse.Namespace) -> tuple[Any, np.ndarray]:
+    """X, t from the data file: a LIBSVM file's X stays sparse (CSR) through the fit."""
     from .datasets import load_csv, load_libsvm
 
     fmt = args.format or ("csv" if Path(args.data).suffix.lower() == ".csv" else "libsvm")
@@ -73,13 +74,14 @@ def machine_from_args(args: argparse.Namespace) -> tuple[Any, list[str]]:
     """Build the machine the command-line arguments describe, with notes to show the user."""
     from .formulations import MACHINES
     from .kernels import make_kernel
+    from .sparse import variance as sparse_variance
 
     X, t = _load(args)
     cls = MACHINES[args.machine]
     notes = []
     gamma = None if args.gamma == "scale" else float(args.gamma)
     with np.errstate(over="ignore"):                 # an overflowing variance is refused by make_kernel
-        variance = float(X.var())
+        variance = sparse_variance(X)
     kernel = make_kernel(args.kernel, gamma=gamma, degree=args.degree, coef0=args.coef0,
                          n_features=X.shape[1], X_var=variance)
     if cls.task == "classification":

@@ -1,4 +1,5 @@
-"""The notes' stand-in data sets, seeded, and loaders for CSV and LIBSVM files.
+"""The notes' stand-in data sets, seeded, and loaders for CSV and LIBSVM files
+(a LIBSVM file's X is kept sparse, CSR).
 
 The book's data are not distributed; the notes reproduce each figure on a
 stand-in set, and these functions generate them. Each returns ``(X, t)`` and
@@ -19,10 +20,12 @@ from __future__ import annotations
 import csv
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .sparse import compact_indices
 from .validation import check_param
 from .errors import ValidationError
 
@@ -152,8 +155,22 @@ def _numeric(row: list[str]) -> bool:
     return True
 
 
-def load_libsvm(path: str | os.PathLike[str]) -> tuple[Array, Array]:
-    """Read a LIBSVM/svmlight file with scikit-learn's reader; X is returned dense."""
+def load_libsvm(path: str | os.PathLike[str], dense: bool = False) -> tuple[Any, Array]:
+    """Read a LIBSVM/svmlight file with scikit-learn's reader.
+
+    Parameters
+    ----------
+    path : str or path
+    dense : bool
+        False (the default): X is the file's sparse matrix, ``scipy.sparse.csr_matrix`` of
+        float64, shape (N, D), as stored (every machine and estimator takes it as it is);
+        True: X is densified to an ndarray (N, D), for callers that need dense values.
+
+    Returns
+    -------
+    X : csr_matrix or ndarray, shape (N, D)
+    t : ndarray, shape (N,)
+    """
     from sklearn.datasets import load_svmlight_file
 
     p = Path(path)
@@ -163,4 +180,5 @@ def load_libsvm(path: str | os.PathLike[str]) -> tuple[Array, Array]:
         X, t = load_svmlight_file(str(p))
     except ValueError as exc:
         raise ValidationError(f"{str(path)!r} is not a valid LIBSVM-format file: {exc}") from exc
-    return np.asarray(X.toarray(), dtype=np.float64), np.asarray(t, dtype=np.float64)
+    X = compact_indices(X.tocsr().astype(np.float64, copy=False))
+    return (np.asarray(X.toarray(), dtype=np.float64) if dense else X), np.asarray(t, dtype=np.float64)

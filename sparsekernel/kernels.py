@@ -17,6 +17,13 @@ not taken to be positive semidefinite (the SVMs check the Gram matrix).
 
 With ``Precomputed()`` the "X" handed to a machine is the Gram matrix itself,
 and a test-time "X" is the cross-kernel matrix of shape (n_test, n_train).
+
+X and Y may be ``scipy.sparse`` matrices (any format; held as CSR): the
+values are computed from sparse products and row norms (scikit-learn's
+pairwise kernels and ``safe_sparse_dot``) without densifying the inputs; the
+kernel matrix returned is dense. ``Linear.features`` of a sparse X is X itself
+(CSR); ``Polynomial.features`` is dense (it is only used when its dimension
+is at most N).
 """
 
 from __future__ import annotations
@@ -30,7 +37,9 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 from sklearn.metrics import pairwise
+from sklearn.utils.extmath import safe_sparse_dot
 
+from .sparse import as_rows, row_squared_norms, to_dense
 from .validation import check_matrix, check_param
 from .errors import ValidationError
 
@@ -60,8 +69,8 @@ class Kernel:
     name: str = "kernel"
 
     def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
-        A = np.asarray(X, dtype=np.float64)
-        B = A if Y is None else np.asarray(Y, dtype=np.float64)
+        A = as_rows(X)
+        B = A if Y is None else as_rows(Y)
         if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[1]:
             raise ValidationError(
                 f"kernel arguments must be 2-D arrays with the same number of columns; "
@@ -92,11 +101,10 @@ class Linear(Kernel):
     name = "linear"
 
     def _gram(self, A: Array, B: Array) -> Array:
-        return A @ B.T
+        return safe_sparse_dot(A, B.T, dense_output=True)
 
     def diag(self, X: ArrayLike) -> Array:
-        A = np.asarray(X, dtype=np.float64)
-        return np.einsum("ij,ij->i", A, A)
+        return row_squared_norms(X)
 
     @property
     def has_features(self) -> bool:
@@ -106,8 +114,9 @@ class Linear(Kernel):
         return n_features
 
     def features(self, X: ArrayLike) -> Array:
-        """phi(x) = x, shape (n, D)."""
-        return np.array(X, dtype=np.float64, copy=True)
+        """phi(x) = x, shape (n, D): a copy of a dense X; a sparse X itself, as CSR (not copied)."""
+        A = as_rows(X)
+        return A if not isinstance(A, np.ndarray) else np.array(A, copy=True)
 
 
 @dataclass(frozen=True)
@@ -132,8 +141,7 @@ class Polynomial(Kernel):
         return pairwise.polynomial_kernel(A, B, degree=self.degree, gamma=self.gamma, coef0=self.coef0)
 
     def diag(self, X: ArrayLike) -> Array:
-        A = np.asarray(X, dtype=np.float64)
-        return (self.gamma * np.einsum("ij,ij->i", A, A) + self.coef0) ** self.degree
+        return (self.gamma * row_squared_norms(X) + self.coef0) ** self.degree
 
     @property
     def has_features(self) -> bool:
@@ -157,7 +165,7 @@ class Polynomial(Kernel):
             raise ValidationError(
                 f"coef0 must be non-negative for a real finite feature map; got {self.coef0!r}"
             )
-        A = np.asarray(X, dtype=np.float64)
+        A = to_dense(X)            # dimension <= N where the machines use it
         n, D = A.shape
         d, c, g = self.degree, self.coef0, self.gamma
         columns = []
@@ -185,7 +193,7 @@ class RBF(Kernel):
         return pairwise.rbf_kernel(A, B, gamma=self.gamma)
 
     def diag(self, X: ArrayLike) -> Array:
-        return np.ones(np.asarray(X).shape[0])
+        return np.ones(as_rows(X).shape[0])
 
 
 @dataclass(frozen=True)
@@ -210,8 +218,7 @@ class Sigmoid(Kernel):
         return pairwise.sigmoid_kernel(A, B, gamma=self.gamma, coef0=self.coef0)
 
     def diag(self, X: ArrayLike) -> Array:
-        A = np.asarray(X, dtype=np.float64)
-        return np.tanh(self.gamma * np.einsum("ij,ij->i", A, A) + self.coef0)
+        return np.tanh(self.gamma * row_squared_norms(X) + self.coef0)
 
 
 @dataclass(frozen=True)
@@ -226,13 +233,13 @@ class Precomputed(Kernel):
     always_psd = False
 
     def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
-        A = np.asarray(X, dtype=np.float64)
+        A = to_dense(X)            # kernel values are dense by nature
         if A.ndim != 2:
             raise ValidationError(f"a precomputed kernel must be a 2-D array; got shape {A.shape}")
         return A
 
     def diag(self, X: ArrayLike) -> Array:
-        A = np.asarray(X, dtype=np.float64)
+        A = to_dense(X)
         if A.ndim != 2 or A.shape[0] != A.shape[1]:
             raise ValidationError(
                 "the diagonal of a precomputed kernel needs the square Gram matrix; "

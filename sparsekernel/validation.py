@@ -13,6 +13,7 @@ import numbers
 from typing import Callable
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import ValidationError
@@ -114,8 +115,23 @@ def _all_real_numbers(X: ArrayLike) -> bool:
     return all(isinstance(v, numbers.Real) and not isinstance(v, (str, bytes)) for v in flat)
 
 
-def check_matrix(X: ArrayLike, name: str = "X", *, square: bool = False) -> NDArray[np.float64]:
-    """A finite 2-D float array (a view of the input whenever possible)."""
+def check_matrix(X: ArrayLike, name: str = "X", *, square: bool = False, sparse: bool = False) -> NDArray[np.float64]:
+    """A finite 2-D float array (a view of the input whenever possible).
+
+    With ``sparse=True`` a scipy.sparse X is accepted and returned as CSR float64 (kept sparse);
+    without, it is refused with a ValidationError naming ``name``.
+    """
+    if sp.issparse(X):
+        if not sparse:
+            raise ValidationError(f"{name} must be a dense 2-D array here; got a scipy.sparse matrix of shape "
+                                  f"{X.shape} (this step needs dense values: pass {name}.toarray() if it fits)")
+        from .sparse import check_sparse_matrix
+
+        A = check_sparse_matrix(X, name)
+        if square and A.shape[0] != A.shape[1]:
+            raise ValidationError(
+                f"{name} must be a square Gram matrix for a precomputed kernel; got shape {A.shape}")
+        return A
     _check_real_dtype(X, name, "a 2-D array of real numbers")
     try:
         A = np.asarray(X, dtype=np.float64)

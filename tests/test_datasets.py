@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse
 from sklearn.datasets import dump_svmlight_file
 
 from sparsekernel import datasets
@@ -83,8 +84,12 @@ def test_load_libsvm_round_trip(tmp_path) -> None:
     path = tmp_path / "data.libsvm"
     dump_svmlight_file(X, t, str(path))
     X2, t2 = datasets.load_libsvm(path)
-    np.testing.assert_allclose(X2, X, rtol=1e-15)
+    assert scipy.sparse.issparse(X2) and X2.format == "csr"          # kept sparse by default
+    np.testing.assert_allclose(X2.toarray(), X, rtol=1e-15)
     np.testing.assert_array_equal(t2, t)
+    X3, _ = datasets.load_libsvm(path, dense=True)
+    assert isinstance(X3, np.ndarray)
+    np.testing.assert_allclose(X3, X, rtol=1e-15)
 
 
 def test_loaders_report_bad_files(tmp_path) -> None:

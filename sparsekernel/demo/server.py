@@ -61,7 +61,8 @@ def _load(payload: Any) -> dict[str, Any]:
         path = Path(tmp) / f"upload.{payload['format']}"
         path.write_text(payload["content"])
         try:
-            X, t = (load_csv if payload["format"] == "csv" else load_libsvm)(path)
+            # the demo draws 1 or 2 input columns in the plane: dense values (densified explicitly)
+            X, t = load_csv(path) if payload["format"] == "csv" else load_libsvm(path, dense=True)
         except ValidationError as exc:
             raise ApiError(400, str(exc).replace(str(path), "the file")) from exc
     if X.shape[1] not in (1, 2):

@@ -8,9 +8,11 @@ from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
 import numpy as np
+import scipy.sparse
 from numpy.typing import ArrayLike
 
 from ..errors import ValidationError
+from ..sparse import as_rows, issparse
 from ..formulations.machine import Machine
 from ..formulations.solution import Solution
 from .categories import categories
@@ -116,11 +118,13 @@ def _name(sol: Solution) -> str:
 
 def _points(sol_a: Solution, sol_b: Solution, X: ArrayLike | None, machine: Machine | None) -> np.ndarray:
     if X is not None:
-        return np.asarray(X, dtype=np.float64)
+        return as_rows(X)
     if machine is not None:
         return machine.X
     if sol_a.support_vectors is None or sol_b.support_vectors is None:
         raise ValidationError("X must be given to compare decision values of precomputed-kernel solutions; got None")
+    if issparse(sol_a.support_vectors) or issparse(sol_b.support_vectors):
+        return scipy.sparse.vstack([sol_a.support_vectors, sol_b.support_vectors], format="csr")
     return np.vstack([sol_a.support_vectors, sol_b.support_vectors])
 
 

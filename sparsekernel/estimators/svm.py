@@ -72,6 +72,7 @@ from ..errors import ValidationError
 from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
 from ..formulations.solve import solve
+from .. import sparse
 from ..kernels import Kernel, make_kernel
 from .multiclass import libsvm_dual_coef, one_versus_one_coef, one_versus_one_pairs, votes, votes_and_confidences
 from .probability import Sigmoid, consistent_with, couple, fit_platt
@@ -82,6 +83,8 @@ Array = NDArray[np.float64]
 #: scikit-learn's callable kernel: k(X, Y) -> Gram matrix (len(X), len(Y))
 KernelFunction = Callable[[Array, Array], ArrayLike]
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
+#: sparse formats accepted for X (kept sparse, as CSR, through the fit; not for a precomputed kernel)
+SPARSE = ("csr", "csc")
 
 
 class _BaseSVM(BaseEstimator):
@@ -168,13 +171,13 @@ class _BaseSVM(BaseEstimator):
             return make_kernel(self.kernel)
         gamma = None if self.gamma == "scale" else (1.0 / X.shape[1] if self.gamma == "auto" else float(self.gamma))
         with np.errstate(over="ignore"):            # an overflowing variance is refused by make_kernel
-            variance = float(X.var())
+            variance = sparse.variance(X)
         return make_kernel(self.kernel, gamma=gamma, degree=self.degree, coef0=self.coef0,
                            n_features=X.shape[1], X_var=variance)
 
     def _validate_X(self, X: ArrayLike, reset: bool) -> Array:
-        X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
-        X = check_matrix(X, "X")
+        X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite=False, accept_sparse=SPARSE)
+        X = check_matrix(X, "X", sparse=not self._precomputed)
         if self._precomputed and reset and X.shape[0] != X.shape[1]:
             raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
         if self._precomputed and not reset and X.shape[1] != self.shape_fit_[0]:
@@ -208,8 +211,7 @@ class _BaseSVM(BaseEstimator):
         support is then ``local``, the same points in the same order): X's rows are kept once."""
         if self._precomputed:
             return np.empty((0, 0)), sol
-        rows = X[support]
-        rows.flags.writeable = False
+        rows = sparse.read_only_rows(X, support)          # CSR when X is sparse, as scikit-learn's
         return rows, dataclasses.replace(sol, support=local, support_vectors=rows)
 
     def _fit_one(self, X: Array, y: Array | None, sample_weight: ArrayLike | None) -> Solution:
@@ -238,6 +240,7 @@ class _BaseSVM(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self._precomputed
+        tags.input_tags.sparse = not self._precomputed
         return tags
 
 
@@ -287,8 +290,8 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "_ClassifierBase":
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False)
-        X = check_matrix(X, "X")
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False, accept_sparse=SPARSE)
+        X = check_matrix(X, "X", sparse=not self._precomputed)
         if self._precomputed and X.shape[0] != X.shape[1]:
             raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
         check_classification_targets(y)
@@ -547,8 +550,9 @@ class _RegressorBase(RegressorMixin, _BaseSVM):
 
     def _fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None) -> "_RegressorBase":
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False, y_numeric=True)
-        X = check_matrix(X, "X")
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False, y_numeric=True,
+                             accept_sparse=SPARSE)
+        X = check_matrix(X, "X", sparse=not self._precomputed)
         if self._precomputed and X.shape[0] != X.shape[1]:
             raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
         sol = self._fit_one(X, y, sample_weight)

@@ -29,6 +29,7 @@ from numpy.typing import ArrayLike
 from ..errors import ValidationError
 from ..validation import check_param
 from ..kernels import Kernel, make_kernel
+from ..sparse import same_rows, to_dense
 from .machine import Machine
 from .solution import Solution
 
@@ -121,7 +122,7 @@ def from_sklearn(estimator: Any, X: ArrayLike, t: ArrayLike | None = None,
     machine = machine_from_sklearn(estimator, X, t, sample_weight)
     _check_training_set(estimator, machine)
     coef = np.zeros(machine.N)
-    coef[estimator.support_] = estimator.dual_coef_[0]
+    coef[estimator.support_] = to_dense(estimator.dual_coef_)[0]      # sparse when fitted on a sparse X
     z, rho = machine.libsvm_multipliers(coef, float(estimator.intercept_[0]))
     info = {"solver": "LIBSVM", "method": "libsvm",
             "status": "optimal" if getattr(estimator, "fit_status_", 0) == 0 else "not converged",
@@ -134,7 +135,7 @@ def _check_training_set(estimator: Any, machine: Machine) -> None:
         raise ValidationError(
             f"X must be the {estimator.shape_fit_[0]} training points the estimator was fitted on; got {machine.N}"
         )
-    if machine.kernel.name != "precomputed" and not np.allclose(machine.X[estimator.support_], estimator.support_vectors_):
+    if machine.kernel.name != "precomputed" and not same_rows(machine.X[estimator.support_], estimator.support_vectors_):
         raise ValidationError("X must be the training data the estimator was fitted on (its support vectors differ)")
 
 

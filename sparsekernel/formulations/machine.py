@@ -37,6 +37,7 @@ from .._lazy import cvxpy as cp
 from ..validation import check_matrix, check_param
 from ..errors import SolverError, ValidationError
 from ..kernels import Kernel, feature_map, make_kernel
+from ..sparse import issparse, to_dense
 from ..solvers.standard_qp import RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
 from .solution import Solution
 
@@ -85,6 +86,12 @@ class FeatureSpace:
     @property
     def rank(self) -> int:
         return int(self.F.shape[1])
+
+    @cached_property
+    def dense(self) -> Array:
+        """F as a dense array (F is CSR for the linear kernel on a sparse X; its width is at most N
+        where it is explicit, so that this costs no more than the Gram matrix a dual would need)."""
+        return to_dense(self.F)
 
 
 #: The cases of Result 7.6's table, in order, for each kind of machine (and the
@@ -309,7 +316,10 @@ class Machine(abc.ABC):
     def __init__(self, X: ArrayLike, t: ArrayLike | None, kernel: Kernel | str, psd_tol: float = 1e-8) -> None:
         self._qp: StandardQP | None = None
         self.kernel = make_kernel(kernel)
-        self.X = check_matrix(X, "X", square=self.kernel.name == "precomputed")
+        precomputed = self.kernel.name == "precomputed"
+        # a sparse X stays sparse (CSR); a Gram matrix is dense by nature
+        self.X = check_matrix(to_dense(X) if precomputed and issparse(X) else X, "X", square=precomputed,
+                              sparse=True)
         self.t = self._check_targets(t)
         self.psd_tol = float(check_param("psd_tol", psd_tol))
         self.N = int(self.X.shape[0])
@@ -420,7 +430,7 @@ class Machine(abc.ABC):
     def primal(self) -> Formulation:
         """The primal problem in feature space (explicit or empirical features)."""
         if "primal" not in self._formulations:
-            self._formulations["primal"] = self._build_primal(self.feature_space.F)
+            self._formulations["primal"] = self._build_primal(self.feature_space.dense)
         return self._formulations["primal"]
 
     def dual(self, form: str = "auto") -> Formulation:
@@ -444,7 +454,7 @@ class Machine(abc.ABC):
     def _quadratic(self, form: str) -> Callable[[cp.Expression], cp.Expression]:
         """u -> u^T K u as a cvxpy expression, in the chosen form."""
         if form == "factor":
-            F = self.feature_space.F
+            F = self.feature_space.dense
             return lambda u: cp.sum_squares(F.T @ u)
         fs = self.feature_space  # runs the definiteness check once
         del fs
@@ -796,6 +806,6 @@ def flatten(constraints: dict[str, Any]) -> list[Any]:
 def _least_squares_expansion(F: Array) -> Callable[[Array], Array]:
     """w -> c with F^T c = w (minimum norm), so w^T phi(x) = sum_n c_n k(x, x_n) on span(F)."""
     def expansion(w: Array) -> Array:
-        return np.linalg.lstsq(F.T, w, rcond=None)[0]
+        return np.linalg.lstsq(to_dense(F).T, w, rcond=None)[0]
     return expansion
 

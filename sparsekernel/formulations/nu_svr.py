@@ -180,7 +180,7 @@ class NuSVR(RegressionMachine):
     @classmethod
     def from_libsvm(cls, X: ArrayLike, t: ArrayLike | None, kernel: Kernel,
                     params: Mapping[str, Any], sample_weight: ArrayLike | None) -> "NuSVR":
-        N = np.asarray(X).shape[0]
+        N = X.shape[0] if hasattr(X, "shape") else len(X)
         return cls(X, t, kernel, C=params["C"] * N, nu=params["nu"],         # LIBSVM's C is the notes' C / N
                    sample_weight=sample_weight)
 

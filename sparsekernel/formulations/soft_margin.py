@@ -135,7 +135,7 @@ class SoftMarginSVC(BinaryMachine):
         divided by C (the Solution reports the primal's scale).
         """
         if "hinge" not in self._formulations:
-            self._formulations["hinge"] = self._build_hinge(self.feature_space.F)
+            self._formulations["hinge"] = self._build_hinge(self.feature_space.dense)
         return self._formulations["hinge"]
 
     def _build_hinge(self, F: Array) -> Formulation:
@@ -233,7 +233,7 @@ class SoftMarginSVC(BinaryMachine):
     def _multipliers_from_hinge(self, w: Array, margins: Array, margin_tol: float = 1e-4) -> Array:
         """a from the primal point: a_n = C_n where t_n y_n < 1, 0 where > 1, and on the
         margin the values in [0, C_n] that best satisfy (7.29) and (7.30)."""
-        F, C_n = self.feature_space.F, self.C_n
+        F, C_n = self.feature_space.dense, self.C_n
         inside = margins < 1 - margin_tol
         on = np.abs(margins - 1) <= margin_tol
         a = np.where(inside, C_n, 0.0)

@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ValidationError
 from ..kernels import Kernel
+from ..sparse import as_rows, issparse
 
 __all__ = ["Solution"]
 
@@ -24,6 +25,9 @@ def _frozen(value: Any) -> Any:
     if isinstance(value, np.ndarray) and value.flags.writeable:
         value = value.copy()
         value.flags.writeable = False
+    elif issparse(value) and value.data.flags.writeable:     # sparse support vectors: their values
+        value = value.copy()
+        value.data.flags.writeable = False
     return value
 
 
@@ -158,7 +162,7 @@ class Solution:
         With a precomputed kernel, X is the cross-kernel matrix (n, N); SVDD
         then also needs ``diag``, the values k(x, x) of the new points.
         """
-        A = np.asarray(X, dtype=np.float64)
+        A = as_rows(X)                          # a sparse X stays sparse (CSR)
         if self.support.shape[0] == 0 and self.kernel.name != "precomputed":
             values = np.full(A.shape[0], self.b)  # no support vector: the expansion is empty
         elif self.kernel.name == "precomputed":

@@ -21,6 +21,14 @@ one BLAS matrix product per block of columns:
     Precomputed the rows of the Gram matrix X itself
     other       the kernel object's own ``k(X[rows], X)``
 
+A sparse X (CSR) is never densified: a block of rows is one sparse-times-sparse
+product X[rows] X^T (X^T kept once as CSR), which touches only the stored
+entries that meet (LIBSVM merges the index lists of two rows entry by entry;
+here a row of K costs the products of x_r's entries with the columns of X that
+hold them), and the RBF exponent is formed from the row norms,
+2 gamma x_n^T x_m - gamma ||x_n||^2 - gamma ||x_m||^2 (not centred: centring
+would fill the matrix in).
+
 Rows are indexed by training point, not by QP variable: the 2N variables of
 the regression machines share the N rows (Q_ij = scale y_i y_j k(x_index(i),
 x_index(j)) is expanded with its signs by the solver).
@@ -48,6 +56,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..kernels import RBF, Kernel, Linear, Polynomial, Precomputed, Sigmoid
+from ..sparse import issparse, row_squared_norms
 from ._smo_numba import RBF_CHUNK, claim_slots, rbf_exponents
 
 __all__ = ["KernelRowCache", "row_dtype", "MIN_SLOTS", "slots_for"]
@@ -67,6 +76,8 @@ PRODUCT_ENTRIES = 1 << 17
 #: Fewest columns per chunk.
 COLUMN_CHUNK = 1024
 MEGABYTE = 1 << 20
+#: Entries of the dense float64 block of dot products of a sparse X (8 MB).
+SPARSE_GROUP_ENTRIES = 1 << 20
 
 
 def row_dtype(n_points: int) -> type:
@@ -129,7 +140,7 @@ class KernelRowCache:
         self._block_fn: BlockFunction | None = None          # built on first use
         self._exact_fn: ExactFunction | None = None
         self._direct = None
-        if isinstance(kernel, RBF) and self.dtype == np.float32:
+        if isinstance(kernel, RBF) and self.dtype == np.float32 and not issparse(X):
             self._direct = (np.ascontiguousarray((X - X.mean(axis=0)).T, dtype=np.float32), float(kernel.gamma),
                             np.empty(RBF_CHUNK, dtype=np.float32))
 
@@ -196,7 +207,8 @@ class KernelRowCache:
         self.store[slots] = block
 
     def _compute_rows(self, points: NDArray[np.int64], out: NDArray[np.float32]) -> None:
-        width = max(COLUMN_CHUNK, CHUNK_ENTRIES // max(points.size, 1))
+        # a sparse X: one product for all the columns (X^T is not sliced), in groups of rows
+        width = self.N if issparse(self.X) else max(COLUMN_CHUNK, CHUNK_ENTRIES // max(points.size, 1))
         for c0 in range(0, self.N, width):
             c1 = min(c0 + width, self.N)
             self._block(points, c0, c1, out[:, c0:c1])
@@ -244,6 +256,8 @@ BlockFunction = Callable[[NDArray[np.int64], int, int, NDArray[np.float32]], Non
 
 def _block_function(kernel: Kernel, X: Array) -> BlockFunction:
     """(rows, c0, c1, out) -> out[:] = K[rows, c0:c1] in float32, by the fastest route for the kernel."""
+    if issparse(X) and isinstance(kernel, (RBF, Linear, Polynomial, Sigmoid)):
+        return _sparse_block(X, kernel)
     if isinstance(kernel, Precomputed):
         def precomputed(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.float32]) -> None:
             out[:] = X[rows, c0:c1]
@@ -298,6 +312,50 @@ def _dot_block(X: Array, kernel: Kernel) -> BlockFunction:
     return block
 
 
+def _sparse_block(X, kernel: Kernel) -> BlockFunction:
+    """Rows of a kernel of x_n^T x_m on a CSR X: dots = X[rows] @ X^T, a sparse-times-sparse product.
+
+    X^T is kept once as CSR (nnz entries more), so that a row costs the products of its stored
+    entries with the matching columns only (for text-like data a small fraction of nnz(X)), and
+    the rows are taken in groups of at most ``SPARSE_GROUP_ENTRIES / N`` so that the dense float64
+    block of dot products stays small whatever the number of rows asked for.
+    """
+    sq = row_squared_norms(X) if isinstance(kernel, RBF) else None
+    Xt = X.T.tocsr()                                                  # (D, N)
+    N = X.shape[0]
+    group = max(1, SPARSE_GROUP_ENTRIES // max(N, 1))
+
+    def block(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.floating]) -> None:
+        right = Xt if (c0 == 0 and c1 == N) else Xt[:, c0:c1]
+        for g0 in range(0, rows.size, group):
+            part = rows[g0:g0 + group]
+            dots = (X[part] @ right).toarray()                        # (len(part), c1 - c0) = x_r^T x_m
+            _dot_kernel(kernel, dots, None if sq is None else sq[part], None if sq is None else sq[c0:c1])
+            out[g0:g0 + part.size] = dots
+
+    return block
+
+
+def _dot_kernel(kernel: Kernel, dots: Array, sq_rows: Array | None, sq_cols: Array | None) -> None:
+    """dots (x_r^T x_m) -> k(x_r, x_m) in place, for the kernels that are functions of dot products
+    (RBF with the squared norms: -gamma ||x_r - x_m||^2 = gamma (2 x_r^T x_m - ||x_r||^2 - ||x_m||^2))."""
+    if isinstance(kernel, RBF):
+        dots *= 2.0
+        dots -= sq_rows[:, None]
+        dots -= sq_cols[None, :]
+        np.minimum(dots, 0.0, out=dots)                              # a distance is >= 0
+        dots *= kernel.gamma
+        np.exp(dots, out=dots)
+    elif isinstance(kernel, Polynomial):
+        dots *= kernel.gamma
+        dots += kernel.coef0
+        np.power(dots, kernel.degree, out=dots)
+    elif isinstance(kernel, Sigmoid):
+        dots *= kernel.gamma
+        dots += kernel.coef0
+        np.tanh(dots, out=dots)
+
+
 class _Workspace:
     """A float64 scratch block reused between calls (fresh memory is slow to touch)."""
 
@@ -318,6 +376,8 @@ def _exact_function(kernel: Kernel, X: Array) -> ExactFunction:
 
     The returned block lives in a workspace that the next call overwrites.
     """
+    if issparse(X) and isinstance(kernel, (RBF, Linear, Polynomial, Sigmoid)):
+        return _sparse_exact(X, kernel)
     if isinstance(kernel, RBF):
         Xc = X - X.mean(axis=0)
         sq = np.einsum("ij,ij->i", Xc, Xc)
@@ -340,3 +400,18 @@ def _exact_function(kernel: Kernel, X: Array) -> ExactFunction:
     if isinstance(kernel, Precomputed):
         return lambda cols: (lambda rows: X[np.ix_(rows, cols)])
     return lambda cols: (lambda rows: np.asarray(kernel(X[rows], X[cols]), dtype=np.float64))
+
+
+def _sparse_exact(X, kernel: Kernel) -> ExactFunction:
+    """cols -> (rows -> K[rows][:, cols]) in float64 on a CSR X (X[cols] densified once, when small)."""
+    sq = row_squared_norms(X) if isinstance(kernel, RBF) else None
+
+    def columns(cols: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], Array]:
+        right = X[cols].T.tocsr()                                    # (D, len(cols)), sparse, once
+
+        def rows_of(rows: NDArray[np.int64]) -> Array:
+            dots = np.asarray((X[rows] @ right).toarray(), dtype=np.float64)
+            _dot_kernel(kernel, dots, None if sq is None else sq[rows], None if sq is None else sq[cols])
+            return dots
+        return rows_of
+    return columns

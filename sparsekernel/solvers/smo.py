@@ -98,6 +98,7 @@ from .. import validation as _validation
 from .._threads import limit_blas
 from ..errors import SolverError
 from ..kernels import RBF
+from ..sparse import issparse
 from .._lazy import lazy_module
 from .standard_qp import QPResult, RhoEstimate, StandardQP, calculate_rho, calculate_rho_nu
 
@@ -389,7 +390,8 @@ class _Run:
         entries = int(COMPACT_SHARE * cache_mb * (1 << 20)) // self.cache.store.itemsize
         useful = N * (n // nb.COMPACT_RATIO + 1)          # one row per point, of at most n/8 entries
         cbuf = np.empty(max(min(entries, useful), 1), dtype=self.cache.dtype)
-        direct = isinstance(qp.kernel, RBF) and qp.diagonal is None     # direct rows know no shift
+        # direct rows know no shift, and read a dense X (a sparse X stays sparse: full rows then)
+        direct = isinstance(qp.kernel, RBF) and qp.diagonal is None and not issparse(qp.X)
         Xd = np.ascontiguousarray(qp.X, dtype=np.float64) if direct else np.zeros((0, 1))
         if not Xd.flags.writeable:      # a read-only array is another type to numba: one more compile
             Xd = Xd.copy()

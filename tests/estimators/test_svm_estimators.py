@@ -21,9 +21,10 @@ from sparsekernel.estimators import SVC, SVR, NuSVC, NuSVR, OneClassSVM
 
 
 def _expected_failures(estimator) -> dict[str, str]:
-    failures = {"check_sample_weight_equivalence_on_dense_data":
-                "gamma='scale' is 1/(D var X) of the data as given, and repeating rows changes var X; with a "
-                "fixed gamma the equivalence holds (test_sample_weight_equivalence_with_a_fixed_gamma)"}
+    why = ("gamma='scale' is 1/(D var X) of the data as given, and repeating rows changes var X; with a "
+           "fixed gamma the equivalence holds (test_sample_weight_equivalence_with_a_fixed_gamma)")
+    failures = {"check_sample_weight_equivalence_on_dense_data": why,
+                "check_sample_weight_equivalence_on_sparse_data": why}
     if isinstance(estimator, NuSVC):
         failures["check_class_weight_classifiers"] = "class_weight is ignored (by LIBSVM's nu-SVC too)"
     return failures

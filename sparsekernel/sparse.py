@@ -1,0 +1,110 @@
+"""Inputs that may be ``scipy.sparse``: kept sparse (CSR), never densified.
+
+A sparse X (CSR, CSC or any other scipy format) is held as one CSR matrix of
+float64, the layout in which rows, the kernel's unit of work, are cheap to
+read. The kernels compute their values from sparse products (x_n^T x_m from
+the stored entries only, ||x_n||^2 from the row norms), so an N x D matrix of
+density rho costs about 12 rho N D bytes, not 8 N D.
+
+These helpers are the one place that tells a dense array from a sparse
+matrix; the rest of the library calls them rather than ``np.asarray``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from .errors import ValidationError
+
+__all__ = ["issparse", "as_rows", "to_dense", "row_squared_norms", "variance", "read_only_rows", "same_rows",
+           "check_sparse_matrix", "compact_indices"]
+
+Array = NDArray[np.float64]
+
+
+def issparse(X: Any) -> bool:
+    """True for any scipy.sparse matrix or array."""
+    return sp.issparse(X)
+
+
+def as_rows(X: ArrayLike) -> Array | sp.csr_matrix:
+    """X as float64: a CSR matrix if X is sparse (no copy when it already is one), else an ndarray."""
+    if sp.issparse(X):
+        return sp.csr_matrix(X, dtype=np.float64)
+    return np.asarray(X, dtype=np.float64)
+
+
+def to_dense(X: Any) -> Array:
+    """A dense float64 ndarray of X (a copy when X is sparse: only for matrices known to be small)."""
+    if sp.issparse(X):
+        return np.asarray(X.toarray(), dtype=np.float64)
+    return np.asarray(X, dtype=np.float64)
+
+
+def row_squared_norms(X: Any) -> Array:
+    """||x_n||^2 for every row, shape (n,), from the stored entries when X is sparse."""
+    if sp.issparse(X):
+        A = sp.csr_matrix(X, dtype=np.float64)
+        return np.asarray(A.multiply(A).sum(axis=1), dtype=np.float64).ravel()
+    A = np.asarray(X, dtype=np.float64)
+    return np.einsum("ij,ij->i", A, A)
+
+
+def variance(X: Any) -> float:
+    """The variance of all N D entries of X (the zeros of a sparse X included), as ``X.var()``."""
+    if not sp.issparse(X):
+        return float(np.asarray(X, dtype=np.float64).var())
+    A = sp.csr_matrix(X, dtype=np.float64)
+    size = float(A.shape[0]) * float(A.shape[1])
+    mean = float(A.sum()) / size
+    return float(A.multiply(A).sum()) / size - mean * mean
+
+
+def read_only_rows(X: Any, rows: NDArray[np.intp]) -> Any:
+    """X[rows] (CSR when X is sparse), with its values read-only."""
+    out = X[rows]
+    values = out.data if sp.issparse(out) else out
+    values.flags.writeable = False
+    return out
+
+
+def same_rows(A: Any, B: Any) -> bool:
+    """Whether two matrices, dense or sparse, hold the same values (``np.allclose``'s test, entry
+    by entry), without densifying a sparse one."""
+    if A.shape != B.shape:
+        return False
+    if not (sp.issparse(A) or sp.issparse(B)):
+        return bool(np.allclose(A, B))
+    A, B = sp.csr_matrix(A, dtype=np.float64), sp.csr_matrix(B, dtype=np.float64)
+    excess = abs(A - B) - 1e-5 * abs(B)               # |a - b| - rtol |b| <= atol everywhere
+    return excess.nnz == 0 or float(excess.max()) <= 1e-8
+
+
+def check_sparse_matrix(X: Any, name: str = "X") -> sp.csr_matrix:
+    """A non-empty 2-D sparse matrix with finite stored values, as CSR float64."""
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValidationError(f"{name} must be a non-empty 2-D matrix of shape (n_samples, n_features); "
+                              f"got a sparse matrix of shape {X.shape}")
+    if np.asarray(X.data).dtype.kind == "c":
+        raise ValidationError(f"{name} must be a 2-D array of real numbers; got complex values (dtype {X.dtype})")
+    A = compact_indices(sp.csr_matrix(X, dtype=np.float64))
+    if not np.all(np.isfinite(A.data)):
+        A = A.tocoo()
+        bad = int(np.flatnonzero(~np.isfinite(A.data))[0])
+        raise ValidationError(f"{name} must contain only finite values; got NaN or inf at index "
+                              f"({int(A.row[bad])}, {int(A.col[bad])})")
+    return A
+
+
+def compact_indices(A: sp.csr_matrix) -> sp.csr_matrix:
+    """A with 32-bit indices where they fit (LIBSVM through scikit-learn refuses 64-bit ones)."""
+    if A.indices.dtype == np.int32 and A.indptr.dtype == np.int32:
+        return A
+    if max(A.nnz, *A.shape) >= np.iinfo(np.int32).max:
+        return A
+    out = sp.csr_matrix((A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)), shape=A.shape)
+    return out
