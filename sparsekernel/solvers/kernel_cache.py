@@ -299,14 +299,7 @@ def _dot_block(X: Array, kernel: Kernel) -> BlockFunction:
     def block(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.float32]) -> None:
         dots = work.get(rows.size, c1 - c0)
         np.matmul(X[rows], Xt[:, c0:c1], out=dots)
-        if isinstance(kernel, Polynomial):
-            dots *= kernel.gamma
-            dots += kernel.coef0
-            np.power(dots, kernel.degree, out=dots)
-        elif isinstance(kernel, Sigmoid):
-            dots *= kernel.gamma
-            dots += kernel.coef0
-            np.tanh(dots, out=dots)
+        _dot_kernel(kernel, dots, None, None)                         # Linear, Polynomial, Sigmoid: no norms
         out[:] = dots
 
     return block
