@@ -15,7 +15,9 @@ beta = (N + 2(a - 1) - sum gamma) / (||t - Phi m||^2 + 2b); the EM updates
 alpha_i = (2c - 1) / (m_i^2 + Sigma_ii + 2d) and
 beta = (N + 2(a - 1)) / (||t - Phi m||^2 + beta^-1 sum gamma + 2b).
 The run stops when the objective ((7.85) plus the log hyperpriors) changes by
-less than ``tol`` (nats) between iterations.
+less than ``tol`` (nats) between iterations. EM, whose irrelevant alphas grow
+only linearly, also prunes the functions with q_i^2 <= s_i once it crawls
+(``_hopeless``).
 
 Non-conjugate likelihoods (``iterative_laplace``) alternate the Laplace mode
 (7.110)-(7.113) with alpha_i = gamma_i / w_i*^2 (7.116) or the EM update
