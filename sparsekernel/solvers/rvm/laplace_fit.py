@@ -27,7 +27,7 @@ from .likelihood import Likelihood
 from .posterior import covariance_from_factor
 from .reestimation import LaplaceIterativeOptions, iterative_laplace
 from .results import LaplaceResult
-from .sequential import FastOptions, fast_laplace
+from .sequential import TOP_DOWN_PRUNE, FastOptions, _worth, fast_laplace
 
 __all__ = ["fit_laplace"]
 
@@ -112,17 +112,22 @@ def _finished(likelihood, Phi, T, pairs: _Pairs, opts: FastOptions, mode_opts: M
     As for the regression (``regression._run_iterative``): their own stopping
     rule leaves alphas running off to infinity and never tests the pruned
     pairs again; the moves from their point make every method stop by the
-    same rule, no single move gaining more than ``tol``. Kept only if the
-    Laplace evidence (7.114) does not fall.
+    same rule, no single move gaining more than ``tol``. The pairs whose
+    alpha has run past ``TOP_DOWN_PRUNE`` on its way to infinity start
+    excluded (the moves add back any that gains more than ``tol``), and the
+    result replaces MacKay's or EM's unless theirs keeps more pairs and is
+    higher by ``TOP_DOWN_GAIN`` (``_worth``), or the moves fail.
     """
     O = T.shape[1]
-    index = pairs.basis * O + pairs.output
+    keep = pairs.alpha <= TOP_DOWN_PRUNE
+    index = pairs.basis[keep] * O + pairs.output[keep]
     order = np.argsort(index)
     try:
-        fin, mode = fast_laplace(likelihood, Phi, T, opts, mode_opts, start=(index[order], pairs.alpha[order]))
+        fin, mode = fast_laplace(likelihood, Phi, T, opts, mode_opts,
+                                 start=(index[order], pairs.alpha[keep][order]))
     except SolverError:
         return pairs
-    if not fin.log_evidence[-1] >= pairs.history[-1] - 1e-12 * abs(pairs.history[-1]):
+    if _worth(pairs.history[-1], pairs.basis.size, fin.log_evidence[-1], fin.active.size, opts.tol):
         return pairs
     basis, output = np.divmod(fin.active, O)
     return _Pairs(basis, output, fin.alpha, mode, pairs.history + list(fin.log_evidence[1:]),
