@@ -42,15 +42,13 @@ from .checks import check_design, target_scale
 from .design import DenseDesign, Design
 from .laplace import ModeOptions, find_mode, laplace_log_evidence
 from .likelihood import Bernoulli, Likelihood, Softmax
-from .posterior import covariance_from_factor
+from .posterior import DIRECT_MAX, covariance_from_factor, log_evidence_direct
 from .results import RVMClassification, RVMRegression
 
 __all__ = ["EvidenceRow", "EvidenceReport", "evidence_report", "laplace_report", "kept_rows", "add_row", "gain_to_optimum"]
 
 #: Columns of the design read at once for the weighted norms phi_i^T B_kk phi_i (``_weighted_norms``).
 NORM_BLOCK = 512
-#: Up to this many data the regression certificate forms C (N x N) instead of using Woodbury (``_direct``).
-DIRECT_MAX = 3000
 
 Array = NDArray[np.float64]
 
@@ -171,10 +169,13 @@ def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: fl
         S, Q = _factors(design, kept, t, beta, posterior["Sigma"])
         rows = kept_rows(alpha, posterior["Sigma"], posterior["m"], labels, tol)
     rows.append(add_row(S[excluded], Q[excluded], [int(i) for i in excluded], tol))
-    beta_new = min(_beta_fixed_point(kept, t, alpha, posterior), beta_floor / target_scale(t) ** 2)
-    at_new = (_direct(design, kept, t, alpha, beta_new) if N <= DIRECT_MAX
-              else _posterior(kept, t, alpha, beta_new)) if math.isfinite(beta_new) else None
-    gain = max(at_new["evidence"] - evidence, 0.0) if at_new is not None else 0.0
+    beta_new = min(_beta_fixed_point(t, alpha, posterior), beta_floor / target_scale(t) ** 2)
+    if not math.isfinite(beta_new):
+        gain = 0.0
+    elif N <= DIRECT_MAX:  # only (7.85) is needed at beta_new
+        gain = max(log_evidence_direct(kept, t, alpha, beta_new) - evidence, 0.0)
+    else:
+        gain = max(_posterior(kept, t, alpha, beta_new)["evidence"] - evidence, 0.0)
     rows.append(EvidenceRow("(7.88)", f"move beta to its fixed point ({beta:.4g} -> {beta_new:.4g})",
                             float(gain), None, bool(gain <= tol)))
     reported = float(result.log_evidence[-1]) if len(result.log_evidence) else math.nan
@@ -244,7 +245,7 @@ def _posterior(kept: Array, t: Array, alpha: Array, beta: float) -> dict[str, An
     Pt = kept.T @ t
     quad = beta * float(t @ t) - beta * beta * float(Pt @ Sigma @ Pt)
     evidence = -0.5 * (N * math.log(2 * math.pi) + logdet_C + quad)
-    return {"Sigma": Sigma, "m": m, "evidence": evidence}
+    return {"Sigma": Sigma, "m": m, "evidence": evidence, "Sigma_ii": np.diag(Sigma), "residual": t - kept @ m}
 
 
 def _direct(design: Any, kept: Array, t: Array, alpha: Array, beta: float) -> dict[str, Any]:
@@ -287,12 +288,10 @@ def _factors(design: Any, kept: Array, t: Array, beta: float, Sigma: Array) -> t
     return S, Q
 
 
-def _beta_fixed_point(kept: Array, t: Array, alpha: Array, posterior: dict[str, Any]) -> float:
+def _beta_fixed_point(t: Array, alpha: Array, posterior: dict[str, Any]) -> float:
     """(7.88): beta = (N - sum gamma_i) / ||t - Phi m||^2, gamma_i = 1 - alpha_i Sigma_ii (7.89)."""
-    Sigma_ii = posterior["Sigma_ii"] if "Sigma_ii" in posterior else np.diag(posterior["Sigma"])
-    gamma = 1.0 - alpha * Sigma_ii
-    r = posterior["residual"] if "residual" in posterior else t - kept @ posterior["m"]
-    residual = float(np.sum(r**2))
+    gamma = 1.0 - alpha * posterior["Sigma_ii"]
+    residual = float(np.sum(posterior["residual"] ** 2))
     return (t.shape[0] - float(np.sum(gamma))) / residual if residual > 0 else math.inf
 
 

@@ -27,7 +27,7 @@ from .likelihood import Likelihood
 from .posterior import covariance_from_factor
 from .reestimation import LaplaceIterativeOptions, iterative_laplace
 from .results import LaplaceResult
-from .sequential import TOP_DOWN_PRUNE, FastOptions, _worth, fast_laplace
+from .sequential import TOP_DOWN_PRUNE, FastOptions, fast_laplace, worth_replacing
 
 __all__ = ["fit_laplace"]
 
@@ -116,7 +116,7 @@ def _finished(likelihood, Phi, T, pairs: _Pairs, opts: FastOptions, mode_opts: M
     alpha has run past ``TOP_DOWN_PRUNE`` on its way to infinity start
     excluded (the moves add back any that gains more than ``tol``), and the
     result replaces MacKay's or EM's unless theirs keeps more pairs and is
-    higher by ``TOP_DOWN_GAIN`` (``_worth``), or the moves fail.
+    higher by ``TOP_DOWN_GAIN`` (``worth_replacing``), or the moves fail.
     """
     O = T.shape[1]
     keep = pairs.alpha <= TOP_DOWN_PRUNE
@@ -127,7 +127,7 @@ def _finished(likelihood, Phi, T, pairs: _Pairs, opts: FastOptions, mode_opts: M
                                  start=(index[order], pairs.alpha[keep][order]))
     except SolverError:
         return pairs
-    if _worth(pairs.history[-1], pairs.basis.size, fin.log_evidence[-1], fin.active.size, opts.tol):
+    if worth_replacing(pairs.history[-1], pairs.basis.size, fin.log_evidence[-1], fin.active.size, opts.tol):
         return pairs
     basis, output = np.divmod(fin.active, O)
     return _Pairs(basis, output, fin.alpha, mode, pairs.history + list(fin.log_evidence[1:]),

@@ -58,7 +58,7 @@ from .checks import (
     warn_all_pruned,
 )
 from .design import Design, Scaled, WithBias
-from .posterior import Hyperprior, gamma_of, log_evidence_direct, log_evidence_star, posterior
+from .posterior import DIRECT_MAX, Hyperprior, gamma_of, log_evidence_direct, log_evidence_star, posterior
 from .reestimation import IterativeOptions, iterative_regression
 from .results import RVMRegression
 from .sequential import FastOptions, fast_regression
@@ -76,10 +76,6 @@ SWEEP_TOL_PER_SAMPLE = 1e-3
 #: functions (refusing them stopped friedman1 at gamma 1e-4 on 2 functions, 90 nats below).
 ALIGN_MAX_FLAT = 1.0 - 1e-12
 ALIGN_MAX_PRIOR = 1.0 - 1e-6
-#: Up to this many data the reported log evidence is (7.85) with C = beta^-1 I + Phi A^-1 Phi^T formed
-#: (well conditioned, eigenvalues >= 1/beta); the (*) form through A + beta Phi^T Phi loses digits when large
-#: weights on nearly collinear columns cancel (a very wide kernel: 0.013 nats on sinc).
-DIRECT_EVIDENCE_MAX = 3000
 #: Up to this many basis functions, MacKay and EM run with one BLAS thread.
 SMALL_BASIS = 512
 
@@ -353,7 +349,7 @@ def _final_posterior(problem: _Problem, active: IntArray, alpha: Array, beta: fl
     post = posterior(Phi_a.T @ Phi_a, Phi_a.T @ t, alpha, beta)
     if not active.size:
         return post, _empty_evidence(t, beta)
-    if t.shape[0] <= DIRECT_EVIDENCE_MAX:  # (7.85) with C formed: exact however collinear the kept columns
+    if t.shape[0] <= DIRECT_MAX:  # (7.85) with C formed: exact however collinear the kept columns
         return post, log_evidence_direct(Phi_a, t, alpha, beta)
     E_D = float(np.sum((t - Phi_a @ post.m) ** 2))
     return post, log_evidence_star(t.shape[0], beta, alpha, post, E_D)

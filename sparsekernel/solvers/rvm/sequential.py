@@ -185,7 +185,7 @@ POLISH_SWEEPS = 50
 #: points 17-180 nats higher still whose evidence does not survive recomputation (``_reproduced``).
 TOP_DOWN_ALPHAS = (ALPHA_INIT, 1e-2 * ALPHA_INIT, 1e-4 * ALPHA_INIT)
 #: A top-down start's maximum with more functions than the incumbent's replaces it only when higher by this
-#: many nats (``_worth``); with no more functions, when higher by tol.
+#: many nats (``worth_replacing``); with no more functions, when higher by tol.
 TOP_DOWN_GAIN = 1.0
 #: The classification's top-down starts (``_top_down_pairs``) prune alpha_i above this (solver units: a
 #: weight of prior sd 0.01 on a column of unit mean square). Under the Laplace approximation MacKay's alphas
@@ -933,7 +933,7 @@ class _Basis:
     norms: Array
     cache: SweepCache
     threads: int
-    t: Array | None = None  # the targets (solver units), for ``_reproduced``
+    t: Array  # the targets (solver units), for ``_reproduced``
 
 
 def converge(run: _Run, basis: _Basis, opts: FastOptions, sweeps: bool = True) -> bool:
@@ -1150,7 +1150,7 @@ def _replaces(trial: _Run, run: _Run, opts: FastOptions) -> bool:
     solver, not a stationary point, and its noise estimate (1e-3 std(t) by
     default) is no estimate, so an interior maximum is kept over it.
     """
-    if not _worth(trial.value, trial.state.active.size, run.value, run.state.active.size, opts.tol):
+    if not worth_replacing(trial.value, trial.state.active.size, run.value, run.state.active.size, opts.tol):
         return False
     return not _at_floor(trial.state, opts) or _at_floor(run.state, opts)
 
@@ -1164,7 +1164,7 @@ def _reproduced(trial: _Run, basis: _Basis, opts: FastOptions) -> bool:
     with raw inputs); such a point is not kept, as nothing certifies it.
     """
     state = trial.state
-    if basis.t is None or state.active.size == 0:
+    if state.active.size == 0:
         return True
     Phi_a = basis.design.columns(state.pool.index[state.active])
     try:
@@ -1174,7 +1174,7 @@ def _reproduced(trial: _Run, basis: _Basis, opts: FastOptions) -> bool:
     return abs(value - trial.value) <= opts.tol
 
 
-def _worth(value: float, size: int, incumbent: float, incumbent_size: int, tol: float) -> bool:
+def worth_replacing(value: float, size: int, incumbent: float, incumbent_size: int, tol: float) -> bool:
     """Whether a top-down start's maximum (``value``, ``size`` functions) replaces the incumbent's.
 
     Higher by more than ``tol`` when it keeps no more functions; by more than
@@ -1487,7 +1487,7 @@ def fast_laplace(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions
         starts = [_spread_start(n_pairs)]
         if n_pairs <= EMPTY_START_MAX:
             starts.append((np.zeros(0, dtype=np.intp), np.zeros(0)))
-    bottom_up = len(starts)  # the starts after these are top-down (``_worth``)
+    bottom_up = len(starts)  # the starts after these are top-down (``worth_replacing``)
     if start is None and n_pairs <= TOP_DOWN_SIZE:
         starts.extend(_top_down_pairs(likelihood, Phi, T, opts, mode_opts))
     best, best_mode, iterations = None, None, 0
@@ -1500,13 +1500,13 @@ def fast_laplace(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions
 
 
 def _better_start(outcome: FastOutcome, best: FastOutcome, top_down: bool, tol: float) -> bool:
-    """A converged run beats one that is not; among runs alike the higher evidence (by ``_worth`` for a
+    """A converged run beats one that is not; among runs alike the higher evidence (by ``worth_replacing`` for a
     top-down start)."""
     if outcome.converged != best.converged:
         return outcome.converged
     value, incumbent = outcome.log_evidence[-1], best.log_evidence[-1]
     if top_down:
-        return _worth(value, outcome.active.size, incumbent, best.active.size, tol)
+        return worth_replacing(value, outcome.active.size, incumbent, best.active.size, tol)
     return value > incumbent
 
 
