@@ -58,8 +58,10 @@ and dtypes). What differs from ``sklearn.svm``, and why:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import numbers
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -73,7 +75,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..validation import check_matrix, check_param, fail
-from ..errors import ValidationError
+from ..errors import NonConvexWarning, ValidationError
 from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
 from ..formulations.solve import solve
@@ -130,8 +132,27 @@ class _BaseSVM(BaseEstimator):
     def _fit_machine(self, machine: Machine) -> tuple[Solution, Any]:
         """Solve ``machine``; its KKT report is the solve's certificate (at the tolerance matched to
         the method and ``tol``, ``formulations.solve.matched_tol``), computed once."""
+        self._convexity.append((machine.convex, machine.eigenvalue_range))
         sol = self._solve(machine)
         return sol, sol.report
+
+    @contextlib.contextmanager
+    def _warned_once(self) -> Any:
+        """Around a fit: the machines' NonConvexWarnings (one per pair and Platt fold) become one,
+        naming how many of the fit's problems are not convex and the smallest eigenvalue."""
+        self._convexity: list[tuple[bool | None, tuple[float, float] | None]] = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NonConvexWarning)
+            yield
+        bad = [lam for convex, lam in self._convexity if convex is False]
+        total = len(self._convexity)
+        del self._convexity
+        if bad:
+            warnings.warn(
+                f"the kernel matrix of {len(bad)} of the {total} problems of this fit is not positive "
+                f"semidefinite (smallest eigenvalue {min(lam[0] for lam in bad):.3e}): the dual is not convex, "
+                f"and the solver's answer is a KKT point, not a certified optimum (kkt_report_ says so), as "
+                f"LIBSVM's is", NonConvexWarning, stacklevel=4)
 
     def _check_common(self) -> None:
         if not (callable(self.kernel) or (isinstance(self.kernel, str) and self.kernel in KERNELS)):
@@ -229,7 +250,8 @@ class _BaseSVM(BaseEstimator):
         kernel = self._make_kernel(X)
         machine = self.make_machine(self._sub(X, index), None if y is None else y[index],
                                     None if weight is None else weight[index], kernel)
-        sol, self.kkt_report_ = self._fit_machine(machine)
+        with self._warned_once():
+            sol, self.kkt_report_ = self._fit_machine(machine)
         self.shape_fit_ = X.shape
         self.machine_, self._index = machine, index
         support = index[sol.support]
@@ -308,7 +330,8 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
             weight = weight * self.class_weight_[labels]
         kernel = self._make_kernel(X)
         self.shape_fit_ = X.shape
-        self._fit_pairs(X, labels, weight, kernel)
+        with self._warned_once():
+            self._fit_pairs(X, labels, weight, kernel)
         self._sklearn_attributes(X, labels)
         return self
 

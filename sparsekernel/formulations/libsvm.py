@@ -152,6 +152,7 @@ def solve_with_libsvm(machine: Machine, tol: float = 1e-8, cache_size: float = 2
     from .solve import certify, matched_tol
 
     tol = float(check_param("tol", tol))
+    machine.warn_if_not_convex("LIBSVM")
     est, seconds = fit_twin(machine, tol, cache_size, max_iter)
     weights = getattr(machine, "sample_weight", None)
     sol = replace(from_sklearn(est, machine.X, machine.t, weights), solve_time=seconds)

@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
 from ..validation import check_matrix, check_param
-from ..errors import SolverError, ValidationError
+from ..errors import NonConvexWarning, SolverError, ValidationError
 from ..kernels import Kernel, feature_map, make_kernel
 from ..sparse import issparse, to_dense
 from ..solvers.standard_qp import RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
@@ -357,6 +357,8 @@ class Machine(abc.ABC):
         return self._gram_cache
 
     def _check_psd_at_construction(self) -> None:
+        """Record the Gram matrix's extreme eigenvalues (``eigenvalue_range``) for a kernel that is
+        not PSD in general; a non-PSD one is refused later, by the methods that need convexity."""
         if self.N > PSD_CHECK_MAX_N:
             warnings.warn(
                 f"kernel {self.kernel!r} is not positive semidefinite in general and N = {self.N} "
@@ -365,15 +367,48 @@ class Machine(abc.ABC):
             return
         K = self.gram()
         lam = np.linalg.eigvalsh((K + K.T) / 2)
-        self._raise_if_not_psd(float(lam[0]), float(lam[-1]))
+        self.eigenvalue_range = (float(lam[0]), float(lam[-1]))
 
-    def _raise_if_not_psd(self, lam_min: float, lam_max: float) -> None:
+    #: (smallest, largest) eigenvalue of the Gram matrix where it was checked (kernels that are not
+    #: PSD in general, N <= PSD_CHECK_MAX_N); None otherwise
+    eigenvalue_range: tuple[float, float] | None = None
+
+    @property
+    def convex(self) -> bool | None:
+        """Whether the dual is convex: True for a kernel that is always PSD or whose Gram matrix
+        passed the eigenvalue check, False where an eigenvalue is below ``-psd_tol * max(1,
+        largest)``, None where it was not checked (N above PSD_CHECK_MAX_N)."""
+        if self.kernel.always_psd:
+            return True
+        if self.eigenvalue_range is None:
+            return None
+        lam_min, lam_max = self.eigenvalue_range
+        return not lam_min < -self.psd_tol * max(1.0, abs(lam_max))
+
+    def require_convex(self, method: str) -> None:
+        """Raise ValidationError, naming the smallest eigenvalue, if ``method`` (one that needs a
+        convex problem: cvxpy, the direct QP) is asked to solve a dual that is not convex."""
+        if self.convex is False:
+            self._raise_if_not_psd(*self.eigenvalue_range, method=method)
+
+    def _raise_if_not_psd(self, lam_min: float, lam_max: float, method: str = "the cvxpy formulations") -> None:
         if lam_min < -self.psd_tol * max(1.0, abs(lam_max)):
             raise ValidationError(
-                f"kernel must be positive semidefinite on X for an SVM (smallest eigenvalue of "
+                f"kernel must be positive semidefinite on X for {method} (smallest eigenvalue of "
                 f"the Gram matrix >= -{self.psd_tol:g} * max(1, largest)); got smallest eigenvalue "
-                f"{lam_min:.3e} (largest {lam_max:.3e}) for {self.kernel!r}"
+                f"{lam_min:.3e} (largest {lam_max:.3e}) for {self.kernel!r}. The problem is not "
+                f"convex: method='smo' or 'libsvm' finds a KKT point of it, as LIBSVM does"
             )
+
+    def warn_if_not_convex(self, method: str) -> None:
+        """The NonConvexWarning of a method (the SMO, LIBSVM) that solves a dual that is not convex."""
+        if self.convex is False:
+            lam_min, lam_max = self.eigenvalue_range
+            warnings.warn(
+                f"the kernel matrix of {self.name} with {self.kernel!r} is not positive semidefinite "
+                f"(smallest eigenvalue {lam_min:.3e}, largest {lam_max:.3e}): the dual is not convex, and "
+                f"{method} returns a KKT point, not a certified optimum (its report says so)",
+                NonConvexWarning, stacklevel=4)
 
     @cached_property
     def feature_space(self) -> FeatureSpace:
@@ -429,6 +464,7 @@ class Machine(abc.ABC):
     # -- formulations -----------------------------------------------------------
     def primal(self) -> Formulation:
         """The primal problem in feature space (explicit or empirical features)."""
+        self.require_convex("the cvxpy primal")
         if "primal" not in self._formulations:
             self._formulations["primal"] = self._build_primal(self.feature_space.dense)
         return self._formulations["primal"]
@@ -441,6 +477,7 @@ class Machine(abc.ABC):
         of F^T coef with K = F F^T; ``"auto"``: the factor when its rank is at
         most a quarter of N (low-rank kernels), else psd_wrap.
         """
+        self.require_convex("the cvxpy dual")
         if form == "auto":
             fs = self.feature_space
             form = "factor" if fs.rank <= self._factor_rank_ratio * self.N else "psd_wrap"

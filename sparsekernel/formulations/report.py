@@ -72,7 +72,9 @@ class KKTReport:
 
     ``ok`` holds when every row was evaluated and, like the relative gap, is
     within ``tol``; a row that could not be evaluated leaves the report
-    uncertified (``ok`` False, listed by ``unevaluated``).
+    uncertified (``ok`` False, listed by ``unevaluated``). ``convex`` is False
+    when the kernel matrix is not positive semidefinite: the conditions then
+    certify a KKT point of the dual, which need not be its optimum.
     """
 
     title: str
@@ -82,6 +84,7 @@ class KKTReport:
     recovered: tuple[str, ...] = ()
     solver_gap: float = math.nan
     notes: tuple[str, ...] = ()
+    convex: bool = True
 
     @property
     def ok(self) -> bool:
@@ -110,6 +113,7 @@ class KKTReport:
             "max_violation": self.max_violation,
             "rows": [asdict(r) for r in self.rows], "gap": asdict(self.gap),
             "solver_gap": self.solver_gap, "recovered": list(self.recovered), "notes": list(self.notes),
+            "convex": self.convex,
         })
 
     def to_json(self, indent: int = 2) -> str:
@@ -139,7 +143,11 @@ class KKTReport:
             at = "" if worst.where is None else f" at n = {worst.where}"
             lines.append(f"  worst row: {worst.tag} {worst.kind}: {worst.condition}, {worst.violation:.1e}{at}")
         n_bad = len(self.failed()) + (self.gap.relative > self.tol)
-        if self.ok:
+        if self.ok and not self.convex:
+            verdict = (f"PASS as a KKT point (all {len(self.rows)} rows and the gap within {self.tol:.1e}); the "
+                       f"kernel matrix is not positive semidefinite, so the problem is not convex and this "
+                       f"is not a certified optimum")
+        elif self.ok:
             verdict = f"PASS (all {len(self.rows)} rows and the gap within {self.tol:.1e})"
         elif n_bad:
             verdict = f"FAIL ({n_bad} of {len(self.rows) + 1} checks above {self.tol:.1e})"
