@@ -190,6 +190,12 @@ class NuSVR(RegressionMachine):
         r = self.recover_rho(z, self.kernel_times(self.aggregate(z))).r
         return z, RhoEstimate(-intercept, r)
 
+    _scalars = ("b", "epsilon")
+
+    def _rho_from_scalars(self, values: Mapping[str, float], aKa: float) -> RhoEstimate:
+        # the inverse of _from_rho: rho = -b, r = -epsilon
+        return RhoEstimate(-float(values["b"]), -float(values["epsilon"]))
+
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # free a_n: t_n - sum_m u_m k_nm = b + epsilon; free a_hat_n: = b - epsilon.
         # LIBSVM's r1 = -(b + epsilon), r2 = b - epsilon, so b = -rho and epsilon = -r.

@@ -130,6 +130,12 @@ class OneClassSVM(NoveltyMachine):
         scale = 1.0 / self.libsvm_scale
         return coef * scale, RhoEstimate(-intercept * scale)
 
+    _scalars = ("rho",)
+
+    def _rho_from_scalars(self, values: Mapping[str, float], aKa: float) -> RhoEstimate:
+        # y(x) = sum_n a_n k(x, x_n) - rho: LIBSVM's rho in the notes' units is rho itself
+        return RhoEstimate(float(values["rho"]))
+
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # free a_n: sum_m a_m k_nm = rho (on the hyperplane)
         return {"b": -rho.rho, "rho": rho.rho}
