@@ -58,6 +58,7 @@ class HardMarginSVC(BinaryMachine):
 
     name = "HardMarginSVC"
     cli_name = "hard"
+    libsvm_svm_type = "c_svc"
     demo_label = "hard margin"
     _hyper_names = ()
 

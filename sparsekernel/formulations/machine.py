@@ -307,6 +307,8 @@ class Machine(abc.ABC):
     task: ClassVar[str] = "classification"
     #: scikit-learn's class (in ``sklearn.svm``) that solves the same problem with LIBSVM, if any
     libsvm_twin: ClassVar[str | None] = None
+    #: LIBSVM's own name of the problem (a model file's ``svm_type``), if it solves it
+    libsvm_svm_type: ClassVar[str | None] = None
     #: KKT tolerance matched to a Clarabel solve of the primal (a second-order cone primal is
     #: solved to Clarabel's default accuracy only)
     primal_tol: ClassVar[float] = 1e-6
@@ -810,6 +812,11 @@ class Machine(abc.ABC):
     def libsvm_multipliers(self, coef: Array, intercept: float) -> tuple[Array, RhoEstimate]:
         """(standard-form z, LIBSVM's rho) from the twin's dual coefficients over all N points."""
         raise self._no_twin()
+
+    def libsvm_decision_factor(self, solution: Solution) -> float:
+        """LIBSVM's decision value over the notes' y(x) at ``solution`` (a model file's coefficients
+        and rho are the notes' coef and -b times this): 1 (nu-SVC: 1/rho; one-class: nu N)."""
+        return 1.0
 
     def _no_twin(self) -> ValidationError:
         return ValidationError(f"machine must have a LIBSVM twin; got {self.name}")

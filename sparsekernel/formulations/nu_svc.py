@@ -65,6 +65,7 @@ class NuSVC(BinaryMachine):
 
     name = "NuSVC"
     cli_name = "nu-svc"
+    libsvm_svm_type = "nu_svc"
     demo_label = "nu-SVC"
     libsvm_twin = "NuSVC"
     _hyper_names = ("nu",)
@@ -179,6 +180,10 @@ class NuSVC(BinaryMachine):
     def margin_level(self, solution: Solution) -> float:
         """On the margin t_n y(x_n) = rho (Result 7.7)."""
         return float(solution.rho)
+
+    def libsvm_decision_factor(self, solution: Solution) -> float:
+        # LIBSVM divides its coefficients and rho by its r: its decision value is y(x) / rho
+        return 1.0 / float(solution.rho)
 
     def libsvm_params(self) -> dict[str, Any]:
         return {"nu": self.nu}

@@ -67,6 +67,7 @@ class NuSVR(RegressionMachine):
 
     name = "NuSVR"
     cli_name = "nu-svr"
+    libsvm_svm_type = "nu_svr"
     demo_label = "nu-SVR"
     libsvm_twin = "NuSVR"
     _hyper_names = ("C", "nu")

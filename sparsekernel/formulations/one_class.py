@@ -57,6 +57,7 @@ class OneClassSVM(NoveltyMachine):
 
     name = "OneClassSVM"
     cli_name = "one-class"
+    libsvm_svm_type = "one_class"
     demo_label = "one-class SVM"
     libsvm_twin = "OneClassSVM"
 
@@ -116,6 +117,10 @@ class OneClassSVM(NoveltyMachine):
     def _standard_qp(self) -> StandardQP:
         """min 1/2 a^T K a, e^T a = 1, 0 <= a <= 1/(nu N)."""
         return self._unit_sum_qp(1.0, np.zeros(self.N))
+
+    def libsvm_decision_factor(self, solution: Solution) -> float:
+        # LIBSVM's alpha sum to nu N (nu sum W): its decision values are ours times that
+        return self.libsvm_scale
 
     def libsvm_params(self) -> dict[str, Any]:
         return {"nu": self.nu}

@@ -60,6 +60,7 @@ class SoftMarginSVC(BinaryMachine):
 
     name = "SoftMarginSVC"
     cli_name = "soft"
+    libsvm_svm_type = "c_svc"
     demo_label = "soft margin (C-SVC)"
     libsvm_twin = "SVC"
     _hyper_names = ("C", "class_weight")
