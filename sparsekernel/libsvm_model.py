@@ -384,7 +384,7 @@ def save_libsvm_model(path: str | Path, machine: Machine, solution: Solution,
         raise fail("solution", f"a Solution of this {machine.name} (N = {machine.N})", solution.machine)
     factor = machine.libsvm_decision_factor(solution)
     coef = factor * np.asarray(solution.coef)
-    support = np.flatnonzero(coef != 0.0)
+    support = np.asarray(solution.support)[coef[solution.support] != 0.0]   # the expansion y(x) uses
     lines = [f"svm_type {svm_type}", f"kernel_type {kernel_type}"]
     k = machine.kernel
     if kernel_type == "polynomial":
