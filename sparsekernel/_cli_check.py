@@ -70,8 +70,12 @@ def run_check(args: argparse.Namespace) -> int:
                                   "one-class or svdd); got none")
         results = [_multiplier_report(args)]
     if args.json:
-        print(json.dumps([{"problem": title, "notes": notes, **report.to_dict()} for title, notes, report in results],
-                         indent=2))
+        payload = []
+        for title, notes, report in results:
+            entry = {"problem": title, **report.to_dict()}
+            entry["notes"] = entry["notes"] + notes
+            payload.append(entry)
+        print(json.dumps(payload, indent=2))
     else:
         for title, notes, report in results:
             print(f"== {title}")

@@ -290,7 +290,10 @@ class Machine(abc.ABC):
     ``name``, ``cli_name`` (the command line's and the demo's name), ``demo_label``, ``task``
     ("classification", "regression" or "novelty"; it sets ``category_names``),
     ``_recovery`` (what the notes' formulas supply for a dual solve),
-    ``libsvm_twin`` and the ``libsvm_*`` hooks (see ``formulations.libsvm``),
+    ``libsvm_twin`` and the ``libsvm_*`` hooks (see ``formulations.libsvm``), ``libsvm_svm_type``
+    (a LIBSVM model file's name of the problem) and ``libsvm_decision_factor(solution)`` (LIBSVM's
+    decision value over the notes', see ``libsvm_model``), ``_scalars`` and ``_rho_from_scalars``
+    (the scalars ``solution`` takes beside the multipliers, default b, and their map to LIBSVM's rho),
     ``libsvm_scale`` (LIBSVM's multipliers over the notes'), ``primal_tol``
     (the KKT tolerance matched to a Clarabel solve of its primal),
     ``margin_level(solution)`` (the value of t y(x) on the margin),
