@@ -696,22 +696,33 @@ class Machine(abc.ABC):
             raise fail(", ".join(unknown), f"among the scalars of {self.name} {list(self._scalars)} (or None)",
                        {k: given[k] for k in unknown})
         qp = self.standard_qp()
-        u = self.aggregate(z, qp)
-        Ku = self.kernel_times(u)
-        values, fallback = dict(given), False
-        missing = [k for k in self._scalars if k not in given]
-        if missing:
-            recovered = self.recover_rho(z, Ku, float(bound_tol), qp)
-            fields = self._from_rho(recovered, z, u, Ku)
-            values.update({k: fields[k] for k in missing})
-            fallback = recovered.fallback
-        estimate = replace(self._rho_from_scalars(values, float(u @ Ku)), fallback=fallback)
+        Ku = self.kernel_times(self.aggregate(z, qp))
+        estimate, missing = self._estimate_from_scalars(z, Ku, given, float(bound_tol), qp)
+        # the gradient Q z + p from K u, so that solution_from_standard does not form K u again
         G = qp.scale * qp.y * Ku[qp.index] + qp.p + (0.0 if qp.diagonal is None else qp.diagonal * z)
         info = dict(solver=solver, method=method, status="given", iterations=0, solve_time=float("nan"))
         sol = self.solution_from_standard(z, info, rho=estimate, G=G, bound_tol=float(bound_tol))
         note = (f"given: {', '.join(['a'] + (['a_hat'] if self.task == 'regression' else []) + sorted(given))}"
                 + (f"; recovered by the notes' formulas: {', '.join(missing)}" if missing else ""))
         return replace(sol, notes=sol.notes + (note,))
+
+    def _estimate_from_scalars(self, z: Array, Ku: Array, given: Mapping[str, float], bound_tol: float,
+                               qp: StandardQP) -> tuple[RhoEstimate, list[str]]:
+        """LIBSVM's rho (and r) from the given scalars, those missing recovered by the notes' averages
+        over the free multipliers (``recover_rho``, the midpoint where none is free); and the missing."""
+        values, fallback = dict(given), False
+        missing = [k for k in self._scalars if k not in given]
+        u = self.aggregate(z, qp)
+        if missing and qp.is_nu and "b" in given:
+            # a nu form's b fixes LIBSVM's rho; the other scalar (its r) is recovered given it
+            recovered = RhoEstimate(-given["b"], self.r_given_rho(z, -given["b"], bound_tol, Ku))
+        elif missing:
+            recovered = self.recover_rho(z, Ku, bound_tol, qp)
+        if missing:
+            fields = self._from_rho(recovered, z, u, Ku)
+            values.update({k: fields[k] for k in missing})
+            fallback = recovered.fallback
+        return replace(self._rho_from_scalars(values, float(u @ Ku)), fallback=fallback), missing
 
     def _user_multipliers(self, a: ArrayLike, a_hat: ArrayLike | None) -> Array:
         """z = a (or (a, a_hat)) from the user's arrays: finite, shape (N,) each."""
@@ -740,6 +751,22 @@ class Machine(abc.ABC):
             fields = self._from_rho(estimate, z, u, self.kernel_times(u))
             given = {**{k: fields[k] for k in self._scalars if not np.isnan(fields.get(k, np.nan))}, **given}
         return z, given
+
+    def r_given_rho(self, z: Array, rho: float, bound_tol: float = BOUND_TOL, Ku: Array | None = None) -> float:
+        """A nu form's r (nu-SVC's margin rho, minus nu-SVR's epsilon) consistent with LIBSVM's rho.
+
+        Solver_NU's two classes have r1 = r + rho (y = +1) and r2 = r - rho (y = -1): each
+        variable's G_i - y_i rho equals r where it is free, bounds r from below at its upper
+        bound and from above at its lower bound. r is the mean over the free variables, else the
+        midpoint of the bounds (``calculate_rho`` on G - y rho). Recovering r apart from a given
+        rho would pair it with another point of a KKT interval where one class has no free
+        multiplier: a (b, r) that is not a KKT point.
+        """
+        qp = self.standard_qp()
+        Ku = self.kernel_times(self.aggregate(z, qp)) if Ku is None else Ku
+        G = qp.scale * qp.y * Ku[qp.index] + qp.p
+        at_lower, at_upper = bound_masks(z, qp.lower, qp.upper, bound_tol)
+        return calculate_rho(np.ones(G.shape[0]), G - qp.y * rho, at_lower, at_upper).rho
 
     def recover_rho(self, z: Array, Ku: Array, bound_tol: float = BOUND_TOL,
                     qp: StandardQP | None = None) -> RhoEstimate:

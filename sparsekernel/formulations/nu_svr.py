@@ -37,10 +37,10 @@ from numpy.typing import ArrayLike, NDArray
 from .._lazy import cvxpy as cp
 from ..validation import check_param, check_sample_weight
 from ..kernels import Kernel, Linear
-from ..solvers.standard_qp import RhoEstimate, StandardQP, bound_masks, calculate_rho
+from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._regression import RegressionMachine
 from .eps_svr import EpsilonSVR
-from .machine import BOUND_TOL, DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
+from .machine import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
 from .solution import Solution
 
 __all__ = ["NuSVR"]
@@ -189,21 +189,6 @@ class NuSVR(RegressionMachine):
         # epsilon, which LIBSVM does not keep, is recovered from the free multipliers given LIBSVM's rho
         z = self._split_coef(coef)
         return z, RhoEstimate(-intercept, self.r_given_rho(z, -intercept))
-
-    def r_given_rho(self, z: Array, rho: float, bound_tol: float = BOUND_TOL) -> float:
-        """LIBSVM's r (epsilon = -r) consistent with its rho (b = -rho).
-
-        Solver_NU's two classes have r1 = r + rho (the a's, y = +1) and r2 = r - rho (the a_hat's):
-        each variable's G_i - y_i rho equals r where it is free, bounds r from below at its upper
-        bound and from above at its lower bound. r is the mean over the free variables, else the
-        midpoint of the bounds (``calculate_rho`` on G - y rho). Recovering r on its own, without
-        rho, would pair LIBSVM's rho with another point of a KKT interval where one class has no
-        free multiplier: a (b, epsilon) that is not a KKT point.
-        """
-        qp = self.standard_qp()
-        G = qp.scale * qp.y * self.kernel_times(self.aggregate(z, qp))[qp.index] + qp.p
-        at_lower, at_upper = bound_masks(z, qp.lower, qp.upper, bound_tol)
-        return calculate_rho(np.ones(G.shape[0]), G - qp.y * rho, at_lower, at_upper).rho
 
     _scalars = ("b", "epsilon")
 
