@@ -291,3 +291,19 @@ def test_check_command_grades_multipliers(tmp_path, capsys) -> None:
     assert main(["check", "--multipliers", str(tmp_path / "a.txt")] + args) == 1
     out = capsys.readouterr().out
     assert "fails: (7.33) 0 <= a_n <= C: violated by 3.0e-01" in out
+
+
+def test_libsvms_nu_svr_with_no_free_multiplier_on_one_side_certifies() -> None:
+    # LIBSVM keeps rho but not r (epsilon = -r): where one class of Solver_NU has no free variable,
+    # r must be read given rho (Machine.r_given_rho), else b and epsilon come from two different
+    # points of the KKT interval and (7.67) fails on an optimal answer
+    X, t = data("sine")
+    m = NuSVR(X, t, Polynomial(degree=2, gamma=1.0, coef0=1.0), C=0.5 * X.shape[0], nu=0.7)
+    sol = m.solve("libsvm")                                   # certified, or SolverError
+    reference = m.solve("qp-clarabel")
+    assert sol.status == "optimal"
+    assert abs(sol.b - reference.b) > 1e-4                   # another point of the interval than Clarabel's
+    assert sol.dual_objective == pytest.approx(reference.dual_objective, rel=1e-8)
+    # the class with free multipliers pins its r_class: b + epsilon = -r1 (the a's) or b - epsilon = r2
+    pinned = [abs((sol.b + sign * sol.epsilon) - (reference.b + sign * reference.epsilon)) for sign in (1, -1)]
+    assert min(pinned) <= 1e-6 < max(pinned)
