@@ -28,7 +28,6 @@ digits, so they are matched to the training points at that precision.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
