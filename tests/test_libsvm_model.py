@@ -307,3 +307,20 @@ def test_libsvms_nu_svr_with_no_free_multiplier_on_one_side_certifies() -> None:
     # the class with free multipliers pins its r_class: b + epsilon = -r1 (the a's) or b - epsilon = r2
     pinned = [abs((sol.b + sign * sol.epsilon) - (reference.b + sign * reference.epsilon)) for sign in (1, -1)]
     assert min(pinned) <= 1e-6 < max(pinned)
+
+
+def test_check_command_takes_a_hat_and_libsvms_convention(tmp_path, capsys) -> None:
+    X, t = data("sine")
+    data_file = write_data(tmp_path / "sine.svm", X, t)
+    m = EpsilonSVR(X, t, RBF(10.0), C=2.0, epsilon=0.1)
+    sol = m.solve("qp-clarabel")
+    np.save(tmp_path / "a.npy", np.asarray(sol.a))
+    np.save(tmp_path / "a_hat.npy", np.asarray(sol.a_hat))
+    args = ["eps-svr", "--data", str(data_file), "--kernel", "rbf", "--gamma", "10", "--C", "2", "--epsilon", "0.1"]
+    assert main(["check", "--multipliers", str(tmp_path / "a.npy"), "--a-hat", str(tmp_path / "a_hat.npy")] + args) == 0
+    assert "check: PASS" in capsys.readouterr().out
+    # LIBSVM's convention: one coefficient alpha_n - alpha*_n per point and its rho
+    np.save(tmp_path / "coef.npy", np.asarray(sol.a) - np.asarray(sol.a_hat))
+    assert main(["check", "--multipliers", str(tmp_path / "coef.npy"), "--convention", "libsvm",
+                 "--rho", repr(-sol.b)] + args) == 0
+    assert "check: PASS" in capsys.readouterr().out
