@@ -5,6 +5,7 @@
 ``sparsekernel compare MACHINE --data F``  several methods on one machine, side by side
 ``sparsekernel figures --out DIR``          the chapter's figures as PNG and SVG, with captions
 ``sparsekernel demo [--port P]``            the browser demonstrations, served on 127.0.0.1
+``sparsekernel check --model F --data F``   certify a LIBSVM model file, or --multipliers a.npy MACHINE
 
 Machine names: hard, soft, nu-svc, eps-svr, nu-svr, one-class, svdd. Data
 files are CSV (last column the target) or LIBSVM format, told apart by the
@@ -236,6 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--port", type=_port, default=0, help="port on 127.0.0.1 (default: a free one, printed)")
     demo.add_argument("--no-browser", action="store_true", help="do not open a browser")
     demo.set_defaults(func=_demo)
+    from ._cli_check import add_check_parser
+    add_check_parser(sub, _machine_arguments)
     return parser
 
 
