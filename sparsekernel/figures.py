@@ -209,7 +209,7 @@ def fig7_5() -> FigureResult:
     ax.set_ylabel("$E(z)$")
     ax.set_title("Figure 7.5: error functions")
     ax.axvline(1.0, color=GREY, lw=0.8, ls=":")
-    ax.legend(fontsize=9)
+    ax.legend(fontsize=9, loc="upper right")          # the one corner that no curve crosses
     numbers = {"hinge at z = 1": 0.0, "logistic / ln 2 at z = 0": 1.0, "logistic / ln 2 at z = 1":
                float(np.log1p(np.exp(-1.0)) / math.log(2.0))}
     caption = ("Error functions of z = y t: the hinge loss is exactly zero for z >= 1 (the flat region that "
@@ -255,15 +255,15 @@ def fig7_7(C: float = 1.0, epsilon: float = 0.2, n: int = 20, slack_tol: float =
     inside = np.setdiff1d(np.arange(m.N), np.union1d(above, below))
     ax.scatter(X[inside, 0], t[inside], c=GREEN, s=34, edgecolors="k", linewidths=0.5, zorder=3,
                label=r"inside or on the tube, $\xi_n = \hat\xi_n = 0$")
-    sides = ((above, y_n + epsilon, xi, BLUE, "above", r"\xi"),           # (7.53)
-             (below, y_n - epsilon, xi_hat, "#9467bd", "below", r"\hat\xi"))  # (7.54)
-    for idx, edge, slack, color, where, symbol in sides:
+    sides = ((above, y_n + epsilon, xi, BLUE, "above", r"\xi", 1),            # (7.53)
+             (below, y_n - epsilon, xi_hat, "#9467bd", "below", r"\hat\xi", -1))  # (7.54)
+    for idx, edge, slack, color, where, symbol, side in sides:
         ax.vlines(X[idx, 0], edge[idx], t[idx], color=color, lw=1.8, zorder=2)
         ax.scatter(X[idx, 0], t[idx], c=color, s=40, edgecolors="k", linewidths=0.5, zorder=3,
                    label=f"{where} the tube, ${symbol}_n > 0$")
         for k in idx:
-            ax.annotate(f"${symbol}_{{{k}}}$ = {slack[k]:.2f}", (X[k, 0], t[k]), xytext=(12, 0),
-                        textcoords="offset points", fontsize=8, va="center")
+            ax.annotate(f"${symbol}_{{{k}}}$ = {slack[k]:.2f}", (X[k, 0], t[k]), xytext=(12 * side, 0),
+                        textcoords="offset points", fontsize=8, va="center", ha="left" if side > 0 else "right")
     _circle(ax, np.column_stack([X[sol.support, 0], t[sol.support]]), f"support vectors ({sol.n_support})")
     ax.set_xlabel("$x$")
     ax.set_ylabel("$t$")
@@ -349,7 +349,7 @@ def fig7_12() -> FigureResult:
     p = fit.predict_proba(kernel(G, X)[:, rv])[:, -1].reshape(g1.shape)
     train = fit.predict_proba(kernel(X, X)[:, rv])[:, -1]
     error = float(np.mean((train >= 0.5) != (labels == 1.0)))
-    fig, (left, right) = _figure(11.0, 4.9, ncols=2)
+    fig, (left, right) = _figure(11.0, 4.4, ncols=2)
     fig.suptitle(f"Figure 7.12: RVM classification, Gaussian kernel, $\\gamma$ = {chapter.RIPLEY_GAMMA}")
     left.contour(g1, g2, p, levels=[0.5], colors="k", linewidths=2.0)
     _classes(left, X, t)

@@ -133,13 +133,14 @@ def test_every_figure_has_its_title_and_typesets_its_maths(figures, name: str) -
 
 
 def _data_points(ax) -> np.ndarray:
-    """Display coordinates of every marker drawn on the axes (scatter offsets and line markers)."""
+    """Display coordinates of every point drawn on the axes: scatter offsets and the vertices of
+    every line (the curves are sampled densely, so a legend over a curve covers vertices)."""
     points = [c.get_offset_transform().transform(c.get_offsets()) for c in ax.collections
               if hasattr(c, "get_offsets") and len(c.get_offsets()) and c.get_label() != "_nolegend_"
               and type(c).__name__ == "PathCollection"]
     for line in ax.get_lines():
-        if line.get_marker() not in (None, "None", "", " ") and len(line.get_xydata()):
-            points.append(ax.transData.transform(line.get_xydata()))
+        if len(line.get_xydata()):
+            points.append(line.get_transform().transform(line.get_xydata()))
     return np.vstack(points) if points else np.empty((0, 2))
 
 
@@ -154,7 +155,7 @@ def test_no_legend_covers_a_data_point(figures, name: str) -> None:
         for legend in legends:
             box = legend.get_window_extent(renderer)
             inside = (points[:, 0] > box.x0) & (points[:, 0] < box.x1) & (points[:, 1] > box.y0) & (points[:, 1] < box.y1)
-            assert not inside.any(), f"{name}: the legend covers {int(inside.sum())} point(s)"
+            assert not inside.any(), f"{name}: the legend covers {int(inside.sum())} point(s) of {ax.get_title()}"
 
 
 def test_fig7_12_colour_bar_is_as_tall_as_its_panel(figures) -> None:
