@@ -193,16 +193,17 @@ def html_table(caption: str, head: Sequence[str], rows: Sequence[Sequence[Any]],
                below: Sequence[str] = (), footer: str = "") -> str:
     """An HTML table for a notebook's ``_repr_html_``: every cell escaped unless it is ``Markup``.
 
-    ``above`` and ``below`` are lines of plain text around the table; ``footer`` is HTML.
+    ``above`` and ``below`` are lines of plain text around the table; ``footer`` is HTML. In a
+    table with a head (columns of numbers) numeric cells are right-aligned.
     """
     def cell(value: Any, tag: str = "td") -> str:
         text = value if isinstance(value, Markup) else html.escape(str(value))
-        align = ' style="text-align:right"' if isinstance(value, str) and _numeric(value) else ""
-        return f"<{tag}{align}>{text}</{tag}>"
+        right = head and isinstance(value, str) and _numeric(value)
+        return f'<{tag} style="padding:1px 8px;text-align:{"right" if right else "left"}">{text}</{tag}>'
 
-    parts = ['<div class="sparsekernel">']
+    parts = ['<div class="sparsekernel">', f'<div style="font-weight:bold">{html.escape(caption)}</div>']
     parts += [f'<div style="color:#666">{html.escape(line)}</div>' for line in above]
-    parts.append(f'<table><caption style="text-align:left;font-weight:bold">{html.escape(caption)}</caption>')
+    parts.append('<table style="border-collapse:collapse">')
     if head:
         parts.append("<thead><tr>" + "".join(cell(h, "th") for h in head) + "</tr></thead>")
     parts.append("<tbody>" + "".join("<tr>" + "".join(cell(v) for v in row) + "</tr>" for row in rows) + "</tbody>")
