@@ -222,10 +222,13 @@
     $("step-info").textContent = "";
   }
 
+  // a clip bound; JSON carries the hard margin's infinite C (and so H) as null
+  const bound = (v) => (v === null ? "∞" : Demo.fmt(v, 3));
+
   function showStep() {
     const k = stepIndex;
     $("step-info").textContent = `step ${k + 1} of ${trace.i.length}: pair (${trace.i[k]}, ${trace.j[k]}), ` +
-      `delta = ${Demo.fmt(trace.delta[k], 4)}, clip [L, H] = [${Demo.fmt(trace.L[k], 3)}, ${Demo.fmt(trace.H[k], 3)}], ` +
+      `delta = ${Demo.fmt(trace.delta[k], 4)}, clip [L, H] = [${bound(trace.L[k])}, ${bound(trace.H[k])}], ` +
       `eta = ${Demo.fmt(trace.eta[k], 3)}, objective = ${Demo.fmt(trace.objective[k], 6)}, ` +
       `max violation = ${Demo.fmt(trace.violation[k], 2)}`;
     render();
