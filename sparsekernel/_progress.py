@@ -43,9 +43,9 @@ class Progress:
         """Finish the step in hand (its time stays on screen) and show ``text`` as the next one."""
         if not self.live:
             return
+        self._bar.reset(self._task, description=text)
         self._finish()
         self._text, self._start = text, time.perf_counter()
-        self._bar.reset(self._task, description=text)
 
     def note(self, text: str) -> None:
         """A line on stderr above the spinner (a time measured apart, a remark)."""
