@@ -29,27 +29,27 @@ class Progress:
         self._start = 0.0
 
     def __enter__(self) -> "Progress":
-        if self.live:
-            from rich.console import Console
-            from rich.progress import Progress as Bar, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-            self._bar = Bar(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                            console=Console(file=sys.stderr), transient=True)
-            self._bar.start()
-            self._task = self._bar.add_task("", total=None)
         return self
 
     def step(self, text: str) -> None:
         """Finish the step in hand (its time stays on screen) and show ``text`` as the next one."""
         if not self.live:
             return
+        if self._bar is None:
+            from rich.console import Console
+            from rich.progress import Progress as Bar, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self._bar = Bar(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                            console=Console(file=sys.stderr), transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task(text, total=None)
         self._bar.reset(self._task, description=text)
         self._finish()
         self._text, self._start = text, time.perf_counter()
 
     def note(self, text: str) -> None:
         """A line on stderr above the spinner (a time measured apart, a remark)."""
-        if self.live:
+        if self._bar is not None:
             self._bar.console.print(f"  {text}", highlight=False, markup=False)
 
     def _finish(self) -> None:
@@ -59,7 +59,7 @@ class Progress:
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  traceback: TracebackType | None) -> None:
-        if self.live:
+        if self._bar is not None:
             if kind is None:
                 self._finish()
             self._bar.stop()

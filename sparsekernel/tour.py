@@ -109,7 +109,7 @@ def run_tour(methods: Iterable[str] = tuple(TOUR_METHODS), n_ripley: int = 200,
     """Warm the compiled loops, solve every notes' machine by every method, then the RVM, then compare
     their sparsity."""
     if progress is not None:
-        progress("loading the compiled loops (numba; compiled on the first run after an install)")
+        progress("loading numba's loops (compiling them on a first run)")
     tour = Tour(compile_seconds=warm_up())
     for case in notes_cases(n_ripley):
         machine = case.build()
