@@ -93,13 +93,14 @@ def warm_up() -> float:
 
     start = time.perf_counter()
     ensure_compiled(np.float64)
-    X, t = datasets.sinusoid(n=8)
-    K = RBF(chapter.SINUSOID_GAMMA)(X, X)
+    Xr, tr = datasets.sinusoid()                          # the tour's regression data, and a small mixture
+    Xc, tc = datasets.ripley_mixture(n=20)
+    Kr, Kc = RBF(chapter.SINUSOID_GAMMA)(Xr, Xr), RBF(chapter.RIPLEY_GAMMA)(Xc, Xc)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for method in RVM_METHODS:
-            rvm_regression(K, t, method=method, tol=RVM_TOL)
-            rvm_classification(K, (t > 0).astype(float), method=method, tol=RVM_TOL)
+            rvm_regression(Kr, tr, method=method, tol=RVM_TOL)
+            rvm_classification(Kc, (tc > 0).astype(float), method=method, tol=RVM_TOL)
     return time.perf_counter() - start
 
 
