@@ -109,6 +109,9 @@ def run_tour(methods: Iterable[str] = tuple(TOUR_METHODS), n_ripley: int = 200,
              progress: Callable[[str], None] | None = None) -> Tour:
     """Warm the compiled loops, solve every notes' machine by every method, then the RVM, then compare
     their sparsity."""
+    from .formulations.solve import _check_method
+
+    methods = [_check_method(m) for m in methods]     # a bad name fails before the warm-up, not after it
     if progress is not None:
         progress("loading numba's loops (compiling them on a first run)")
     tour = Tour(compile_seconds=warm_up())
