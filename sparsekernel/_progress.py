@@ -50,7 +50,7 @@ class Progress:
     def note(self, text: str) -> None:
         """A line on stderr above the spinner (a time measured apart, a remark)."""
         if self._bar is not None:
-            self._bar.console.print(f"  {text}", highlight=False, markup=False)
+            self._bar.console.print(f"  {text}", highlight=False, markup=False, soft_wrap=True)
 
     def _finish(self) -> None:
         if self._text:

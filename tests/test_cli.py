@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -243,3 +244,24 @@ def test_rvm_command(data_files, capsys) -> None:
     assert s["estimator"] == "RVC" and s["classes"] == [0.0, 1.0] and s["evidence"] == "(7.114)"
     assert 0 < s["n_relevance"] == len(s["relevance_vectors"]) < 80 and s["report"]["ok"] is True
     assert 0 <= s["training_error"] < 0.35
+
+
+class _Terminal(io.StringIO):
+    """A stderr that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_progress_goes_to_a_terminal_stderr_unless_quiet(data_files, capsys, monkeypatch, quiet: bool) -> None:
+    _, csv_path = data_files
+    err = _Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    assert main(["rvm", "regression", "--data", str(csv_path)] + (["--quiet"] if quiet else [])) == 0
+    assert capsys.readouterr().out.startswith("RVR (regression) on ")      # stdout holds only the answer
+    shown = err.getvalue()
+    if quiet:
+        assert shown == ""
+    else:
+        assert f"reading {csv_path}: " in shown and "fitting RVR by fast (N = 25): " in shown
