@@ -19,11 +19,9 @@ from typing import Any, Callable
 import numpy as np
 
 from ._progress import Progress
+from .solvers.rvm.checks import METHODS as RVM_METHODS     # Algorithm 7.2, (7.87)-(7.88), EM
 
 __all__ = ["add_rvm_parser", "rvm_summary"]
-
-#: The RVM's methods (``solvers.rvm``): Algorithm 7.2, MacKay's re-estimation (7.87)-(7.88), EM.
-RVM_METHODS = ("fast", "mackay", "em")
 
 
 def add_rvm_parser(sub: Any, data_arguments: Callable[[argparse.ArgumentParser], None],
