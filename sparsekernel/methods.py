@@ -6,10 +6,11 @@ machine's by ``formulations.solve.libsvm_tol``); ``"libsvm"`` fits
 scikit-learn's LIBSVM twin at tol 1e-8. ``auto_method(machine)`` is the
 command line's ``--method auto``: the cvxpy dual with Clarabel up to
 ``AUTO_DUAL_MAX_N`` points, the SMO above, where the cvxpy dual's dense
-N x N quadratic term makes it slow and large (measured on 2 shared cores with
-make_classification and the RBF kernel: 23 s and 0.3 GB at N = 1,000,
-53 s and 0.8 GB at N = 2,000, 230 s at N = 5,000 and over 6 GB at N = 20,000;
-the SMO, a few seconds at each).
+N x N quadratic term makes it slow and large (``sparsekernel kkt soft`` on
+make_classification with the RBF kernel, 2 cores, whole command: 5 s and
+0.3 GB at N = 1,000, 35 s and 0.8 GB at 2,000, 45 s and 1.5 GB at 3,000;
+issue 19 measured 230 s at 5,000 and over 6 GB at 20,000; the SMO, 4 s at
+1,001 and 26 s at 20,000, report included).
 """
 
 from __future__ import annotations
