@@ -147,43 +147,69 @@ RUN = ("import sys\nif sys.argv[1] == 'nompl': sys.modules['matplotlib'] = None\
        "from sparsekernel.cli import main\nsys.exit(main(sys.argv[2:]))")
 
 
-@pytest.mark.parametrize("args, words", [
-    (["kkt", "soft", "--data", "{binary}"], "not text"),
-    (["kkt", "soft", "--data", "{binary_svm}"], "not text"),
-    (["kkt", "soft", "--data", "{binary_txt}"], "not text"),
-    (["kkt", "soft", "--data", "{empty_svm}"], "must hold at least one data row; got none"),
-    (["rvm", "regression", "--data", "{empty_svm}"], "must hold at least one data row; got none"),
-    (["kkt", "soft", "--data", "{csv}", "--gamma", "abc"], "argument --gamma: must be 'scale' or a positive"),
-    (["kkt", "soft", "--data", "{csv}", "--gamma", "-1"], "got '-1'"),
-    (["kkt", "soft", "--data", "{csv}", "--solver-tol", "abc"], "argument --solver-tol: must be a positive"),
-    (["demo", "--port", "99999", "--no-browser"], "argument --port: must be an integer in [0, 65535]"),
-    (["figures", "--out", "{csv}"], "--out must be a folder"),
-    (["tour", "--figures", "{csv}"], "--out must be a folder"),
-    (["nompl", "figures", "--out", "{folder}"], "figures need matplotlib"),
-    (["nompl", "tour", "--figures", "{folder}"], "figures need matplotlib"),
-    (["kkt", "soft", "--data", "{missing}"], "must be an existing data file"),
-    (["kkt", "soft", "--data", "{csv}", "--method", "smoo"], "method must be 'smo'"),
-    (["frobnicate"], "invalid choice: 'frobnicate'"),
-], ids=["binary-file", "binary-svm", "binary-txt", "empty-svm", "empty-svm-rvm", "gamma-text", "gamma-negative",
-        "solver-tol", "port", "figures-out-file", "tour-figures-out-file", "figures-no-matplotlib",
-        "tour-figures-no-matplotlib", "missing-file", "method", "command"])
-def test_every_bad_argument_is_one_line_with_exit_status_2(tmp_path, args, words) -> None:
-    """Issues 15 and 19's command-line reproducers: a named error on one line, status 2, no traceback
-    (nor a numpy warning before it), and for the tour before any of its work."""
+def _bad_files(tmp_path) -> dict[str, str]:
     binary = b"\x00\x01\x02\xff\xfe"
     for name in ("bin.csv", "bin.svm", "bin.txt"):
         (tmp_path / name).write_bytes(binary)
     (tmp_path / "empty.svm").write_bytes(b"")
     (tmp_path / "ok.csv").write_text("1,2,1\n2,3,-1\n3,1,1\n0,0,-1\n")
-    paths = {"binary": "bin.csv", "binary_svm": "bin.svm", "binary_txt": "bin.txt", "empty_svm": "empty.svm",
+    names = {"binary": "bin.csv", "binary_svm": "bin.svm", "binary_txt": "bin.txt", "empty_svm": "empty.svm",
              "csv": "ok.csv", "missing": "none.csv", "folder": "figures"}
-    argv = [a.format(**{k: str(tmp_path / v) for k, v in paths.items()}) for a in args]
+    return {k: str(tmp_path / v) for k, v in names.items()}
+
+
+@pytest.mark.parametrize("args, words", [
+    (["kkt", "soft", "--data", "{binary}"], "not text"),
+    (["kkt", "soft", "--data", "{empty_svm}"], "must hold at least one data row; got none"),
+    (["kkt", "soft", "--data", "{csv}", "--gamma", "abc"], "argument --gamma: must be 'scale' or a positive"),
+    (["kkt", "soft", "--data", "{csv}", "--gamma", "-1"], "got '-1'"),
+    (["demo", "--port", "99999", "--no-browser"], "argument --port: must be an integer in [0, 65535]"),
+    (["figures", "--out", "{csv}"], "--out must be a folder"),
+    (["nompl", "figures", "--out", "{folder}"], "figures need matplotlib"),
+    (["kkt", "soft", "--data", "{missing}"], "must be an existing data file"),
+    (["kkt", "soft", "--data", "{csv}", "--method", "smoo"], "method must be 'smo'"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+], ids=["binary-file", "empty-svm", "gamma-text", "gamma-negative", "port", "figures-out-file",
+        "figures-no-matplotlib", "missing-file", "method", "command"])
+def test_every_bad_argument_is_one_line_with_exit_status_2(tmp_path, args, words) -> None:
+    """Issues 15 and 19's command-line reproducers in a fresh interpreter: a named error on one line,
+    status 2, no traceback, nor a numpy warning before it."""
+    files = _bad_files(tmp_path)
+    argv = [a.format(**files) for a in args]
     argv = argv if argv[0] == "nompl" else ["-", *argv]
     done = subprocess.run([sys.executable, "-c", RUN, *argv], capture_output=True, text=True, timeout=120)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1, done.stderr
     assert words in lines[0] and "Traceback" not in done.stderr
-    assert done.stdout == ""                               # the tour did not run before its --figures failed
+
+
+@pytest.mark.parametrize("args, words", [
+    (["kkt", "soft", "--data", "{binary_svm}"], "not text"),
+    (["rvm", "regression", "--data", "{binary_txt}"], "not text"),
+    (["rvm", "regression", "--data", "{empty_svm}"], "must hold at least one data row; got none"),
+    (["compare", "soft", "--data", "{csv}", "--solver-tol", "abc"], "argument --solver-tol: must be a positive"),
+    (["kkt", "soft", "--data", "{csv}", "--tol", "-1"], "argument --tol: must be a positive"),
+    (["tour", "--figures", "{csv}"], "--out must be a folder"),
+    (["nompl", "tour", "--figures", "{folder}"], "figures need matplotlib"),
+    (["tour", "--methods", "nope"], "method must be 'smo'"),
+], ids=["binary-svm", "binary-txt", "empty-svm-rvm", "solver-tol", "tol", "tour-figures-out-file",
+        "tour-figures-no-matplotlib", "tour-method"])
+def test_more_bad_arguments_in_process(tmp_path, capsys, monkeypatch, args, words) -> None:
+    """The same, in this interpreter (an uncaught exception fails the test); the tour's errors come before
+    any of its work (nothing on stdout)."""
+    files = _bad_files(tmp_path)
+    argv = [a.format(**files) for a in args]
+    if argv[0] == "nompl":                                 # as where matplotlib is not installed
+        monkeypatch.setitem(sys.modules, "matplotlib", None)
+        argv = argv[1:]
+    try:
+        code = main(argv)
+    except SystemExit as exc:                              # argparse's errors
+        code = exc.code
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and words in lines[0], captured.err
+    assert captured.out == ""
 
 
 def test_a_closed_stdout_is_one_line_with_exit_status_2(data_files) -> None:
