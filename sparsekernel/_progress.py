@@ -40,7 +40,8 @@ class Progress:
             from rich.progress import Progress as Bar, SpinnerColumn, TextColumn, TimeElapsedColumn
 
             self._bar = Bar(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                            console=Console(file=sys.stderr), transient=True)
+                            console=Console(file=sys.stderr, soft_wrap=True), transient=True,
+                            redirect_stdout=False)          # stdout is the answer's, even mid-step
             self._bar.start()
             self._task = self._bar.add_task(text, total=None)
         self._bar.reset(self._task, description=text)
@@ -50,7 +51,7 @@ class Progress:
     def note(self, text: str) -> None:
         """A line on stderr above the spinner (a time measured apart, a remark)."""
         if self._bar is not None:
-            self._bar.console.print(f"  {text}", highlight=False, markup=False, soft_wrap=True)
+            self._bar.console.print(f"  {text}", highlight=False, markup=False)
 
     def _finish(self) -> None:
         if self._text:

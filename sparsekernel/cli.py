@@ -149,7 +149,7 @@ def _kkt(args: argparse.Namespace) -> int:
             if exc.report is None:
                 raise
             print(f"sparsekernel kkt: SolverError: {exc}", file=sys.stderr)
-            print(exc.report)
+            print(exc.report.to_json() if args.json else exc.report)
             return 1
         if args.tol is None and sol.report is not None:
             report = sol.report                 # the certificate of the solve, at its matched tolerance
