@@ -10,7 +10,7 @@ N x N quadratic term makes it slow and large (``sparsekernel kkt soft`` on
 make_classification with the RBF kernel, 2 cores, whole command: 5 s and
 0.3 GB at N = 1,000, 35 s and 0.8 GB at 2,000, 45 s and 1.5 GB at 3,000;
 issue 19 measured 230 s at 5,000 and over 6 GB at 20,000; the SMO, 4 s at
-1,001 and 26 s at 20,000, report included).
+1,001 and 18 to 26 s at 20,000, report included).
 """
 
 from __future__ import annotations
