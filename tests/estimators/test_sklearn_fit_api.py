@@ -353,3 +353,38 @@ def test_fitted_attributes_have_scikit_learns_names_shapes_and_dtypes(name: str,
     np.testing.assert_array_equal(ours.n_support_, theirs.n_support_)
     assert ours.fit_status_ == theirs.fit_status_ == 0
     assert ours.shape_fit_ == theirs.shape_fit_
+
+
+# -- the same exception classes as scikit-learn's ------------------------------------------------------
+
+def _raised(call) -> type[BaseException]:
+    try:
+        call()
+    except Exception as exc:        # noqa: BLE001 - the class is what is compared
+        return type(exc)
+    raise AssertionError("no exception was raised")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_unfitted_and_mis_shaped_use_raise_scikit_learns_exception_classes(name: str) -> None:
+    X, y = _data(name)
+    ours, theirs = _pair(name)
+    for est in (ours, theirs):
+        assert issubclass(_raised(lambda: est.predict(X)), NotFittedError)
+    _fit(ours, X, y), _fit(theirs, X, y)
+    for est in (ours, theirs):                      # a test X with a different number of features
+        assert issubclass(_raised(lambda: est.predict(X[:, :-1])), ValueError)
+    for est in (getattr(ours_module, name)(tol=-1.0), getattr(svm, name)(tol=-1.0)):
+        assert issubclass(_raised(lambda: _fit(est, X, y)), ValueError)
+
+
+def test_an_infeasible_nu_is_a_value_error_as_in_scikit_learn() -> None:
+    """nu above 2 min(N+, N-) / N has no solution: scikit-learn raises ValueError, ours
+    InfeasibleError (a ValueError) with the bound."""
+    X, y = _cancer()
+    keep = np.concatenate([np.flatnonzero(y == 0)[:10], np.flatnonzero(y == 1)[:90]])
+    X, y = X[keep], y[keep]
+    assert issubclass(_raised(lambda: svm.NuSVC(nu=0.5).fit(X, y)), ValueError)
+    with pytest.raises(InfeasibleError, match="nu") as info:
+        ours_module.NuSVC(nu=0.5).fit(X, y)
+    assert isinstance(info.value, ValueError)
