@@ -48,9 +48,15 @@ and dtypes). What differs from ``sklearn.svm``, and why:
 - With a callable kernel ``support_vectors_`` holds the support vectors (the
   kernel is called on them at prediction), where scikit-learn keeps the whole
   training X privately and leaves ``support_vectors_`` empty; X must be numeric.
+- A kernel whose Gram matrix is not positive semidefinite (the sigmoid, a
+  callable or precomputed one) is solved by the SMO as LIBSVM solves it, with
+  one ``errors.NonConvexWarning`` per fit: the dual is not convex, so the answer
+  is a KKT point (``kkt_report_`` certifies it as one, status "kkt_point"),
+  which need not be the optimum nor LIBSVM's KKT point; the cvxpy and direct-QP
+  ``solver`` values refuse it, naming the smallest eigenvalue.
 - Bad input raises ``errors.ValidationError`` (a ``ValueError``, as
   scikit-learn's) naming the argument, the domain and the value; an infeasible
-  nu raises ``errors.InfeasibleError`` with its bound; ``C=inf`` on data that
+  nu raises ``errors.InfeasibleError`` (a ``ValueError`` too) with its bound; ``C=inf`` on data that
   are not separable raises ``InfeasibleError`` with the proof (the classes'
   convex hulls meet), where LIBSVM iterates until ``max_iter`` (without end at
   the default -1); ``gamma="scale"`` on X whose variance overflows names X.
