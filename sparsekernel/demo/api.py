@@ -29,10 +29,14 @@ MAX_POINTS = 5000
 MAX_GRID = 120
 MAX_COORDINATE = 1e9    # |x|, |t| and the grid's corners: squares and differences stay finite
 SVM_MACHINES = MACHINES
-# cost per point of each method, the SMO's 1 at the unit: measured on Ripley's mixture at N = 500-1000
-SVM_METHODS = {"smo": 1, "clarabel": 8, "osqp": 4, "primal-clarabel": 8, "qp-clarabel": 8, "qp-osqp": 4}
-RVM_METHODS = {"fast": 1, "mackay": 4, "em": 4}
-MAX_COST = 5000         # points x method cost of one request: a few seconds of solving on one core
+# cost per point of each method, the SMO's at the unit, so that a request at MAX_COST solves in about
+# 1-4 s on one core (measured on Ripley's mixture: the SMO at 5,000 points 3.5 s, qp-clarabel at 600
+# 0.8 s, clarabel at 600 2.9 s, osqp at 300 0.6 s, primal-clarabel at 300 1.0 s; the RVM's classification
+# at 60 points about 1 s and at 250 0.5 s, EM's at 250 8 s)
+SVM_METHODS = {"smo": 1, "clarabel": 8, "osqp": 16, "primal-clarabel": 16, "qp-clarabel": 8, "qp-osqp": 8}
+RVM_METHODS = {"fast": 20, "mackay": 20, "em": 100}
+RVM_BASE = 1000         # an RVM fit's cost before its points: 1-5 s even at 10 points (iterating to 1e-6 nats)
+MAX_COST = 5000         # points x method cost of one request
 LIGHT_COST = 500        # requests up to this cost are light: they never wait behind the heavy ones
 
 
@@ -82,8 +86,9 @@ def _number(spec: dict[str, Any], key: str, default: float, low: float = -math.i
 
 
 def solve_cost(route: str, payload: Any) -> float:
-    """The cost of a request to ``route``: its points times its method's cost (0 for a route that solves
-    nothing, or a body the handler will refuse anyway); ApiError 413 above MAX_COST."""
+    """The cost of a request to ``route``: its points times its method's cost, plus RVM_BASE for an RVM
+    (0 for a route that solves nothing, or a body the handler will refuse anyway); ApiError 413 above
+    MAX_COST. Every RVM fit is thus heavy (above LIGHT_COST)."""
     methods = {"/api/svm": SVM_METHODS, "/api/rvm": RVM_METHODS}.get(route)
     if methods is None or not isinstance(payload, dict) or not isinstance(payload.get("points"), list) \
             or len(payload["points"]) > MAX_POINTS:
@@ -92,10 +97,11 @@ def solve_cost(route: str, payload: Any) -> float:
     per_point = methods.get(method, 1) if isinstance(method, str) else 1
     if route == "/api/rvm" and payload.get("compare_svm"):
         per_point += SVM_METHODS["smo"]
-    cost = len(payload["points"]) * per_point
+    cost = len(payload["points"]) * per_point + (RVM_BASE if route == "/api/rvm" else 0)
     if cost > MAX_COST:
         raise ApiError(413, f"the demo solves requests of cost (points x method cost) at most {MAX_COST}; got "
-                            f"{len(payload['points'])} points x {per_point} ({method}) = {cost}: use fewer points "
+                            f"{len(payload['points'])} points x {per_point} ({method})"
+                            f"{f' + {RVM_BASE}' if route == '/api/rvm' else ''} = {cost}: use fewer points "
                             f"or a cheaper method ({', '.join(f'{m}: {c}' for m, c in methods.items())})")
     return float(cost)
 

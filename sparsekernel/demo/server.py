@@ -18,11 +18,13 @@ phase has its deadline: ``IDLE_TIMEOUT`` for the first byte of the next
 request, ``READ_TIMEOUT`` for the rest of it, ``WRITE_TIMEOUT`` for the
 answer. Work runs in two bounded pools, so large solves cannot starve small
 ones: a request whose cost (``api.solve_cost``: points times the method's
-cost) is at most ``api.LIGHT_COST`` goes to the light pool, with the pages
-and presets; a larger one to the heavy pool of ``HEAVY_SOLVES`` threads. Each
-pool takes a few waiting requests beyond its threads and answers 503 past
-that, as the server does past ``MAX_CONNECTIONS`` open connections. A client
-that leaves mid-solve is noted in the debug log, not with a traceback.
+cost) is at most ``api.LIGHT_COST`` goes to the light pool of threads, with
+the pages and presets; a larger one to the heavy pool of ``HEAVY_SOLVES``
+processes (the SMO's and the fast RVM's compiled loops hold the GIL for a
+whole solve, so a heavy solve in a thread would stall every other request).
+Each pool takes a few waiting requests beyond its workers and answers 503
+past that, as the server does past ``MAX_CONNECTIONS`` open connections. A
+client that leaves mid-solve is noted in the debug log, not with a traceback.
 
 Why not an ASGI server: ``benchmarks/demo_load.py`` runs the same load
 against this server and against uvicorn with Starlette over the same routes.
@@ -42,7 +44,8 @@ import socket
 import sys
 import threading
 import webbrowser
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
@@ -69,9 +72,9 @@ IDLE_TIMEOUT = 5.0              # seconds for the first byte of a request on an 
 READ_TIMEOUT = 10.0             # seconds for the rest of the request, from its first byte
 WRITE_TIMEOUT = 10.0            # seconds for the client to take the answer
 LINGER = 1.0                    # seconds to read and drop what a client sends after our last answer
-MAX_CONNECTIONS = 256           # open connections at once
+MAX_CONNECTIONS = 512           # open connections at once (an idle one costs a buffer)
 LIGHT_THREADS, LIGHT_WAITING = 4, 32    # the pages, presets, uploads and solves of cost <= LIGHT_COST
-HEAVY_SOLVES, HEAVY_WAITING = 2, 2      # solves of larger cost
+HEAVY_SOLVES, HEAVY_WAITING = 2, 4      # solves of larger cost (every RVM fit)
 ALLOW_GET, ALLOW_POST = "GET, HEAD", "POST"
 
 
@@ -212,28 +215,51 @@ class _Refused(Exception):
         self.response = response
 
 
-@dataclass
 class _Pool:
-    """A bounded thread pool: ``threads`` at work and ``waiting`` queued; past that, 503."""
+    """A bounded pool: ``workers`` at work and ``waiting`` queued; past that, 503."""
 
-    name: str
-    threads: int
-    waiting: int
-    executor: ThreadPoolExecutor = field(init=False)
-    busy: int = 0
+    def __init__(self, name: str, workers: int, waiting: int, processes: bool = False) -> None:
+        self.name, self.workers, self.waiting, self.processes = name, workers, waiting, processes
+        self.busy = 0                # counted on the event loop's thread only, so no lock
+        self.warming: list[Future[None]] = []
+        self.executor = self._start()
 
-    def __post_init__(self) -> None:
-        self.executor = ThreadPoolExecutor(self.threads, thread_name_prefix=f"demo-{self.name}")
+    def _start(self) -> Executor:
+        """The executor, each of its processes (or, for threads, the process) warming up at once."""
+        if not self.processes:
+            pool: Executor = ThreadPoolExecutor(self.workers, thread_name_prefix=f"demo-{self.name}")
+            self.warming = [pool.submit(_warm)]
+        else:
+            pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+            self.warming = [pool.submit(_warm) for _ in range(self.workers)]
+        return pool
 
     async def run(self, work: Callable[..., Response], *args: Any) -> Response:
-        if self.busy >= self.threads + self.waiting:
+        if self.busy >= self.workers + self.waiting:
             return _error(503, f"the server is busy: {self.busy} {self.name} requests are running or waiting "
-                               f"(at most {self.threads + self.waiting}); try again in a moment", **{"Retry-After": "1"})
-        self.busy += 1               # only the event loop's thread counts, so no lock
+                               f"(at most {self.workers + self.waiting}); try again in a moment",
+                          **{"Retry-After": "1"})
+        self.busy += 1
         try:
             return await asyncio.get_running_loop().run_in_executor(self.executor, work, *args)
+        except BrokenExecutor:
+            LOG.error("a %s worker died; starting the pool anew", self.name)
+            self.executor.shutdown(wait=False, cancel_futures=True)
+            self.executor = self._start()
+            return _error(503, "the worker solving this request died (out of memory?); try again or use "
+                               "fewer points", **{"Retry-After": "1"})
         finally:
             self.busy -= 1
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _warm() -> None:
+    """A pool's first task: a tiny SVM and RVM solve, so numba's loops are compiled or loaded from its
+    cache before a client waits for them."""
+    handle_svm({"points": [[0.0, 0.0, 1.0], [1.0, 1.0, -1.0]]})
+    handle_rvm({"points": [[0.0, 0.0], [0.5, 1.0], [1.0, 0.0]]})
 
 
 def _content_length(headers: http.client.HTTPMessage) -> int:
@@ -276,11 +302,13 @@ class DemoServer:
     """The demo's server, bound at construction; ``serve_forever`` runs it, ``shutdown`` (from another
     thread) stops it, ``server_close`` releases the socket: the calls of ``socketserver``'s servers."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, idle_timeout: float = IDLE_TIMEOUT,
+                 read_timeout: float = READ_TIMEOUT, write_timeout: float = WRITE_TIMEOUT) -> None:
+        self.idle_timeout, self.read_timeout, self.write_timeout = idle_timeout, read_timeout, write_timeout
         self.socket = socket.create_server((host, port), backlog=512)
         self.server_address: tuple[str, int] = self.socket.getsockname()[:2]
         self.light = _Pool("light", LIGHT_THREADS, LIGHT_WAITING)
-        self.heavy = _Pool("heavy", HEAVY_SOLVES, HEAVY_WAITING)
+        self.heavy = _Pool("heavy", HEAVY_SOLVES, HEAVY_WAITING, processes=True)
         self.connections: set[asyncio.StreamWriter] = set()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -303,10 +331,15 @@ class DemoServer:
             loop.call_soon_threadsafe(stop.set)
             self._done.wait()
 
+    def wait_warm(self, timeout: float | None = None) -> bool:
+        """Block until both pools have loaded the library's compiled loops; whether they did in time."""
+        not_done = wait(self.light.warming + self.heavy.warming, timeout).not_done
+        return not not_done
+
     def server_close(self) -> None:
         self.socket.close()
-        self.light.executor.shutdown(wait=False, cancel_futures=True)
-        self.heavy.executor.shutdown(wait=False, cancel_futures=True)
+        self.light.close()
+        self.heavy.close()
 
     async def _serve(self) -> None:
         with self._lock:
@@ -358,10 +391,10 @@ class DemoServer:
         """Read one request, answer it; whether the connection stays open for another."""
         loop = asyncio.get_running_loop()
         try:
-            first = await asyncio.wait_for(reader.readexactly(1), IDLE_TIMEOUT)
+            first = await asyncio.wait_for(reader.readexactly(1), self.idle_timeout)
         except (asyncio.TimeoutError, asyncio.IncompleteReadError):
             return False                                   # idle or closed between requests: just close
-        deadline = loop.time() + READ_TIMEOUT
+        deadline = loop.time() + self.read_timeout
         method = "GET"
         try:
             head = first + await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), deadline - loop.time())
@@ -375,7 +408,7 @@ class DemoServer:
             await self._reply(writer, _error(431, f"the request's head must be at most {MAX_HEAD} bytes"), False, True)
             return False
         except asyncio.TimeoutError:
-            message = f"the request did not arrive within {READ_TIMEOUT:g} s"
+            message = f"the request did not arrive within {self.read_timeout:g} s"
             await self._reply(writer, _error(408, message), method == "HEAD", close=True)
             return False
         close = version == "HTTP/1.0" or "close" in headers.get("Connection", "").lower()
@@ -422,12 +455,13 @@ class DemoServer:
             LOG.debug("the client left before its %d answer", response.status)
             return
         writer.write(_encode(response, head_only, close))
-        await asyncio.wait_for(writer.drain(), WRITE_TIMEOUT)
+        await asyncio.wait_for(writer.drain(), self.write_timeout)
 
 
-def make_server(port: int = 0, host: str = "127.0.0.1") -> DemoServer:
-    """A server bound to ``host``:``port`` (0: a free port); ``server.server_address`` tells which."""
-    return DemoServer(host, port)
+def make_server(port: int = 0, host: str = "127.0.0.1", **timeouts: float) -> DemoServer:
+    """A server bound to ``host``:``port`` (0: a free port); ``server.server_address`` tells which.
+    ``timeouts``: ``idle_timeout``, ``read_timeout``, ``write_timeout`` in seconds."""
+    return DemoServer(host, port, **timeouts)
 
 
 def serve(port: int = 0, open_browser: bool = True, announce: Callable[[str], None] = print) -> None:
