@@ -43,6 +43,7 @@ import logging
 import socket
 import sys
 import threading
+import time
 import webbrowser
 import multiprocessing
 from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
@@ -221,18 +222,20 @@ class _Pool:
     def __init__(self, name: str, workers: int, waiting: int, processes: bool = False) -> None:
         self.name, self.workers, self.waiting, self.processes = name, workers, waiting, processes
         self.busy = 0                # counted on the event loop's thread only, so no lock
-        self.warming: list[Future[None]] = []
-        self.executor = self._start()
+        self.warmed: list[Future[None]] = []
+        self.executor = self._new_executor()
 
-    def _start(self) -> Executor:
-        """The executor, each of its processes (or, for threads, the process) warming up at once."""
-        if not self.processes:
-            pool: Executor = ThreadPoolExecutor(self.workers, thread_name_prefix=f"demo-{self.name}")
-            self.warming = [pool.submit(_warm)]
-        else:
-            pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
-            self.warming = [pool.submit(_warm) for _ in range(self.workers)]
-        return pool
+    def _new_executor(self) -> Executor:
+        if self.processes:
+            return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+        return ThreadPoolExecutor(self.workers, thread_name_prefix=f"demo-{self.name}")
+
+    def warm(self) -> None:
+        """Start each process (for threads: the one process) on a warm-up solve."""
+        try:
+            self.warmed = [self.executor.submit(_warm) for _ in range(self.workers if self.processes else 1)]
+        except RuntimeError:         # shut down meanwhile
+            pass
 
     async def run(self, work: Callable[..., Response], *args: Any) -> Response:
         if self.busy >= self.workers + self.waiting:
@@ -245,7 +248,8 @@ class _Pool:
         except BrokenExecutor:
             LOG.error("a %s worker died; starting the pool anew", self.name)
             self.executor.shutdown(wait=False, cancel_futures=True)
-            self.executor = self._start()
+            self.executor = self._new_executor()
+            self.warm()
             return _error(503, "the worker solving this request died (out of memory?); try again or use "
                                "fewer points", **{"Retry-After": "1"})
         finally:
@@ -310,6 +314,10 @@ class DemoServer:
         self.light = _Pool("light", LIGHT_THREADS, LIGHT_WAITING)
         self.heavy = _Pool("heavy", HEAVY_SOLVES, HEAVY_WAITING, processes=True)
         self.connections: set[asyncio.StreamWriter] = set()
+        # numba compiles (or loads from its cache) here first, then the heavy processes load its cache
+        self._heavy_warming = threading.Event()
+        self.light.warm()
+        self.light.warmed[0].add_done_callback(self._warm_heavy)
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -331,10 +339,17 @@ class DemoServer:
             loop.call_soon_threadsafe(stop.set)
             self._done.wait()
 
+    def _warm_heavy(self, _light_warmed: Future[None]) -> None:
+        self.heavy.warm()
+        self._heavy_warming.set()
+
     def wait_warm(self, timeout: float | None = None) -> bool:
         """Block until both pools have loaded the library's compiled loops; whether they did in time."""
-        not_done = wait(self.light.warming + self.heavy.warming, timeout).not_done
-        return not not_done
+        start = time.monotonic()
+        left = (lambda: None) if timeout is None else (lambda: max(0.0, timeout - (time.monotonic() - start)))
+        if wait(self.light.warmed, left()).not_done or not self._heavy_warming.wait(left()):
+            return False
+        return not wait(self.heavy.warmed, left()).not_done
 
     def server_close(self) -> None:
         self.socket.close()
