@@ -40,6 +40,7 @@ import http.client
 import io
 import json
 import logging
+import signal
 import socket
 import sys
 import threading
@@ -227,13 +228,18 @@ class _Pool:
 
     def _new_executor(self) -> Executor:
         if self.processes:
-            return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+            return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                       initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
         return ThreadPoolExecutor(self.workers, thread_name_prefix=f"demo-{self.name}")
 
     def warm(self) -> None:
-        """Start each process (for threads: the one process) on a warm-up solve."""
+        """Start each process on a warm-up solve (for threads: one daemon thread, which does not hold
+        up the interpreter's exit as a pool's thread would)."""
+        if not self.processes:
+            self.warmed = [_in_daemon_thread(_warm)]
+            return
         try:
-            self.warmed = [self.executor.submit(_warm) for _ in range(self.workers if self.processes else 1)]
+            self.warmed = [self.executor.submit(_warm) for _ in range(self.workers)]
         except RuntimeError:         # shut down meanwhile
             pass
 
@@ -256,7 +262,29 @@ class _Pool:
             self.busy -= 1
 
     def close(self) -> None:
+        """Stop taking work; end the processes at once (their solves are lost: their clients are gone)."""
+        if isinstance(self.executor, ProcessPoolExecutor):
+            if hasattr(self.executor, "terminate_workers"):          # Python >= 3.14
+                self.executor.terminate_workers()
+            else:                                                   # no public way before it
+                for process in list((getattr(self.executor, "_processes", None) or {}).values()):
+                    process.terminate()
         self.executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _in_daemon_thread(work: Callable[[], None]) -> Future[None]:
+    future: Future[None] = Future()
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the future
+            future.set_exception(exc)
+        else:
+            future.set_result(None)
+
+    threading.Thread(target=run, name="demo-warm", daemon=True).start()
+    return future
 
 
 def _warm() -> None:
