@@ -223,9 +223,12 @@ class _Sockets:
     time; each records when the server closed it."""
 
     def __init__(self, srv, idle: int, slow: int) -> None:
-        self.socks = [socket.create_connection(("127.0.0.1", port(srv))) for _ in range(idle + slow)]
+        self.socks, self.opened = [], []
+        for _ in range(idle + slow):
+            self.socks.append(socket.create_connection(("127.0.0.1", port(srv))))
+            self.opened.append(time.perf_counter())
         self.slow = self.socks[idle:]
-        self.closed_after: dict[int, float] = {}
+        self.closed_after: dict[int, float] = {}     # seconds from its connection to its close by the server
         self.start = time.perf_counter()
         self.head = post("/api/svm", json.dumps({"points": TWO}))
         for sock in self.socks:
@@ -244,11 +247,11 @@ class _Sockets:
             try:
                 while sock.recv(4096):
                     pass
-                self.closed_after[i] = time.perf_counter() - self.start      # recv b"": closed by the server
+                self.closed_after[i] = time.perf_counter() - self.opened[i]      # recv b"": closed by the server
             except BlockingIOError:
                 pass
             except OSError:
-                self.closed_after[i] = time.perf_counter() - self.start
+                self.closed_after[i] = time.perf_counter() - self.opened[i]
 
     def close(self) -> None:
         for sock in self.socks:
@@ -328,7 +331,8 @@ def test_load_with_slow_idle_and_heavy_clients(server) -> None:
     print("slowest light requests:", sorted(((round(r[3], 2), r[0], r[1], r[2]) for r in light_results if r[4]),
                                             reverse=True)[:8])
     assert all(status < 500 for status in statuses), [r for r in light_results if r[2] >= 500]
-    assert [s for s, _ in heavy_results] == [200] * 4
+    # the heavy pool (2 running, 4 waiting) is shared with the RVM fits: a full pool answers 503, as it should
+    assert {s for s, _ in heavy_results} <= {200, 503} and [s for s, _ in heavy_results].count(200) >= 2
     assert {r[2] for r in rvm_results} <= {200, 503} and any(r[2] == 200 for r in rvm_results)
     assert len(during) >= 20 and max(during) < 1.0, sorted(during)[-5:]
     # every idle and slow socket was closed by the server at its deadline, none held past it
