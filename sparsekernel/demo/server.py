@@ -26,11 +26,12 @@ Each pool takes a few waiting requests beyond its workers and answers 503
 past that, as the server does past ``MAX_CONNECTIONS`` open connections. A
 client that leaves mid-solve is noted in the debug log, not with a traceback.
 
-Why not an ASGI server: ``benchmarks/demo_load.py`` runs the same load
-against this server and against uvicorn with Starlette over the same routes.
-Uvicorn gives an idle connection no deadline before its first request (the
-keep-alive timer starts after a response) and answers its concurrency limit
-in plain text, so it needs the same code around it, and a dependency.
+Why not an ASGI server: ``benchmarks/demo_load.py`` runs one load against this
+server and against uvicorn with Starlette over the same routes and pools.
+Their light latency is the same (the pools decide it); uvicorn closed none of
+200 idle sockets (its keep-alive timer starts after a response), has no read
+deadline for a slow head, and answers its own errors in plain text, so it
+would need this code around it, and two dependencies.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import http.client
 import io
 import json
 import logging
+import os
 import signal
 import socket
 import sys
@@ -77,6 +79,7 @@ LINGER = 1.0                    # seconds to read and drop what a client sends a
 MAX_CONNECTIONS = 512           # open connections at once (an idle one costs a buffer)
 LIGHT_THREADS, LIGHT_WAITING = 4, 32    # the pages, presets, uploads and solves of cost <= LIGHT_COST
 HEAVY_SOLVES, HEAVY_WAITING = 2, 4      # solves of larger cost (every RVM fit)
+ORPHAN_CHECK = 1.0              # seconds between a heavy worker's checks that the server still runs
 ALLOW_GET, ALLOW_POST = "GET, HEAD", "POST"
 
 
@@ -229,7 +232,7 @@ class _Pool:
     def _new_executor(self) -> Executor:
         if self.processes:
             return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                       initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
+                                       initializer=_worker_start, initargs=(os.getpid(),))
         return ThreadPoolExecutor(self.workers, thread_name_prefix=f"demo-{self.name}")
 
     def warm(self) -> None:
@@ -249,13 +252,15 @@ class _Pool:
                                f"(at most {self.workers + self.waiting}); try again in a moment",
                           **{"Retry-After": "1"})
         self.busy += 1
+        executor = self.executor
         try:
-            return await asyncio.get_running_loop().run_in_executor(self.executor, work, *args)
+            return await asyncio.get_running_loop().run_in_executor(executor, work, *args)
         except BrokenExecutor:
-            LOG.error("a %s worker died; starting the pool anew", self.name)
-            self.executor.shutdown(wait=False, cancel_futures=True)
-            self.executor = self._new_executor()
-            self.warm()
+            if executor is self.executor:        # the first of its requests to hear: start anew, once
+                LOG.error("a %s worker died; starting the pool anew", self.name)
+                executor.shutdown(wait=False, cancel_futures=True)
+                self.executor = self._new_executor()
+                self.warm()
             return _error(503, "the worker solving this request died (out of memory?); try again or use "
                                "fewer points", **{"Retry-After": "1"})
         finally:
@@ -270,6 +275,19 @@ class _Pool:
                 for process in list((getattr(self.executor, "_processes", None) or {}).values()):
                     process.terminate()
         self.executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _worker_start(server: int) -> None:
+    """A heavy worker leaves Ctrl-C to the server, which ends it, and ends itself if the server dies
+    without doing so (killed): it is then no longer the worker's parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while os.getppid() == server:
+            time.sleep(ORPHAN_CHECK)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="demo-orphan-watch", daemon=True).start()
 
 
 def _in_daemon_thread(work: Callable[[], None]) -> Future[None]:
