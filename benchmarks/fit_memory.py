@@ -4,6 +4,7 @@ Run from the repository root:
 
     python benchmarks/fit_memory.py                 # N = 5,000, D = 500 (X is 20 MB)
     python benchmarks/fit_memory.py --n 2000 --d 200
+    python benchmarks/fit_memory.py --n 2000 --d 200 --classes 4   # six one-versus-one pairs
 
 X is float64, C-ordered, with two overlapping Gaussian classes (most points
 become support vectors, so a kept copy of X shows). Each estimator is fitted
@@ -46,6 +47,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=5000)
     parser.add_argument("--d", type=int, default=500)
+    parser.add_argument("--classes", type=int, default=2, help="number of classes (one-versus-one pairs)")
     args = parser.parse_args()
     from sklearn import svm
 
@@ -53,9 +55,10 @@ def main() -> None:
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(args.n, args.d))
-    y = np.where(X[:, 0] + rng.normal(size=args.n) > 0, 1, 0)
+    y = np.floor(X[:, 0] + rng.normal(size=args.n)).astype(int) % args.classes
     gamma = 1.0 / args.d
-    print(f"SVC fit on X of {args.n} x {args.d} float64 ({X.nbytes / 2**20:.1f} MB), gamma = 1/D, C = 1")
+    print(f"SVC fit on X of {args.n} x {args.d} float64 ({X.nbytes / 2**20:.1f} MB), {args.classes} classes, "
+          f"gamma = 1/D, C = 1")
     print(f"{'estimator':<22} {'kept / X':>9} {'peak / X':>9} {'fit s':>7} {'SVs':>6}")
     for name, make in (("sparsekernel SVC", lambda: SVC(gamma=gamma)),
                        ("scikit-learn SVC", lambda: svm.SVC(gamma=gamma))):

@@ -3,61 +3,67 @@
 ``sparsekernel tour``                      every machine on the notes' data, every method, one table
 ``sparsekernel kkt MACHINE --data FILE``   the KKT report of one machine solved by one method
 ``sparsekernel compare MACHINE --data F``  several methods on one machine, side by side
+``sparsekernel rvm TASK --data FILE``       the relevance vector machine (regression or classification)
 ``sparsekernel figures --out DIR``          the chapter's figures as PNG and SVG, with captions
 ``sparsekernel demo [--port P]``            the browser demonstrations, served on 127.0.0.1
+``sparsekernel check --model F --data F``   certify a LIBSVM model file, or --multipliers a.npy MACHINE
 
 Machine names: hard, soft, nu-svc, eps-svr, nu-svr, one-class, svdd. Data
-files are CSV (last column the target) or LIBSVM format, told apart by the
-extension ``.csv`` or by ``--format``. ``kkt`` exits with status 1 when the
-report fails.
+files are CSV (last column the target) or LIBSVM format, told apart by
+``datasets.infer_format`` (the rule the demo's upload uses) or by ``--format``.
+``kkt`` and ``compare`` solve by ``--method auto`` unless told otherwise
+(``methods.auto_method``: the cvxpy dual up to ``AUTO_DUAL_MAX_N`` points, the
+SMO above); the SMO and LIBSVM run at ``--solver-tol`` (LIBSVM's units,
+default LIBSVM's 1e-3) and the report at the tolerance matched to it
+(``formulations.solve.matched_tol``) unless ``--tol`` is given. ``kkt`` and
+``rvm`` exit with status 1 when the report fails; every bad argument, file or
+environment is one line on stderr and status 2. Progress goes to stderr
+while it is a terminal, unless ``--quiet``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from . import __version__
-from .errors import SparseKernelError, ValidationError
-from .methods import solve_by
+from ._progress import Progress
+from .errors import SolverError, SparseKernelError, ValidationError
+from .methods import AUTO_DUAL_MAX_N, auto_method, solve_by
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "machine_from_args", "LIBSVM_TOL"]
+
+#: The SMO's and LIBSVM's tolerance on the command line where ``--solver-tol`` is not given: LIBSVM's
+#: (and scikit-learn's) default, in LIBSVM's units.
+LIBSVM_TOL = 1e-3
 
 
 def _tour(args: argparse.Namespace) -> int:
     from .tour import TOUR_METHODS, format_table, rows_to_json, run_tour
 
     methods = args.methods.split(",") if args.methods else list(TOUR_METHODS)
-    live = sys.stderr.isatty() and not args.quiet and not args.json
-
-    def progress(message: str) -> None:
-        if live:
-            print(f"\r\033[K  solving {message} ...", end="", file=sys.stderr, flush=True)
-
-    rows = run_tour(methods, n_ripley=args.n_ripley, progress=progress)
-    if live:
-        print("\r\033[K", end="", file=sys.stderr, flush=True)
-    print(rows_to_json(rows) if args.json else format_table(rows))
     if args.figures:
         args.out, args.only = args.figures, ""
-        progress("the figures")
-        written = _write_figures(args, quiet=args.json)
-        if live:
-            print("\r\033[K", end="", file=sys.stderr, flush=True)
-        return written
+        _figure_names(args)                        # matplotlib and --figures checked before the tour runs
+    with Progress(args.quiet) as progress:
+        rows = run_tour(methods, n_ripley=args.n_ripley, progress=progress.step)
+    print(rows_to_json(rows) if args.json else format_table(rows))
+    if args.figures:
+        return _write_figures(args, quiet=args.json)
     return 0
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, np.ndarray]:
     """X, t from the data file: a LIBSVM file's X stays sparse (CSR) through the fit."""
-    from .datasets import load_csv, load_libsvm
+    from .datasets import load
 
-    fmt = args.format or ("csv" if Path(args.data).suffix.lower() == ".csv" else "libsvm")
-    return load_csv(args.data) if fmt == "csv" else load_libsvm(args.data)
+    return load(args.data, args.format)
 
 
 def _labels(t: np.ndarray) -> tuple[np.ndarray, str | None]:
@@ -99,36 +105,121 @@ def machine_from_args(args: argparse.Namespace) -> tuple[Any, list[str]]:
     return cls(X, t, kernel, **hyper), notes
 
 
+def _method(name: str, machine: Any) -> tuple[str, list[str]]:
+    """The method ``name`` names for ``machine`` (``auto`` resolved), with a note when it was chosen."""
+    if name != "auto":
+        return name, []
+    method = auto_method(machine)
+    rule = f"N = {machine.N} {'<=' if method == 'clarabel' else '>'} {AUTO_DUAL_MAX_N}"
+    return method, [f"method auto: {method} ({rule})"]
+
+
+def _solve(machine: Any, method: str, solver_tol: float | None) -> Any:
+    """``solve_by``, with the SMO and LIBSVM at ``solver_tol`` in LIBSVM's units (``LIBSVM_TOL`` if None)."""
+    from .formulations.solve import libsvm_tol
+
+    tol = LIBSVM_TOL if solver_tol is None else solver_tol
+    if method == "smo":
+        return solve_by(machine, "smo", tol=tol, tol_units="libsvm")
+    if method == "libsvm":
+        return solve_by(machine, "libsvm", tol=libsvm_tol(machine, tol))
+    return solve_by(machine, method)
+
+
+def _tol_note(method: str, solver_tol: float | None, report_tol: float, given: bool) -> str:
+    """Which tolerance the solve ran at and which the report is checked at."""
+    if method in ("smo", "libsvm"):
+        run = f"{method} at tol {LIBSVM_TOL if solver_tol is None else solver_tol:g} (LIBSVM's units)"
+    else:
+        run = f"{method} at its fixed accuracy" + (" (--solver-tol applies to smo and libsvm only)"
+                                                    if solver_tol is not None else "")
+    return f"{run}; report at {'--tol' if given else 'the matched tolerance'} {report_tol:.1e}"
+
+
 def _kkt(args: argparse.Namespace) -> int:
     from .duality import categories, check
-    machine, notes = machine_from_args(args)
-    sol = solve_by(machine, args.method)
-    report = check(machine, sol, args.tol)        # None: the tolerance of the solve's certificate
+
+    with Progress(args.quiet) as progress:
+        progress.step(f"reading {args.data}")
+        machine, notes = machine_from_args(args)
+        method, chosen = _method(args.method, machine)
+        progress.step(f"solving {machine.name} (N = {machine.N}) by {method}")
+        try:
+            sol = _solve(machine, method, args.solver_tol)
+        except SolverError as exc:              # an answer that fails its certificate: the report, status 1
+            if exc.report is None:
+                raise
+            print(f"sparsekernel kkt: SolverError: {exc}", file=sys.stderr)
+            print(exc.report.to_json() if args.json else exc.report)
+            return 1
+        if args.tol is None and sol.report is not None:
+            report = sol.report                 # the certificate of the solve, at its matched tolerance
+        else:
+            progress.step("checking the KKT conditions")
+            report = check(machine, sol, args.tol)
+        progress.step("sorting the points by case (Result 7.6)")
+        cases = categories(machine, sol)
+    notes = chosen + notes + [_tol_note(method, args.solver_tol, report.tol, args.tol is not None)]
     if args.json:
-        payload = report.to_dict()
-        payload["categories"] = categories(machine, sol).counts
-        payload["notes"] = payload["notes"] + notes
         import json
 
+        payload = report.to_dict()
+        payload["method"] = method
+        payload["categories"] = cases.counts
+        payload["notes"] = payload["notes"] + notes
         print(json.dumps(payload, indent=2))
     else:
         for note in notes:
             print(f"note: {note}")
         print(report)
         print("\npoints by case (Result 7.6):")
-        print(categories(machine, sol))
+        print(cases)
     return 0 if report.ok else 1
+
+
+def _compare_methods(text: str, machine: Any) -> list[str]:
+    """``--methods``: a comma-separated list (``auto`` in it resolved), or ``auto`` alone: the cvxpy dual by
+    Clarabel and OSQP, the direct QP, the SMO and LIBSVM up to ``AUTO_DUAL_MAX_N`` points, the SMO and
+    LIBSVM above."""
+    from .methods import has_libsvm_twin
+
+    if text == "auto":
+        small = machine.N <= AUTO_DUAL_MAX_N
+        methods = ["clarabel", "osqp", "qp-clarabel", "smo"] if small else ["smo"]
+        methods += ["libsvm"] if has_libsvm_twin(machine) else []
+        if len(methods) < 2:
+            raise ValidationError(f"--methods auto has only the SMO for {machine.name} at N = {machine.N} > "
+                                  f"{AUTO_DUAL_MAX_N} (LIBSVM has no such machine): name two methods; got 'auto'")
+        return methods
+    methods = [auto_method(machine) if m == "auto" else m for m in text.split(",") if m]
+    if len(methods) < 2:
+        raise ValidationError(f"--methods must name at least two methods; got {text!r}")
+    return methods
 
 
 def _compare(args: argparse.Namespace) -> int:
     from .duality.compare import compare_many, dumps, format_many
 
-    machine, notes = machine_from_args(args)
-    methods = [m for m in args.methods.split(",") if m]
-    if len(methods) < 2:
-        raise ValidationError(f"--methods must name at least two methods; got {args.methods!r}")
-    solutions = {m: solve_by(machine, m) for m in methods}
-    summary = compare_many(machine, solutions, args.tol if args.tol is not None else 1e-5)
+    with Progress(args.quiet) as progress:
+        progress.step(f"reading {args.data}")
+        machine, notes = machine_from_args(args)
+        methods = _compare_methods(args.methods, machine)
+        solutions = {}
+        for m in methods:
+            progress.step(f"solving {machine.name} (N = {machine.N}) by {m}")
+            solutions[m] = _solve(machine, m, args.solver_tol)
+        progress.step("comparing the solutions")
+        # one tolerance for the table: the loosest of the methods' matched ones, unless --tol is given
+        tol = args.tol if args.tol is not None else max(sol.tol for sol in solutions.values())
+        summary = compare_many(machine, solutions, tol)
+    if args.methods == "auto":
+        rule = f"N = {machine.N} {'<=' if machine.N <= AUTO_DUAL_MAX_N else '>'} {AUTO_DUAL_MAX_N}"
+        notes = [f"methods auto: {', '.join(methods)} ({rule})"] + notes
+    tuned = [m for m in methods if m in ("smo", "libsvm")]
+    solver_tol = LIBSVM_TOL if args.solver_tol is None else args.solver_tol
+    notes.append((f"{' and '.join(tuned)} at tol {solver_tol:g} (LIBSVM's units); " if tuned else "")
+                 + (f"table at --tol {tol:.1e}" if args.tol is not None
+                    else f"table at the loosest matched tolerance {tol:.1e}"))
     summary["notes"] = notes
     print(dumps(summary) if args.json else "\n".join([f"note: {n}" for n in notes] + [format_many(summary)]))
     return 0
@@ -138,18 +229,33 @@ def _figures(args: argparse.Namespace) -> int:
     return _write_figures(args, quiet=False)
 
 
-def _write_figures(args: argparse.Namespace, quiet: bool) -> int:
+def _figure_names(args: argparse.Namespace) -> list[str]:
+    """The figures to write, after checking that matplotlib is there and that ``--out`` can be a folder."""
     try:
-        from .figures import FIGURES, write_figures
-    except ImportError as exc:  # matplotlib is the optional extra "plot"
-        raise ValidationError(f"figures need matplotlib (pip install sparsekernel[plot]); got {exc}") from exc
+        import matplotlib  # noqa: F401  (the optional extra "plot")
+
+        from .figures import FIGURES
+    except ImportError as exc:
+        raise ValidationError(f"figures need matplotlib (pip install 'sparsekernel[plot]'); got {exc}") from exc
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise ValidationError(f"--out must be a folder (created if missing); got the file {args.out!r}")
     names = args.only.split(",") if args.only else list(FIGURES)
     unknown = sorted(set(names) - set(FIGURES))
     if unknown:
         raise ValidationError(f"--only must name figures among {sorted(FIGURES)}; got {unknown}")
-    for result in write_figures(args.out, names):
+    return names
+
+
+def _write_figures(args: argparse.Namespace, quiet: bool) -> int:
+    names = _figure_names(args)
+    from .figures import write_figures
+
+    with Progress(args.quiet) as progress:
+        results = []
+        for name in names:
+            progress.step(f"drawing {name}")
+            results += write_figures(args.out, [name])
+    for result in results:
         if not quiet:
             print(f"{args.out}/{result.name}.png, .svg, .txt: {result.caption}")
     return 0
@@ -173,6 +279,17 @@ def _gamma(text: str) -> str:
     return text
 
 
+def _positive(text: str) -> float:
+    """--tol, --solver-tol: a positive finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (np.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive finite number; got {text!r}")
+    return value
+
+
 def _port(text: str) -> int:
     """--port: 0 (a free port) to 65535."""
     if not text.isdigit() or not 0 <= int(text) <= 65535:
@@ -187,25 +304,51 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _machine_arguments(p: argparse.ArgumentParser) -> None:
-    from .formulations import MACHINES
+def _quiet_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr (none either when stderr "
+                   "is not a terminal)")
 
-    p.add_argument("machine", choices=sorted(MACHINES), help="which machine")
+
+def _data_arguments(p: argparse.ArgumentParser) -> None:
+    """The data file and the kernel, shared by the SVM commands and ``rvm``."""
     p.add_argument("--data", required=True, help="CSV (last column the target) or LIBSVM-format file")
-    p.add_argument("--format", choices=["csv", "libsvm"], default=None, help="file format (default: by extension)")
+    p.add_argument("--format", choices=["csv", "libsvm"], default=None,
+                   help="file format (default: .csv is CSV; .libsvm, .svm, .svmlight are LIBSVM; any other "
+                        "name by its first data line: index:value pairs are LIBSVM)")
     p.add_argument("--kernel", default="rbf", choices=["linear", "poly", "rbf", "sigmoid"])
     p.add_argument("--gamma", default="scale", type=_gamma, help="kernel width, or 'scale' = 1/(D var X) (default)")
     p.add_argument("--degree", type=int, default=3)
     p.add_argument("--coef0", type=float, default=0.0)
+    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    _quiet_argument(p)
+
+
+_AUTO_HELP = (f"auto (the default): the cvxpy dual with Clarabel for N <= {AUTO_DUAL_MAX_N}, the SMO above "
+              f"(the cvxpy dual's dense N x N term: about 5 s at N = 1,000, 35 s and 0.8 GB at 2,000, 230 s at "
+              f"5,000, over 6 GB at 20,000; the SMO about 15 s at 20,000)")
+
+
+def _machine_arguments(p: argparse.ArgumentParser) -> None:
+    from .formulations import MACHINES
+
+    p.add_argument("machine", choices=sorted(MACHINES), help="which machine")
+    _data_arguments(p)
     p.add_argument("--C", type=float, default=1.0)
     p.add_argument("--nu", type=float, default=0.5)
     p.add_argument("--epsilon", type=float, default=0.1)
     p.add_argument("--class-weight", dest="class_weight", default=None, choices=["balanced"])
-    p.add_argument("--tol", type=float, default=None, help="KKT tolerance, relative (default: the one the solve was certified at, matched to the method)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p.add_argument("--solver-tol", dest="solver_tol", type=_positive, default=None,
+                   help=f"the SMO's and LIBSVM's tolerance, in LIBSVM's units as scikit-learn's tol "
+                        f"(default {LIBSVM_TOL:g}, LIBSVM's); the other methods run at their fixed accuracy")
+    p.add_argument("--tol", type=_positive, default=None,
+                   help="KKT report tolerance, relative (default: the one the solve was certified at, matched "
+                        "to the method: twice the SMO's or LIBSVM's relative tol, at least 1e-6 for LIBSVM; "
+                        "1e-6 for Clarabel, 1e-5 for OSQP)")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ._cli_rvm import add_rvm_parser
+
     parser = _Parser(
         prog="sparsekernel",
         description="Sparse kernel machines (Bishop, PRML chapter 7): formulations, solvers, duality.",
@@ -216,36 +359,66 @@ def build_parser() -> argparse.ArgumentParser:
     tour.add_argument("--methods", default="", help="comma-separated methods (default: all)")
     tour.add_argument("--n-ripley", type=int, default=200, help="size of the Ripley-type mixture")
     tour.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    tour.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+    _quiet_argument(tour)
     tour.add_argument("--figures", default="", metavar="DIR", help="also write the chapter's figures into DIR")
     tour.set_defaults(func=_tour)
     kkt = sub.add_parser("kkt", help="KKT report of one machine solved by one method")
     _machine_arguments(kkt)
-    kkt.add_argument("--method", default="clarabel",
-                     help="smo, clarabel, osqp, primal-clarabel, qp-clarabel, qp-osqp or libsvm")
+    kkt.add_argument("--method", default="auto",
+                     help=f"{_AUTO_HELP}; smo, libsvm, clarabel, osqp, primal-clarabel, qp-clarabel, qp-osqp")
     kkt.set_defaults(func=_kkt)
     compare = sub.add_parser("compare", help="several methods on one machine, side by side")
     _machine_arguments(compare)
-    compare.add_argument("--methods", default="clarabel,osqp,qp-clarabel,libsvm", help="comma-separated methods")
+    compare.add_argument("--methods", default="auto",
+                         help=f"comma-separated methods, 'auto' among them as for kkt; 'auto' alone (the "
+                              f"default): clarabel, osqp, qp-clarabel, smo and libsvm for N <= {AUTO_DUAL_MAX_N}, "
+                              f"smo and libsvm above (libsvm where LIBSVM has the machine)")
     compare.set_defaults(func=_compare)
+    add_rvm_parser(sub, _data_arguments, _positive)
     figures = sub.add_parser("figures", help="write the chapter's figures (PNG, SVG, captions)")
     figures.add_argument("--out", required=True, help="output folder")
     figures.add_argument("--only", default="", help="comma-separated figure names (default: all)")
+    _quiet_argument(figures)
     figures.set_defaults(func=_figures)
     demo = sub.add_parser("demo", help="the SVM and RVM demonstrations in the browser (pages /svm and /rvm)")
     demo.add_argument("--port", type=_port, default=0, help="port on 127.0.0.1 (default: a free one, printed)")
     demo.add_argument("--no-browser", action="store_true", help="do not open a browser")
     demo.set_defaults(func=_demo)
+    from ._cli_check import add_check_parser
+    add_check_parser(sub, _machine_arguments)
     return parser
+
+
+def _one_line_warning(name: str) -> Any:
+    """``warnings.showwarning`` for the command line: a warning (an inaccurate solve) on one line."""
+
+    def show(message: Any, category: type, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        print(f"{name}: {category.__name__}: {message}", file=sys.stderr)
+
+    return show
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    name = f"sparsekernel {args.command}"
     try:
-        return int(args.func(args))
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning(name)
+            code = int(args.func(args))
+        sys.stdout.flush()                      # a closed pipe is found here, not at the interpreter's exit
+        return code
+    except BrokenPipeError:
+        # stdout was closed (``sparsekernel tour | head -1``): what is still buffered goes nowhere
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print(f"{name}: BrokenPipeError: standard output was closed before the answer was written",
+              file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{name}: interrupted", file=sys.stderr)
+        return 130
     except (SparseKernelError, OSError) as exc:     # OSError: a file that cannot be read, a port in use
-        print(f"sparsekernel {args.command}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"{name}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
 
 

@@ -1,6 +1,12 @@
 """The notes' stand-in data sets, seeded, and loaders for CSV and LIBSVM files
 (a LIBSVM file's X is kept sparse, CSR).
 
+One rule tells the two formats apart, for the command line and the demo's
+upload alike (``infer_format``): the extension ``.csv`` is CSV; ``.libsvm``,
+``.svm`` and ``.svmlight`` are LIBSVM; any other name (``.txt``, ``.dat``,
+none) is read by its first data line: ``index:value`` pairs are LIBSVM,
+anything else CSV. ``load`` applies it to a file.
+
 The book's data are not distributed; the notes reproduce each figure on a
 stand-in set, and these functions generate them. Each returns ``(X, t)`` and
 takes ``seed=`` so that a class sees the same pictures.
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +36,15 @@ from .sparse import compact_indices
 from .validation import check_param
 from .errors import ValidationError
 
-__all__ = ["separable", "ring", "ripley_mixture", "sinusoid", "load_csv", "load_libsvm"]
+__all__ = ["separable", "ring", "ripley_mixture", "sinusoid", "load_csv", "load_libsvm", "load", "infer_format",
+           "FORMATS"]
 
 Array = NDArray[np.float64]
+
+#: The file formats, and the extensions that name each; other extensions are told by their content.
+FORMATS: dict[str, tuple[str, ...]] = {"csv": (".csv",), "libsvm": (".libsvm", ".svm", ".svmlight")}
+#: How much of a file ``load`` reads to tell its format and that it is text.
+HEAD_BYTES = 1 << 16
 
 
 def _count(name: str, n: object, minimum: int) -> int:
@@ -180,5 +193,74 @@ def load_libsvm(path: str | os.PathLike[str], dense: bool = False) -> tuple[Any,
         X, t = load_svmlight_file(str(p))
     except ValueError as exc:
         raise ValidationError(f"{str(path)!r} is not a valid LIBSVM-format file: {exc}") from exc
+    if X.shape[0] == 0:
+        raise ValidationError(f"{str(path)!r} must hold at least one data row; got none")
     X = compact_indices(X.tocsr().astype(np.float64, copy=False))
     return (np.asarray(X.toarray(), dtype=np.float64) if dense else X), np.asarray(t, dtype=np.float64)
+
+
+def infer_format(name: str, text: str | None = None) -> str:
+    """The format of a data file, ``"csv"`` or ``"libsvm"``, from its name and, where the name does not
+    tell, its text (module docstring).
+
+    Parameters
+    ----------
+    name : str
+        The file's name or path; only its extension is read.
+    text : str, optional
+        The file's content, or its beginning (the first data line is enough).
+
+    Raises
+    ------
+    ValidationError
+        When the extension does not tell and no text is given.
+    """
+    suffix = Path(str(name)).suffix.lower()
+    for fmt, suffixes in FORMATS.items():
+        if suffix in suffixes:
+            return fmt
+    if text is None:
+        raise ValidationError(f"name must end in one of {', '.join(s for v in FORMATS.values() for s in v)}, "
+                              f"or the file's text must be given to tell its format; got {str(name)!r}")
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            return "libsvm" if re.search(r"(^|\s)\d+:\S", line) else "csv"
+    return "csv"
+
+
+def load(path: str | os.PathLike[str], format: str | None = None) -> tuple[Any, Array]:
+    """Read a CSV or LIBSVM-format file, its format told by ``infer_format`` unless ``format`` is given.
+
+    Returns ``(X, t)`` as ``load_csv`` (dense) or ``load_libsvm`` (CSR) do.
+
+    Raises
+    ------
+    ValidationError
+        For a missing file, a file that is not text (a NUL byte, or not UTF-8, in its first 64 KiB), or
+        one the loader refuses.
+    """
+    if format is not None and format not in FORMATS:
+        raise ValidationError(f"format must be one of {sorted(FORMATS)} or None; got {format!r}")
+    p = Path(path)
+    if not p.is_file():
+        raise ValidationError(f"path must be an existing data file (CSV or LIBSVM format); got {str(path)!r}")
+    text = _text_head(p)
+    fmt = format or infer_format(p.name, text)
+    return load_csv(p) if fmt == "csv" else load_libsvm(p)
+
+
+def _text_head(path: Path) -> str:
+    """The first ``HEAD_BYTES`` of a file as text; ValidationError for a NUL byte or one that is not UTF-8."""
+    with path.open("rb") as handle:
+        head = handle.read(HEAD_BYTES)
+    bad = head.find(b"\0")
+    try:
+        if bad < 0:
+            return head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if len(head) == HEAD_BYTES and exc.start >= len(head) - 3:   # a character cut at the end of the head
+            return head[:exc.start].decode("utf-8")
+        bad = exc.start
+    raise ValidationError(f"path must be a text (UTF-8) data file; got {str(path)!r}, whose byte "
+                          f"{head[bad:bad + 1]!r} at offset {bad} is not text")

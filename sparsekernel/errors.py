@@ -6,7 +6,9 @@ message names the argument, the expected domain and the value received.
 data that are not separable in feature space, an infeasible nu).
 ``SolverError`` carries the status of a solver that failed.
 ``ConvergenceWarning`` is issued when an iterative solver stops at its
-iteration cap before reaching its tolerance.
+iteration cap before reaching its tolerance. ``NonConvexWarning`` is issued
+when the SMO (or LIBSVM) solves a dual whose kernel matrix is not positive
+semidefinite: its answer is a KKT point, not a certified optimum.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ __all__ = [
     "ValidationError",
     "InfeasibleError",
     "SolverError",
+    "NonConvexWarning",
     "ConvergenceWarning",  # noqa: F822 (defined on first use by __getattr__)
 ]
 
@@ -30,8 +33,9 @@ class ValidationError(SparseKernelError, ValueError):
     """Bad input: wrong shape, non-finite value, parameter outside its domain."""
 
 
-class InfeasibleError(SparseKernelError):
-    """The optimisation problem has no solution for the given data and parameters."""
+class InfeasibleError(SparseKernelError, ValueError):
+    """The optimisation problem has no solution for the given data and parameters (a ValueError,
+    as scikit-learn's "specified nu is infeasible")."""
 
 
 class SolverError(SparseKernelError, RuntimeError):
@@ -43,6 +47,11 @@ class SolverError(SparseKernelError, RuntimeError):
         self.status = status
         self.solver = solver
         self.report = report
+
+
+class NonConvexWarning(UserWarning):
+    """The kernel matrix is not positive semidefinite: the dual is not convex, and a solver that
+    accepts it (the SMO, LIBSVM) returns a KKT point, which need not be the optimum."""
 
 
 def __getattr__(name: str) -> Any:

@@ -3,7 +3,14 @@
 ``solve_by(machine, method)`` is ``formulations.solve.solve`` with one default:
 the SMO runs at ``SMO_TOL`` = 1e-6 in LIBSVM's units (converted to the
 machine's by ``formulations.solve.libsvm_tol``); ``"libsvm"`` fits
-scikit-learn's LIBSVM twin at tol 1e-8.
+scikit-learn's LIBSVM twin at tol 1e-8. ``auto_method(machine)`` is the
+command line's ``--method auto``: the cvxpy dual with Clarabel up to
+``AUTO_DUAL_MAX_N`` points, the SMO above, where the cvxpy dual's dense
+N x N quadratic term makes it slow and large (``sparsekernel kkt soft`` on
+make_classification with the RBF kernel, 2 cores, whole command: 5 s and
+0.3 GB at N = 1,000, 35 s and 0.8 GB at 2,000, 45 s and 1.5 GB at 3,000;
+issue 19 measured 230 s at 5,000 and over 6 GB at 20,000; the SMO, 4 s at
+1,001 and 18 to 26 s at 20,000, report included).
 """
 
 from __future__ import annotations
@@ -13,7 +20,10 @@ from typing import Any
 from .formulations import Machine, Solution
 from .formulations.solve import SMO_TOL, solve
 
-__all__ = ["solve_by", "SMO_TOL", "has_libsvm_twin"]
+__all__ = ["solve_by", "SMO_TOL", "has_libsvm_twin", "auto_method", "AUTO_DUAL_MAX_N"]
+
+#: The largest N for which ``auto_method`` chooses the cvxpy dual (Clarabel); the SMO above.
+AUTO_DUAL_MAX_N = 1000
 
 
 def has_libsvm_twin(machine: Machine) -> bool:
@@ -26,3 +36,8 @@ def solve_by(machine: Machine, method: str, **opts: Any) -> Solution:
     if method == "smo" and "tol" not in opts:
         opts = {"tol": SMO_TOL, "tol_units": "libsvm", **opts}
     return solve(machine, method, **opts)
+
+
+def auto_method(machine: Machine) -> str:
+    """``"clarabel"`` (the cvxpy dual) for at most ``AUTO_DUAL_MAX_N`` points, else ``"smo"``."""
+    return "clarabel" if machine.N <= AUTO_DUAL_MAX_N else "smo"

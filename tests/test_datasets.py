@@ -109,3 +109,34 @@ def test_loaders_report_bad_files(tmp_path) -> None:
         datasets.load_libsvm(bad)
     with pytest.raises(ValidationError, match="n must be an integer >= 2"):
         datasets.sinusoid(n=1)
+
+
+@pytest.mark.parametrize("name, text, expected", [
+    ("a.csv", None, "csv"), ("A.CSV", "1 1:2\n", "csv"),             # the extension decides where it can
+    ("a.libsvm", None, "libsvm"), ("a.svm", None, "libsvm"), ("a.svmlight", "1,2\n", "libsvm"),
+    ("a.txt", "# comment\n\n+1 1:0.5 3:2\n", "libsvm"), ("a.txt", "x,t\n0.5,1\n", "csv"),
+    ("data", "-1 7:1e-3\n", "libsvm"), ("a.dat", "", "csv"),
+])
+def test_infer_format_is_one_rule_for_name_and_text(name: str, text, expected: str) -> None:
+    assert datasets.infer_format(name, text) == expected
+
+
+def test_load_tells_the_format_and_refuses_what_is_not_data(tmp_path) -> None:
+    X, t = datasets.ripley_mixture(n=12)
+    dump_svmlight_file(X, t, str(tmp_path / "ripley.txt"))             # LIBSVM content under .txt
+    np.savetxt(tmp_path / "table.txt", np.column_stack([X, t]), delimiter=",")
+    Xl, tl = datasets.load(tmp_path / "ripley.txt")
+    Xc, tc = datasets.load(tmp_path / "table.txt")
+    assert scipy.sparse.issparse(Xl) and not scipy.sparse.issparse(Xc)
+    np.testing.assert_allclose(Xl.toarray(), Xc)
+    np.testing.assert_array_equal(tl, tc)
+    with pytest.raises(ValidationError, match="name must end in one of"):
+        datasets.infer_format("a.txt")
+    (tmp_path / "empty.svm").write_bytes(b"")
+    with pytest.raises(ValidationError, match="must hold at least one data row; got none"):
+        datasets.load(tmp_path / "empty.svm")
+    (tmp_path / "binary.txt").write_bytes(b"1,2\n\xff\xfe")
+    with pytest.raises(ValidationError, match=r"not text"):
+        datasets.load(tmp_path / "binary.txt")
+    with pytest.raises(ValidationError, match="format must be one of"):
+        datasets.load(tmp_path / "table.txt", format="xls")

@@ -16,6 +16,8 @@ PROMISES = {
     "nu_versus_c.py": ["C=1/(N rho)", "max|a_C - a_nu/rho|"],
     "smo_step_by_step.py": ["wss = platt", "delta       L       H     eta", "each step raised the dual: True", "equal to Clarabel's optimum: True"],
     "rvm_sparsity.py": ["Result 7.16 (aligned)", "Result 7.18", "all checks passed"],
+    "buggy_smo.py": ["failing rows: none", "failing rows: (7.33)",
+                     "the correct step passes and the buggy one fails (7.33): True"],
 }
 
 

@@ -82,3 +82,111 @@ def test_smo_trace_figure_reaches_the_optimum_by_every_rule(figures) -> None:
     for rule in ("platt", "first-order", "second-order"):
         assert abs(n[f"final dual - optimum ({rule})"]) <= 1e-8 * abs(n["optimal dual (Clarabel)"])
     assert n["steps (second-order)"] <= n["steps (first-order)"] <= n["steps (platt)"]
+
+
+# -- how the figures read: titles, mathtext, legends, colour bars ------------------------------------
+
+import re  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+#: words and symbols written in ASCII that a figure should typeset (outside $...$)
+ASCII_MATHS = re.compile(r"\b(phi|alpha|beta|gamma|lambda|epsilon|nu|xi|rho|pi|infinity)\b|\^|\|\s*x\)|\bsin\(")
+
+
+def _titles(result) -> list[str]:
+    fig = result.figure
+    titles = [fig.get_suptitle()] + [ax.get_title() for ax in fig.axes]
+    return [t for t in titles if t]
+
+
+def _texts(result) -> list[str]:
+    """Every piece of text drawn: titles, labels, legend entries, annotations, tick labels excluded."""
+    fig = result.figure
+    fig.canvas.draw()
+    texts = [fig.get_suptitle()]
+    for ax in fig.axes:
+        texts += [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()] + [t.get_text() for t in ax.texts]
+        legend = ax.get_legend()
+        if legend is not None:
+            texts += [t.get_text() for t in legend.get_texts()]
+    for legend in fig.legends:
+        texts += [t.get_text() for t in legend.get_texts()]
+    return [t for t in texts if t]
+
+
+def _outside_maths(text: str) -> str:
+    return re.sub(r"\$[^$]*\$", " ", text)
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_every_figure_has_its_title_and_typesets_its_maths(figures, name: str) -> None:
+    result = figures[1][name]
+    titles = _titles(result)
+    number = name.removeprefix("fig").replace("_", ".")
+    if name.startswith("fig7_"):
+        assert any(t.startswith(f"Figure {number}:") for t in titles), titles
+    else:
+        assert titles and "Algorithm 7.1" in titles[0]
+    for text in _texts(result):
+        assert not ASCII_MATHS.search(_outside_maths(text)), text
+
+
+def _data_points(ax) -> np.ndarray:
+    """Display coordinates of every point drawn on the axes: scatter offsets and the vertices of
+    every line (the curves are sampled densely, so a legend over a curve covers vertices)."""
+    points = [c.get_offset_transform().transform(c.get_offsets()) for c in ax.collections
+              if hasattr(c, "get_offsets") and len(c.get_offsets()) and c.get_label() != "_nolegend_"
+              and type(c).__name__ == "PathCollection"]
+    for line in ax.get_lines():
+        if len(line.get_xydata()):
+            points.append(line.get_transform().transform(line.get_xydata()))
+    return np.vstack(points) if points else np.empty((0, 2))
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_no_legend_covers_a_data_point(figures, name: str) -> None:
+    fig = figures[1][name].figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    for ax in fig.axes:
+        points = _data_points(ax)
+        for legend in legends:
+            box = legend.get_window_extent(renderer)
+            inside = (points[:, 0] > box.x0) & (points[:, 0] < box.x1) & (points[:, 1] > box.y0) & (points[:, 1] < box.y1)
+            assert not inside.any(), f"{name}: the legend covers {int(inside.sum())} point(s) of {ax.get_title()}"
+
+
+def test_fig7_12_colour_bar_is_as_tall_as_its_panel(figures) -> None:
+    fig = figures[1]["fig7_12"].figure
+    fig.canvas.draw()
+    panel = fig.axes[1]
+    (bar,) = panel.child_axes                      # the colour bar, on an inset of the panel
+    panel = panel.get_window_extent()
+    assert bar.get_window_extent().height == pytest.approx(panel.height, abs=1.0)
+
+
+def test_fig7_3_slack_cases_bound_the_training_errors(figures) -> None:
+    n = figures[1]["fig7_3"].numbers
+    assert n["points inside the margin"] > 0 and n["points misclassified"] > 0
+    assert n["points with xi > 1"] == n["points misclassified"] == n["training errors"]
+    assert n["sum_n xi_n (>= training errors)"] >= n["training errors"]
+    assert n["points with xi > 0"] == n["points inside the margin"] + n["points misclassified"]
+
+
+def test_fig7_7_slacks_are_the_distances_to_the_tube(figures) -> None:
+    n = figures[1]["fig7_7"].numbers
+    assert n["above the tube (xi > 0)"] >= 1 and n["below the tube (xi_hat > 0)"] >= 1
+    assert n["above the tube (xi > 0)"] + n["below the tube (xi_hat > 0)"] + n["inside or on the tube"] == n["N"]
+    from sparsekernel import chapter, datasets
+    from sparsekernel.formulations import EpsilonSVR
+    from sparsekernel.kernels import RBF
+
+    X, t = datasets.sinusoid(n=n["N"])
+    sol = EpsilonSVR(X, t, RBF(chapter.SINUSOID_GAMMA), C=n["C"], epsilon=n["epsilon"]).solve("qp-clarabel")
+    y = sol.decision_function(X)
+    # at the optimum each slack is its side's epsilon-insensitive error: (7.53), (7.54)
+    np.testing.assert_allclose(sol.xi, np.maximum(0.0, t - y - n["epsilon"]), atol=1e-6)
+    np.testing.assert_allclose(sol.xi_hat, np.maximum(0.0, y - n["epsilon"] - t), atol=1e-6)
+    assert n["sum_n xi_n"] == pytest.approx(float(np.sum(sol.xi)), abs=1e-6)

@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..formulations.machine import BOUND_TOL, CATEGORY_NAMES, Machine
+from ..formulations.report import html_table
 from ..formulations.solution import Solution
 from ..solvers.standard_qp import bound_masks
 
@@ -25,6 +26,11 @@ class Categories:
     def __str__(self) -> str:
         width = max(len(k) for k in self.counts)
         return "\n".join(f"  {k:<{width}}  {v:>6}" for k, v in self.counts.items())
+
+    def _repr_html_(self) -> str:
+        """The counts of ``str(self)`` for a notebook, with the total, every text escaped."""
+        rows = [[k, str(v)] for k, v in self.counts.items()] + [["all points", str(len(self.labels))]]
+        return html_table(f"points by case ({self.task})", ["case", "points"], rows)
 
 
 def categories(machine: Machine, solution: Solution, bound_tol: float = BOUND_TOL) -> Categories:

@@ -17,6 +17,7 @@ from ..formulations.machine import Machine
 from ..formulations.solution import Solution
 from .categories import categories
 from .conditions import check
+from ..formulations.report import html_table
 from .report import Gap, _clean
 
 __all__ = ["gap", "compare", "Comparison", "compare_many"]
@@ -53,7 +54,8 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         return _clean(asdict(self))
 
-    def __str__(self) -> str:
+    def _rows(self) -> list[tuple[str, str, str, str]]:
+        """(quantity, first, second, difference) for ``__str__`` and ``_repr_html_``."""
         a, b = self.names
         rows = [
             ("primal objective", f"{self.primal[0]:.10g}", f"{self.primal[1]:.10g}", f"{self.primal[1] - self.primal[0]:.1e}"),
@@ -68,12 +70,22 @@ class Comparison:
             rows.insert(4, ("max |delta a_hat|", "", "", f"{self.max_delta_a_hat:.1e}"))
         if self.categories_changed is not None:
             rows.append(("points changing case", "", "", str(self.categories_changed)))
+        return rows
+
+    def __str__(self) -> str:
+        a, b = self.names
+        rows = self._rows()
         w = max(len(r[0]) for r in rows)
         wa = max(len(a), *(len(r[1]) for r in rows))
         wb = max(len(b), *(len(r[2]) for r in rows))
         lines = [f"  {'':<{w}}  {a:>{wa}}  {b:>{wb}}  difference"]
         lines += [f"  {r[0]:<{w}}  {r[1]:>{wa}}  {r[2]:>{wb}}  {r[3]}" for r in rows]
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """The table of ``str(self)`` for a notebook, every text escaped."""
+        a, b = self.names
+        return html_table(f"{a} against {b}", ["", a, b, "difference"], self._rows())
 
 
 def compare(sol_a: Solution, sol_b: Solution, X: ArrayLike | None = None,

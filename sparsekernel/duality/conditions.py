@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..validation import check_param, fail
 from ..errors import ValidationError
@@ -15,8 +16,11 @@ from ..formulations.report import KKTReport
 __all__ = ["check", "matched_tol"]
 
 
-def check(machine: Machine, solution: Solution, tol: float | None = None) -> KKTReport:
-    """Every KKT condition of ``machine`` at ``solution``.
+def check(machine: Machine, solution: Solution | None = None, tol: float | None = None, *,
+          a: ArrayLike | None = None, b: float | None = None, a_hat: ArrayLike | None = None,
+          rho: float | None = None, epsilon: float | None = None, R2: float | None = None,
+          convention: str = "notes") -> KKTReport:
+    """Every KKT condition of ``machine`` at ``solution`` (or at your own multipliers ``a``).
 
     Each row gives the equation tag, the condition in words, its largest
     violation relative to the row's scale (the box C for multipliers, the
@@ -30,13 +34,19 @@ def check(machine: Machine, solution: Solution, tol: float | None = None) -> KKT
     ----------
     machine : Machine
         The machine that was solved (its data, kernel and hyperparameters).
-    solution : Solution
-        From any method: cvxpy primal or dual, the direct QP, the SMO, LIBSVM.
+    solution : Solution, optional
+        From any method: cvxpy primal or dual, the direct QP, the SMO, LIBSVM, or
+        ``machine.solution(...)``. Omit it to give the multipliers instead.
     tol : float, optional
         Relative tolerance of every row and of the gap (relative to the
         machine's ``output_scale`` and ``gap_scale``). By default the
         tolerance the solution was certified at (``solution.tol``), else the
         one matched to its method (``matched_tol``).
+
+    a, b, a_hat, rho, epsilon, R2, convention
+        Instead of ``solution``: ``check(m, a=..., b=...)`` is
+        ``check(m, m.solution(a, b, a_hat, rho=..., epsilon=..., R2=..., convention=...))``
+        (see ``Machine.solution``; what is not given is recovered by the notes' formulas).
 
     Returns
     -------
@@ -44,6 +54,12 @@ def check(machine: Machine, solution: Solution, tol: float | None = None) -> KKT
     """
     if not isinstance(machine, Machine):
         raise fail("machine", "a sparsekernel machine (formulations.Machine)", machine)
+    if solution is None and a is None:
+        raise fail("solution", "a Solution of that machine, or the multipliers a=", None)
+    if a is not None:
+        if solution is not None:
+            raise fail("a", "None when a solution is given (give one or the other)", "an array")
+        solution = machine.solution(a, b, a_hat, rho=rho, epsilon=epsilon, R2=R2, convention=convention)
     if not isinstance(solution, Solution):
         raise fail("solution", "a Solution of that machine", solution)
     if tol is None:

@@ -31,6 +31,11 @@ and dtypes). What differs from ``sklearn.svm``, and why:
 - ``solver`` is added, and the fitted ``dual_``, ``kkt_report_``,
   ``solutions_`` (``solution_``), ``machines_`` (``machine_``), ``pairs_``:
   the notes' own answer and its certificate are what this library is for.
+  The fitted estimator keeps the support vectors once (``support_vectors_``,
+  from which every pair predicts, as LIBSVM does) and a reference to the
+  training X (no copy when X is float64), from which a classifier's
+  ``machines_`` are built again on first use, so that
+  ``duality.check(est.machines_[k], est.solutions_[k])`` can be repeated.
 - ``verbose`` is accepted and prints nothing: library code does not print
   (LIBSVM's trace is its own solver's).
 - ``predict_proba``'s most probable class is that of ``decision_function``
@@ -53,8 +58,10 @@ and dtypes). What differs from ``sklearn.svm``, and why:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import numbers
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -68,7 +75,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..validation import check_matrix, check_param, fail
-from ..errors import ValidationError
+from ..errors import NonConvexWarning, ValidationError
 from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
 from ..formulations.solve import solve
@@ -85,6 +92,8 @@ KernelFunction = Callable[[Array, Array], ArrayLike]
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 #: sparse formats accepted for X (kept sparse, as CSR, through the fit; not for a precomputed kernel)
 SPARSE = ("csr", "csc")
+#: rows of X per kernel block at prediction (the block is PREDICT_BLOCK x n_SV)
+PREDICT_BLOCK = 2048
 
 
 class _BaseSVM(BaseEstimator):
@@ -123,8 +132,27 @@ class _BaseSVM(BaseEstimator):
     def _fit_machine(self, machine: Machine) -> tuple[Solution, Any]:
         """Solve ``machine``; its KKT report is the solve's certificate (at the tolerance matched to
         the method and ``tol``, ``formulations.solve.matched_tol``), computed once."""
+        self._convexity.append((machine.convex, machine.eigenvalue_range))
         sol = self._solve(machine)
         return sol, sol.report
+
+    @contextlib.contextmanager
+    def _warned_once(self) -> Any:
+        """Around a fit: the machines' NonConvexWarnings (one per pair and Platt fold) become one,
+        naming how many of the fit's problems are not convex and the smallest eigenvalue."""
+        self._convexity: list[tuple[bool | None, tuple[float, float] | None]] = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NonConvexWarning)
+            yield
+        bad = [lam for convex, lam in self._convexity if convex is False]
+        total = len(self._convexity)
+        del self._convexity
+        if bad:
+            warnings.warn(
+                f"the kernel matrix of {len(bad)} of the {total} problems of this fit is not positive "
+                f"semidefinite (smallest eigenvalue {min(lam[0] for lam in bad):.3e}): the dual is not convex, "
+                f"and the solver's answer is a KKT point, not a certified optimum (kkt_report_ says so), as "
+                f"LIBSVM's is", NonConvexWarning, stacklevel=4)
 
     def _check_common(self) -> None:
         if not (callable(self.kernel) or (isinstance(self.kernel, str) and self.kernel in KERNELS)):
@@ -222,15 +250,13 @@ class _BaseSVM(BaseEstimator):
         kernel = self._make_kernel(X)
         machine = self.make_machine(self._sub(X, index), None if y is None else y[index],
                                     None if weight is None else weight[index], kernel)
-        sol, self.kkt_report_ = self._fit_machine(machine)
+        with self._warned_once():
+            sol, self.kkt_report_ = self._fit_machine(machine)
         self.shape_fit_ = X.shape
         self.machine_, self._index = machine, index
         support = index[sol.support]
         self.support_ = support.astype(np.int32)
-        if index.shape[0] == X.shape[0]:
-            self.support_vectors_, sol = self._shared_support_vectors(X, support, sol, sol.support)
-        else:
-            self.support_vectors_ = np.empty((0, 0)) if self._precomputed else X[support]
+        self.support_vectors_, sol = self._shared_support_vectors(X, support, sol, sol.support)
         self.solution_ = sol
         self.n_support_ = np.array([support.shape[0]], dtype=np.int32)
         self.n_iter_ = int(sol.iterations)
@@ -304,7 +330,8 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
             weight = weight * self.class_weight_[labels]
         kernel = self._make_kernel(X)
         self.shape_fit_ = X.shape
-        self._fit_pairs(X, labels, weight, kernel)
+        with self._warned_once():
+            self._fit_pairs(X, labels, weight, kernel)
         self._sklearn_attributes(X, labels)
         return self
 
@@ -321,9 +348,14 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         return one_versus_one_pairs(self.classes_.shape[0])
 
     def _fit_pairs(self, X: Array, labels: NDArray[np.intp], weight: Array, kernel: Kernel) -> None:
-        """One machine per pair (positive class, negative class), on its non-zero-weight points."""
-        self.pairs_, self.solutions_, self.machines_, self._index, reports = [], [], [], [], []
+        """One machine per pair (positive class, negative class), on its non-zero-weight points.
+
+        Each machine is dropped once solved (its KKT report is kept): the fitted estimator holds
+        the training X once, by reference, and ``machines_`` builds the pairs' machines from it
+        again on first use."""
+        self.pairs_, self._solutions, self._problems, self._index, reports = [], [], [], [], []
         self._sigmoids: list[Sigmoid] = []
+        self._fit_X, self._kernel = X, kernel
         for positive, negative in self._pairs():
             index = np.flatnonzero(((labels == positive) | (labels == negative)) & (weight > 0))
             t = np.where(labels[index] == positive, 1.0, -1.0)
@@ -331,16 +363,49 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
                 if not np.any(t == sign):
                     raise ValidationError("sample_weight must leave a positive weight in every class; got "
                                           f"zero weight on every point of class {self.classes_[c]!r}")
-            machine = self.make_machine(self._sub(X, index), t, weight[index], kernel)
+            sol, report = self._fit_machine(self.make_machine(self._sub(X, index), t, weight[index], kernel))
             self.pairs_.append((positive, negative))
-            self.machines_.append(machine)
-            sol, report = self._fit_machine(machine)
-            self.solutions_.append(sol)
+            self._problems.append((t, weight[index]))
+            self._solutions.append(sol if self._precomputed else dataclasses.replace(sol, support_vectors=None))
             reports.append(report)
             self._index.append(index)
             if self.probability:
                 self._sigmoids.append(self._platt(X, index, t, weight[index], kernel))
         self.kkt_report_ = reports[0] if len(reports) == 1 else reports
+
+    @property
+    def machines_(self) -> list[Machine]:
+        """Each pair's machine (the notes' problem on its points), built again from the training X
+        on first use and then kept."""
+        check_is_fitted(self)
+        if "_machines" not in self.__dict__:
+            self._machines = [self.make_machine(self._sub(self._fit_X, index), t, w, self._kernel)
+                              for index, (t, w) in zip(self._index, self._problems)]
+        return self._machines
+
+    @property
+    def solutions_(self) -> list[Solution]:
+        """Each pair's Solution; its ``support_vectors`` are rows of ``support_vectors_``, copied on
+        first use (prediction reads ``support_vectors_`` and ``dual_coef_`` alone)."""
+        check_is_fitted(self)
+        if "_full_solutions" not in self.__dict__:
+            if self._precomputed:
+                self._full_solutions = list(self._solutions)
+            else:
+                self._full_solutions = [self._with_rows(index, sol) for index, sol in zip(self._index, self._solutions)]
+        return self._full_solutions
+
+    def _with_rows(self, index: NDArray[np.intp], sol: Solution) -> Solution:
+        """A pair's Solution with its support vectors as rows of ``support_vectors_``, its support in
+        their order: ``support_vectors_`` itself (shared, not copied) where the pair's support is
+        the whole of it, as a binary problem's is."""
+        where = np.empty(self.shape_fit_[0], dtype=np.intp)
+        where[self.support_] = np.arange(self.support_.shape[0])
+        position = where[index[sol.support]]
+        order = np.argsort(position, kind="stable")
+        whole = position.shape[0] == self.support_.shape[0]
+        rows = self.support_vectors_ if whole else self.support_vectors_[position[order]]
+        return dataclasses.replace(sol, support=sol.support[order], support_vectors=rows)
 
     def _platt(self, X: Array, index: NDArray[np.intp], t: Array, weight: Array, kernel: Kernel) -> Sigmoid:
         """Platt's sigmoid on five-fold cross-validated decision values (LIBSVM's recipe)."""
@@ -371,26 +436,23 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         K = self.classes_.shape[0]
         N = X.shape[0]
         coef = np.zeros((len(self.pairs_), N))
-        for k, (index, sol) in enumerate(zip(self._index, self.solutions_)):
+        for k, (index, sol) in enumerate(zip(self._index, self._solutions)):
             coef[k, index] = self._scale(sol) * sol.coef
         is_sv = np.zeros(N, dtype=bool)
-        for index, sol in zip(self._index, self.solutions_):
+        for index, sol in zip(self._index, self._solutions):
             is_sv[index[sol.support]] = True
         support = np.concatenate([np.flatnonzero(is_sv & (labels == c)) for c in range(K)])
         self.support_ = support.astype(np.int32)
         self.n_support_ = np.array([np.sum(labels[support] == c) for c in range(K)], dtype=np.int32)
-        if K == 2 and self._index[0].shape[0] == N:     # one machine on every point: share its rows
-            self.support_vectors_, only = self._shared_support_vectors(X, support, self.solutions_[0], support)
-            self.solutions_[0] = only
-        else:
-            self.support_vectors_ = np.empty((0, 0)) if self._precomputed else X[support]
+        self.support_vectors_ = (np.empty((0, 0)) if self._precomputed else
+                                 sparse.read_only_rows(X, support))  # CSR when X is sparse, as scikit-learn's
         self.dual_coef_ = self._dual_coef(coef, labels, support)
         self._pair_coef = coef[:, support]
-        self.intercept_ = np.array([self._scale(s) * s.b for s in self.solutions_])
-        self.n_iter_ = np.array([s.iterations for s in self.solutions_], dtype=np.int32)
+        self.intercept_ = np.array([self._scale(s) * s.b for s in self._solutions])
+        self.n_iter_ = np.array([s.iterations for s in self._solutions], dtype=np.int32)
         self.fit_status_ = 0
         dual = np.zeros((len(self.pairs_), N))
-        for k, (index, sol) in enumerate(zip(self._index, self.solutions_)):
+        for k, (index, sol) in enumerate(zip(self._index, self._solutions)):
             dual[k, index] = sol.a
         self.dual_ = dual[0] if K == 2 else dual
         self.probA_ = np.array([s.A for s in self._sigmoids], dtype=np.float64)
@@ -400,11 +462,16 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         return libsvm_dual_coef(coef, labels, support, self.pairs_, self.classes_.shape[0])
 
     def _pair_decisions(self, X: Array) -> Array:
-        """(n, n_pairs): each machine's decision value, positive for its first class."""
-        return np.column_stack([
-            self._scale(sol) * sol.decision_function(self._rows(X, index))
-            for index, sol in zip(self._index, self.solutions_)
-        ])
+        """(n, n_pairs): each machine's decision value, positive for its first class, from one
+        kernel evaluation against ``support_vectors_`` (LIBSVM's way), in blocks of rows."""
+        coef, b = self._pair_coef.T, self.intercept_
+        if self._precomputed:
+            return X[:, self.support_] @ coef + b
+        out = np.empty((X.shape[0], coef.shape[1]))
+        for r0 in range(0, X.shape[0], PREDICT_BLOCK):
+            rows = X[r0:r0 + PREDICT_BLOCK]
+            out[r0:r0 + PREDICT_BLOCK] = self._kernel(rows, self.support_vectors_) @ coef + b
+        return out
 
     def decision_function(self, X: ArrayLike) -> Array:
         """Binary: (n,), positive for classes_[1]. Multiclass: (n, n_pairs) "ovo" or (n, K) "ovr"."""

@@ -28,4 +28,4 @@ def kkt_report(machine: Machine, solution: Solution, tol: float, Ku: Array | Non
              + f"), {solution.method} solved by {solution.solver} (status {solution.status})")
     notes = tuple(f"note: {n}" for n in solution.notes)
     return KKTReport(title, rows, Gap.of(primal, dual, machine.gap_scale), tol, state.recovered,
-                     float(getattr(solution, "solver_gap", np.nan)), notes)
+                     float(getattr(solution, "solver_gap", np.nan)), notes, convex=machine.convex is not False)

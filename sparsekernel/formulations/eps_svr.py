@@ -56,6 +56,7 @@ class EpsilonSVR(RegressionMachine):
 
     name = "EpsilonSVR"
     cli_name = "eps-svr"
+    libsvm_svm_type = "epsilon_svr"
     demo_label = "epsilon-SVR"
     libsvm_twin = "SVR"
     _hyper_names = ("C", "epsilon")

@@ -58,6 +58,7 @@ class HardMarginSVC(BinaryMachine):
 
     name = "HardMarginSVC"
     cli_name = "hard"
+    libsvm_svm_type = "c_svc"
     demo_label = "hard margin"
     _hyper_names = ()
 
@@ -156,6 +157,11 @@ class HardMarginSVC(BinaryMachine):
         result = smo(qp, tol=HULL_TOL, max_iter=max(1_000_000, 100 * self.N))
         distance = math.sqrt(max(2.0 * float(result.objective), 0.0))
         return distance, distance <= 2.0 * MARGIN_TOL * math.sqrt(self.kernel_diagonal_max)
+
+    def libsvm_multipliers(self, coef: Array, intercept: float) -> tuple[Array, RhoEstimate]:
+        """LIBSVM's C-SVC coefficients y_n alpha_n (a model trained with a C above every alpha):
+        the notes' a = coef t, b = intercept = -rho."""
+        return coef * self.t, RhoEstimate(-intercept)
 
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # (7.18): b = mean over support vectors of t_n - sum_m a_m t_m k_nm, which is -rho

@@ -33,8 +33,8 @@ from ..sparse import same_rows, to_dense
 from .machine import Machine
 from .solution import Solution
 
-__all__ = ["from_sklearn", "machine_from_sklearn", "solve_with_libsvm", "twin_class", "machine_class_of",
-           "machine_for_twin"]
+__all__ = ["from_sklearn", "machine_from_sklearn", "from_fitted", "machine_from_fitted", "solve_with_libsvm",
+           "twin_class", "machine_class_of", "machine_for_twin"]
 
 
 def _registry() -> dict[str, type[Machine]]:
@@ -130,6 +130,116 @@ def from_sklearn(estimator: Any, X: ArrayLike, t: ArrayLike | None = None,
     return machine.solution_from_standard(z, info, rho=rho)
 
 
+def _fitted_kernel(est: Any, X: Any) -> Kernel:
+    """The kernel of a scikit-learn-like estimator: ``kernel`` a name, ``_gamma`` (scikit-learn's
+    resolved gamma) or ``gamma`` a number, 'scale' (1 / (D var X)) or 'auto' (1 / D)."""
+    name = getattr(est, "kernel", "rbf")
+    if callable(name) or name not in ("linear", "poly", "rbf", "sigmoid"):
+        raise ValidationError(f"estimator.kernel must be 'linear', 'poly', 'rbf' or 'sigmoid'; got {name!r}")
+    gamma = getattr(est, "_gamma", getattr(est, "gamma", "scale"))
+    if isinstance(gamma, str):
+        if gamma not in ("scale", "auto"):
+            raise ValidationError(f"estimator.gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
+        from ..sparse import variance
+
+        D = X.shape[1]
+        gamma = 1.0 / D if gamma == "auto" else 1.0 / (D * float(variance(X)))
+    return make_kernel(name, gamma=float(gamma), degree=int(getattr(est, "degree", 3)),
+                       coef0=float(getattr(est, "coef0", 0.0)))
+
+
+def _fitted_targets(estimator: Any, cls: type[Machine], y: ArrayLike | None) -> Any:
+    """The machine's targets: for a classifier t = +1 for ``classes_[1]`` and -1 for ``classes_[0]``
+    (scikit-learn's order: the sorted labels), else y as it is."""
+    if cls.task == "novelty":
+        return None
+    if y is None:
+        raise ValidationError(f"y must be the training targets for a {type(estimator).__name__}; got None")
+    if cls.task == "regression":
+        return y
+    y = np.asarray(y).ravel()
+    classes = np.asarray(getattr(estimator, "classes_", np.unique(y)))
+    if classes.shape[0] != 2 or not np.all(np.isin(y, classes)):
+        raise ValidationError(f"y must hold the estimator's two classes {classes.tolist()}; got labels "
+                              f"{np.unique(y)[:10].tolist()}")
+    return np.where(y == classes[1], 1.0, -1.0)
+
+
+def machine_from_fitted(estimator: Any, X: ArrayLike, y: ArrayLike | None = None, *, kind: str | None = None,
+                        sample_weight: ArrayLike | None = None) -> Machine:
+    """The machine that a fitted scikit-learn-like SVM solved (see ``from_fitted`` for what is assumed)."""
+    kind = type(estimator).__name__ if kind is None else kind
+    cls = machine_for_twin(kind)
+    missing = [a for a in ("support_", "dual_coef_", "intercept_") if not hasattr(estimator, a)]
+    if missing:
+        raise ValidationError(f"estimator must be a fitted SVM with scikit-learn's attributes; got a "
+                              f"{type(estimator).__name__} without {missing}")
+    params = {k: getattr(estimator, k, None) for k in ("C", "nu", "epsilon")}
+    class_weight = getattr(estimator, "class_weight_", None)
+    params["class_weight"] = (None if class_weight is None or np.allclose(class_weight, 1.0)
+                              else dict(zip((-1.0, 1.0), np.asarray(class_weight, dtype=float).tolist())))
+    t = _fitted_targets(estimator, cls, y)
+    return cls.from_libsvm(X, t, _fitted_kernel(estimator, X), params, sample_weight)
+
+
+def from_fitted(estimator: Any, X: ArrayLike, y: ArrayLike | None = None, *, kind: str | None = None,
+                sample_weight: ArrayLike | None = None) -> Solution:
+    """Any fitted SVM that exposes scikit-learn's attributes (ThunderSVM, cuML, your own) as a Solution.
+
+    ``from_sklearn`` for estimators that are not scikit-learn's own; nothing the estimator says
+    about its own convergence is trusted: ``duality.check(machine, solution)`` certifies it.
+
+    What is assumed of the estimator (scikit-learn's conventions, which LIBSVM-based libraries keep):
+
+    - its class name, or ``kind``, is the scikit-learn class it mirrors: ``"SVC"``, ``"NuSVC"``,
+      ``"SVR"``, ``"NuSVR"`` or ``"OneClassSVM"``;
+    - ``support_`` (n_SV,) are the indices of the support vectors in X; ``dual_coef_`` (1, n_SV),
+      dense or sparse, holds LIBSVM's coefficients y_n alpha_n (alpha_n - alpha*_n for
+      regression, alpha_n for one-class), in LIBSVM's scaling (nu-SVC's divided by its r,
+      one-class summing to nu N); ``intercept_`` (1,) is -rho, so that the decision value is
+      sum_n dual_coef_n k(x, x_n) + intercept_;
+    - for a classifier, two classes, ``classes_`` sorted, positive decision values for
+      ``classes_[1]`` (scikit-learn flips LIBSVM's two-class signs to have this);
+    - ``kernel`` is 'linear', 'poly', 'rbf' or 'sigmoid' with ``gamma`` (or scikit-learn's resolved
+      ``_gamma``; 'scale' and 'auto' as scikit-learn computes them), ``degree`` and ``coef0``;
+    - the hyperparameters ``C``, ``nu``, ``epsilon`` are attributes in LIBSVM's units (nu-SVR's C is
+      the notes' C / N); ``class_weight_`` (n_classes,), if present, the per-class factors on C.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+    X : array or sparse matrix (N, D)
+        The training inputs it was fitted on.
+    y : array (N,), optional
+        The training labels (any two, mapped by ``classes_``) or targets; None for one-class.
+    kind : str, optional
+        The scikit-learn class it mirrors, where its own class name is not that.
+    sample_weight : array (N,), optional
+        The positive weights given to its ``fit``.
+
+    Returns
+    -------
+    Solution
+        method ``"libsvm"``, solver the estimator's class name, status ``"given"``; the missing
+        nu-SVR epsilon recovered by the notes' formulas.
+    """
+    machine = machine_from_fitted(estimator, X, y, kind=kind, sample_weight=sample_weight)
+    support = np.asarray(estimator.support_, dtype=np.intp).ravel()
+    dual = np.asarray(to_dense(estimator.dual_coef_), dtype=np.float64)
+    if dual.ndim != 2 or dual.shape[0] != 1 or dual.shape[1] != support.shape[0]:
+        raise ValidationError(f"estimator.dual_coef_ must have shape (1, {support.shape[0]}) (a two-class or "
+                              f"single problem); got {dual.shape}")
+    if support.size and (support.min() < 0 or support.max() >= machine.N):
+        raise ValidationError(f"estimator.support_ must index the {machine.N} rows of X; got {support.max()}")
+    if hasattr(estimator, "support_vectors_") and machine.kernel.name != "precomputed" and not same_rows(
+            machine.X[support], to_dense(estimator.support_vectors_)):
+        raise ValidationError("X must be the training data the estimator was fitted on (its support vectors differ)")
+    coef = np.zeros(machine.N)
+    np.add.at(coef, support, dual[0])
+    intercept = float(np.asarray(estimator.intercept_, dtype=np.float64).ravel()[0])
+    return machine.solution(coef, rho=-intercept, convention="libsvm", solver=type(estimator).__name__)
+
+
 def _check_training_set(estimator: Any, machine: Machine) -> None:
     if estimator.shape_fit_[0] != machine.N:
         raise ValidationError(
@@ -152,6 +262,7 @@ def solve_with_libsvm(machine: Machine, tol: float = 1e-8, cache_size: float = 2
     from .solve import certify, matched_tol
 
     tol = float(check_param("tol", tol))
+    machine.warn_if_not_convex("LIBSVM")
     est, seconds = fit_twin(machine, tol, cache_size, max_iter)
     weights = getattr(machine, "sample_weight", None)
     sol = replace(from_sklearn(est, machine.X, machine.t, weights), solve_time=seconds)

@@ -34,8 +34,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
-from ..validation import check_matrix, check_param
-from ..errors import SolverError, ValidationError
+from ..validation import check_matrix, check_param, fail
+from ..errors import NonConvexWarning, SolverError, ValidationError
 from ..kernels import Kernel, feature_map, make_kernel
 from ..sparse import issparse, to_dense
 from ..solvers.standard_qp import RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
@@ -290,7 +290,10 @@ class Machine(abc.ABC):
     ``name``, ``cli_name`` (the command line's and the demo's name), ``demo_label``, ``task``
     ("classification", "regression" or "novelty"; it sets ``category_names``),
     ``_recovery`` (what the notes' formulas supply for a dual solve),
-    ``libsvm_twin`` and the ``libsvm_*`` hooks (see ``formulations.libsvm``),
+    ``libsvm_twin`` and the ``libsvm_*`` hooks (see ``formulations.libsvm``), ``libsvm_svm_type``
+    (a LIBSVM model file's name of the problem) and ``libsvm_decision_factor(solution)`` (LIBSVM's
+    decision value over the notes', see ``libsvm_model``), ``_scalars`` and ``_rho_from_scalars``
+    (the scalars ``solution`` takes beside the multipliers, default b, and their map to LIBSVM's rho),
     ``libsvm_scale`` (LIBSVM's multipliers over the notes'), ``primal_tol``
     (the KKT tolerance matched to a Clarabel solve of its primal),
     ``margin_level(solution)`` (the value of t y(x) on the margin),
@@ -307,6 +310,8 @@ class Machine(abc.ABC):
     task: ClassVar[str] = "classification"
     #: scikit-learn's class (in ``sklearn.svm``) that solves the same problem with LIBSVM, if any
     libsvm_twin: ClassVar[str | None] = None
+    #: LIBSVM's own name of the problem (a model file's ``svm_type``), if it solves it
+    libsvm_svm_type: ClassVar[str | None] = None
     #: KKT tolerance matched to a Clarabel solve of the primal (a second-order cone primal is
     #: solved to Clarabel's default accuracy only)
     primal_tol: ClassVar[float] = 1e-6
@@ -357,6 +362,8 @@ class Machine(abc.ABC):
         return self._gram_cache
 
     def _check_psd_at_construction(self) -> None:
+        """Record the Gram matrix's extreme eigenvalues (``eigenvalue_range``) for a kernel that is
+        not PSD in general; a non-PSD one is refused later, by the methods that need convexity."""
         if self.N > PSD_CHECK_MAX_N:
             warnings.warn(
                 f"kernel {self.kernel!r} is not positive semidefinite in general and N = {self.N} "
@@ -365,15 +372,48 @@ class Machine(abc.ABC):
             return
         K = self.gram()
         lam = np.linalg.eigvalsh((K + K.T) / 2)
-        self._raise_if_not_psd(float(lam[0]), float(lam[-1]))
+        self.eigenvalue_range = (float(lam[0]), float(lam[-1]))
 
-    def _raise_if_not_psd(self, lam_min: float, lam_max: float) -> None:
+    #: (smallest, largest) eigenvalue of the Gram matrix where it was checked (kernels that are not
+    #: PSD in general, N <= PSD_CHECK_MAX_N); None otherwise
+    eigenvalue_range: tuple[float, float] | None = None
+
+    @property
+    def convex(self) -> bool | None:
+        """Whether the dual is convex: True for a kernel that is always PSD or whose Gram matrix
+        passed the eigenvalue check, False where an eigenvalue is below ``-psd_tol * max(1,
+        largest)``, None where it was not checked (N above PSD_CHECK_MAX_N)."""
+        if self.kernel.always_psd:
+            return True
+        if self.eigenvalue_range is None:
+            return None
+        lam_min, lam_max = self.eigenvalue_range
+        return not lam_min < -self.psd_tol * max(1.0, abs(lam_max))
+
+    def require_convex(self, method: str) -> None:
+        """Raise ValidationError, naming the smallest eigenvalue, if ``method`` (one that needs a
+        convex problem: cvxpy, the direct QP) is asked to solve a dual that is not convex."""
+        if self.convex is False:
+            self._raise_if_not_psd(*self.eigenvalue_range, method=method)
+
+    def _raise_if_not_psd(self, lam_min: float, lam_max: float, method: str = "the cvxpy formulations") -> None:
         if lam_min < -self.psd_tol * max(1.0, abs(lam_max)):
             raise ValidationError(
-                f"kernel must be positive semidefinite on X for an SVM (smallest eigenvalue of "
+                f"kernel must be positive semidefinite on X for {method} (smallest eigenvalue of "
                 f"the Gram matrix >= -{self.psd_tol:g} * max(1, largest)); got smallest eigenvalue "
-                f"{lam_min:.3e} (largest {lam_max:.3e}) for {self.kernel!r}"
+                f"{lam_min:.3e} (largest {lam_max:.3e}) for {self.kernel!r}. The problem is not "
+                f"convex: method='smo' or 'libsvm' finds a KKT point of it, as LIBSVM does"
             )
+
+    def warn_if_not_convex(self, method: str) -> None:
+        """The NonConvexWarning of a method (the SMO, LIBSVM) that solves a dual that is not convex."""
+        if self.convex is False:
+            lam_min, lam_max = self.eigenvalue_range
+            warnings.warn(
+                f"the kernel matrix of {self.name} with {self.kernel!r} is not positive semidefinite "
+                f"(smallest eigenvalue {lam_min:.3e}, largest {lam_max:.3e}): the dual is not convex, and "
+                f"{method} returns a KKT point, not a certified optimum (its report says so)",
+                NonConvexWarning, stacklevel=4)
 
     @cached_property
     def feature_space(self) -> FeatureSpace:
@@ -429,6 +469,7 @@ class Machine(abc.ABC):
     # -- formulations -----------------------------------------------------------
     def primal(self) -> Formulation:
         """The primal problem in feature space (explicit or empirical features)."""
+        self.require_convex("the cvxpy primal")
         if "primal" not in self._formulations:
             self._formulations["primal"] = self._build_primal(self.feature_space.dense)
         return self._formulations["primal"]
@@ -441,6 +482,7 @@ class Machine(abc.ABC):
         of F^T coef with K = F F^T; ``"auto"``: the factor when its rank is at
         most a quarter of N (low-rank kernels), else psd_wrap.
         """
+        self.require_convex("the cvxpy dual")
         if form == "auto":
             fs = self.feature_space
             form = "factor" if fs.rank <= self._factor_rank_ratio * self.N else "psd_wrap"
@@ -613,6 +655,156 @@ class Machine(abc.ABC):
         w = None if fs is None else fs.F.T @ u
         return self._assemble(a, a_hat, u, fields, slacks, w, primal, dual, info, notes, bound_tol, trace)
 
+    # -- a Solution from the user's own multipliers --------------------------------------
+    #: the scalars beside the multipliers that fix a solution (``solution`` takes them by name)
+    _scalars: ClassVar[tuple[str, ...]] = ("b",)
+
+    def _rho_from_scalars(self, values: Mapping[str, float], aKa: float) -> RhoEstimate:
+        """LIBSVM's rho (and r) from the machine's scalars ``_scalars``: the inverse of ``_from_rho``."""
+        return RhoEstimate(-float(values["b"]))
+
+    def solution(
+        self,
+        a: ArrayLike,
+        b: float | None = None,
+        a_hat: ArrayLike | None = None,
+        *,
+        rho: float | None = None,
+        epsilon: float | None = None,
+        R2: float | None = None,
+        convention: str = "notes",
+        solver: str = "user",
+        bound_tol: float = BOUND_TOL,
+    ) -> Solution:
+        """A Solution from multipliers computed elsewhere (your own solver, a course's answer).
+
+        Nothing is trusted: the multipliers are taken as they are, inside their box or not, so
+        that ``duality.check`` reports every condition they break. What is not given is
+        recovered by the notes' formulas from ``a``, as for a dual solve: b by (7.18), (7.37) or
+        (7.69), nu-SVC's rho and nu-SVR's epsilon from the free multipliers, the one-class rho
+        and SVDD's R^2 likewise, with LIBSVM's midpoint of the KKT interval where no multiplier
+        is free; w and the slacks xi (xi_hat) always from their formulas ((7.29), (7.45), ...).
+
+        Parameters
+        ----------
+        a : array (N,)
+            ``convention="notes"``: the notes' multipliers a_n (for regression those of (7.53)),
+            the coefficients of y(x) being a_n t_n (7.13), a_n - a_hat_n (7.64) or a_n.
+            ``convention="libsvm"``: LIBSVM's coefficients over all N points (zero off the
+            support), as in a model file's SV lines and scikit-learn's ``dual_coef_``: y_n alpha_n
+            (y_n = t_n), alpha_n - alpha*_n for regression, alpha_n for the one-class SVM, in
+            LIBSVM's scaling (nu-SVC's divided by its r, the one-class ones summing to nu N).
+        b : float, optional
+            The intercept of y(x) = sum_n coef_n k(x, x_n) + b (the hard and soft margins, nu-SVC,
+            the SVRs).
+        a_hat : array (N,), optional
+            The multipliers of (7.54) (regression only, notes' convention).
+        rho : float, optional
+            nu-SVC's margin (Result 7.7) and the one-class SVM's offset (b = -rho), notes'
+            convention; with ``convention="libsvm"``, LIBSVM's rho on every machine
+            (its decision value is sum_n coef_n k(x, x_n) - rho), given instead of b.
+        epsilon : float, optional
+            nu-SVR's tube half-width (Result 7.10).
+        R2 : float, optional
+            SVDD's squared radius.
+        convention : {"notes", "libsvm"}
+        solver : str
+            The name the Solution and its report give the solver.
+        bound_tol : float
+            A multiplier within this fraction of its box from a bound counts as at the bound
+            when the missing scalars are recovered.
+
+        Returns
+        -------
+        Solution
+            method ``"user"`` (``"libsvm"`` in LIBSVM's convention), status ``"given"``.
+        """
+        if convention not in ("notes", "libsvm"):
+            raise fail("convention", "'notes' or 'libsvm'", convention)
+        given = {k: _scalar(k, v) for k, v in (("b", b), ("rho", rho), ("epsilon", epsilon), ("R2", R2))
+                 if v is not None}
+        if convention == "libsvm":
+            z, given = self._from_libsvm_convention(a, a_hat, given)
+            method = "libsvm"
+        else:
+            z, method = self._user_multipliers(a, a_hat), "user"
+        unknown = sorted(set(given) - set(self._scalars))
+        if unknown:
+            raise fail(", ".join(unknown), f"among the scalars of {self.name} {list(self._scalars)} (or None)",
+                       {k: given[k] for k in unknown})
+        qp = self.standard_qp()
+        Ku = self.kernel_times(self.aggregate(z, qp))
+        estimate, missing = self._estimate_from_scalars(z, Ku, given, float(bound_tol), qp)
+        # the gradient Q z + p from K u, so that solution_from_standard does not form K u again
+        G = qp.scale * qp.y * Ku[qp.index] + qp.p + (0.0 if qp.diagonal is None else qp.diagonal * z)
+        info = dict(solver=solver, method=method, status="given", iterations=0, solve_time=float("nan"))
+        sol = self.solution_from_standard(z, info, rho=estimate, G=G, bound_tol=float(bound_tol))
+        note = (f"given: {', '.join(['a'] + (['a_hat'] if self.task == 'regression' else []) + sorted(given))}"
+                + (f"; recovered by the notes' formulas: {', '.join(missing)}" if missing else ""))
+        return replace(sol, notes=sol.notes + (note,))
+
+    def _estimate_from_scalars(self, z: Array, Ku: Array, given: Mapping[str, float], bound_tol: float,
+                               qp: StandardQP) -> tuple[RhoEstimate, list[str]]:
+        """LIBSVM's rho (and r) from the given scalars, those missing recovered by the notes' averages
+        over the free multipliers (``recover_rho``, the midpoint where none is free); and the missing."""
+        values, fallback = dict(given), False
+        missing = [k for k in self._scalars if k not in given]
+        u = self.aggregate(z, qp)
+        if missing and qp.is_nu and "b" in given:
+            # a nu form's b fixes LIBSVM's rho; the other scalar (its r) is recovered given it
+            recovered = RhoEstimate(-given["b"], self.r_given_rho(z, -given["b"], bound_tol, Ku))
+        elif missing:
+            recovered = self.recover_rho(z, Ku, bound_tol, qp)
+        if missing:
+            fields = self._from_rho(recovered, z, u, Ku)
+            values.update({k: fields[k] for k in missing})
+            fallback = recovered.fallback
+        return replace(self._rho_from_scalars(values, float(u @ Ku)), fallback=fallback), missing
+
+    def _user_multipliers(self, a: ArrayLike, a_hat: ArrayLike | None) -> Array:
+        """z = a (or (a, a_hat)) from the user's arrays: finite, shape (N,) each."""
+        z = _vector("a", a, self.N)
+        if self.task == "regression":
+            if a_hat is None:
+                raise fail("a_hat", f"the {self.N} multipliers of (7.54) for {self.name}", None)
+            return np.concatenate([z, _vector("a_hat", a_hat, self.N)])
+        if a_hat is not None:
+            raise fail("a_hat", f"None for {self.name} (only regression has a second set of multipliers)", a_hat)
+        return z
+
+    def _from_libsvm_convention(self, coef: ArrayLike, a_hat: ArrayLike | None,
+                                given: dict[str, float]) -> tuple[Array, dict[str, float]]:
+        """(z, the notes' scalars) from LIBSVM's coefficients and its rho (``libsvm_multipliers``)."""
+        if a_hat is not None:
+            raise fail("a_hat", "None with convention='libsvm' (its coefficient is alpha - alpha*)", a_hat)
+        coef = _vector("a", coef, self.N)
+        if "b" in given and "rho" in given:
+            raise fail("b", "None when rho is given with convention='libsvm' (b = -rho)", given["b"])
+        lib_rho = given.pop("rho", None)
+        lib_rho = -given.pop("b") if lib_rho is None and "b" in given else lib_rho
+        z, estimate = self.libsvm_multipliers(coef, 0.0 if lib_rho is None else -lib_rho)
+        if lib_rho is not None:
+            u = self.aggregate(z)
+            fields = self._from_rho(estimate, z, u, self.kernel_times(u))
+            given = {**{k: fields[k] for k in self._scalars if not np.isnan(fields.get(k, np.nan))}, **given}
+        return z, given
+
+    def r_given_rho(self, z: Array, rho: float, bound_tol: float = BOUND_TOL, Ku: Array | None = None) -> float:
+        """A nu form's r (nu-SVC's margin rho, minus nu-SVR's epsilon) consistent with LIBSVM's rho.
+
+        Solver_NU's two classes have r1 = r + rho (y = +1) and r2 = r - rho (y = -1): each
+        variable's G_i - y_i rho equals r where it is free, bounds r from below at its upper
+        bound and from above at its lower bound. r is the mean over the free variables, else the
+        midpoint of the bounds (``calculate_rho`` on G - y rho). Recovering r apart from a given
+        rho would pair it with another point of a KKT interval where one class has no free
+        multiplier: a (b, r) that is not a KKT point.
+        """
+        qp = self.standard_qp()
+        Ku = self.kernel_times(self.aggregate(z, qp)) if Ku is None else Ku
+        G = qp.scale * qp.y * Ku[qp.index] + qp.p
+        at_lower, at_upper = bound_masks(z, qp.lower, qp.upper, bound_tol)
+        return calculate_rho(np.ones(G.shape[0]), G - qp.y * rho, at_lower, at_upper).rho
+
     def recover_rho(self, z: Array, Ku: Array, bound_tol: float = BOUND_TOL,
                     qp: StandardQP | None = None) -> RhoEstimate:
         """LIBSVM's rho (and r) from z: averages over the free multipliers, else the midpoint."""
@@ -687,6 +879,11 @@ class Machine(abc.ABC):
     def libsvm_multipliers(self, coef: Array, intercept: float) -> tuple[Array, RhoEstimate]:
         """(standard-form z, LIBSVM's rho) from the twin's dual coefficients over all N points."""
         raise self._no_twin()
+
+    def libsvm_decision_factor(self, solution: Solution) -> float:
+        """LIBSVM's decision value over the notes' y(x) at ``solution`` (a model file's coefficients
+        and rho are the notes' coef and -b times this): 1 (nu-SVC: 1/rho; one-class: nu N)."""
+        return 1.0
 
     def _no_twin(self) -> ValidationError:
         return ValidationError(f"machine must have a LIBSVM twin; got {self.name}")
@@ -788,6 +985,29 @@ class Machine(abc.ABC):
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         sep = ", " if params else ""
         return f"{self.name}(N={self.N}, kernel={self.kernel!r}{sep}{params})"
+
+
+def _scalar(name: str, value: Any) -> float:
+    """A user's scalar (b, rho, epsilon, R^2): a finite real number."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(float(value)):
+        raise fail(name, "a finite real number (or None to recover it)", value)
+    return float(value)
+
+
+def _vector(name: str, value: ArrayLike, n: int) -> Array:
+    """A user's multiplier vector: finite reals, shape (n,); a copy, never the caller's array."""
+    if issparse(value):
+        value = to_dense(value).ravel()
+    try:
+        v = np.array(value, dtype=np.float64, copy=True)
+    except (TypeError, ValueError):
+        raise fail(name, f"an array of {n} finite real numbers", value) from None
+    if v.shape != (n,):
+        raise fail(name, f"an array of shape ({n},) (one multiplier per training point)", v)
+    if not np.all(np.isfinite(v)):
+        raise fail(name, f"finite (NaN or inf at index {int(np.flatnonzero(~np.isfinite(v))[0])})", v)
+    return v
 
 
 def _positive(value: float) -> float:

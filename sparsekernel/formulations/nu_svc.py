@@ -65,6 +65,7 @@ class NuSVC(BinaryMachine):
 
     name = "NuSVC"
     cli_name = "nu-svc"
+    libsvm_svm_type = "nu_svc"
     demo_label = "nu-SVC"
     libsvm_twin = "NuSVC"
     _hyper_names = ("nu",)
@@ -180,6 +181,10 @@ class NuSVC(BinaryMachine):
         """On the margin t_n y(x_n) = rho (Result 7.7)."""
         return float(solution.rho)
 
+    def libsvm_decision_factor(self, solution: Solution) -> float:
+        # LIBSVM divides its coefficients and rho by its r: its decision value is y(x) / rho
+        return 1.0 / float(solution.rho)
+
     def libsvm_params(self) -> dict[str, Any]:
         return {"nu": self.nu}
 
@@ -191,8 +196,15 @@ class NuSVC(BinaryMachine):
     def libsvm_multipliers(self, coef: Array, intercept: float) -> tuple[Array, RhoEstimate]:
         # LIBSVM solves with 0 <= alpha <= 1, sum alpha = nu N, then divides by its r; the notes'
         # a sums to nu, so a = |coef| nu / sum |coef|, rho = nu / sum |coef|, b = intercept * rho
+        # (coef t: LIBSVM's y_n alpha_n has the sign of t_n in a valid answer; a wrong sign stays a_n < 0)
         rho = self.nu / float(np.sum(np.abs(coef)))
-        return np.abs(coef) * rho, RhoEstimate(-intercept * rho, rho)
+        return coef * self.t * rho, RhoEstimate(-intercept * rho, rho)
+
+    _scalars = ("b", "rho")
+
+    def _rho_from_scalars(self, values: Mapping[str, float], aKa: float) -> RhoEstimate:
+        # the inverse of _from_rho: LIBSVM's rho = -b, its r = the notes' margin rho
+        return RhoEstimate(-float(values["b"]), float(values["rho"]))
 
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # On the margin t_n y_n = rho: averaging over free a_n of each class gives

@@ -67,6 +67,7 @@ class NuSVR(RegressionMachine):
 
     name = "NuSVR"
     cli_name = "nu-svr"
+    libsvm_svm_type = "nu_svr"
     demo_label = "nu-SVR"
     libsvm_twin = "NuSVR"
     _hyper_names = ("C", "nu")
@@ -185,10 +186,15 @@ class NuSVR(RegressionMachine):
                    sample_weight=sample_weight)
 
     def libsvm_multipliers(self, coef: Array, intercept: float) -> tuple[Array, RhoEstimate]:
-        # epsilon, which scikit-learn does not keep, is recovered from the free multipliers
+        # epsilon, which LIBSVM does not keep, is recovered from the free multipliers given LIBSVM's rho
         z = self._split_coef(coef)
-        r = self.recover_rho(z, self.kernel_times(self.aggregate(z))).r
-        return z, RhoEstimate(-intercept, r)
+        return z, RhoEstimate(-intercept, self.r_given_rho(z, -intercept))
+
+    _scalars = ("b", "epsilon")
+
+    def _rho_from_scalars(self, values: Mapping[str, float], aKa: float) -> RhoEstimate:
+        # the inverse of _from_rho: rho = -b, r = -epsilon
+        return RhoEstimate(-float(values["b"]), -float(values["epsilon"]))
 
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # free a_n: t_n - sum_m u_m k_nm = b + epsilon; free a_hat_n: = b - epsilon.

@@ -57,6 +57,7 @@ class OneClassSVM(NoveltyMachine):
 
     name = "OneClassSVM"
     cli_name = "one-class"
+    libsvm_svm_type = "one_class"
     demo_label = "one-class SVM"
     libsvm_twin = "OneClassSVM"
 
@@ -117,6 +118,10 @@ class OneClassSVM(NoveltyMachine):
         """min 1/2 a^T K a, e^T a = 1, 0 <= a <= 1/(nu N)."""
         return self._unit_sum_qp(1.0, np.zeros(self.N))
 
+    def libsvm_decision_factor(self, solution: Solution) -> float:
+        # LIBSVM's alpha sum to nu N (nu sum W): its decision values are ours times that
+        return self.libsvm_scale
+
     def libsvm_params(self) -> dict[str, Any]:
         return {"nu": self.nu}
 
@@ -129,6 +134,12 @@ class OneClassSVM(NoveltyMachine):
         # LIBSVM's alpha sums to nu N (nu sum W): a = alpha / (nu N), b = intercept / (nu N) = -rho
         scale = 1.0 / self.libsvm_scale
         return coef * scale, RhoEstimate(-intercept * scale)
+
+    _scalars = ("rho",)
+
+    def _rho_from_scalars(self, values: Mapping[str, float], aKa: float) -> RhoEstimate:
+        # y(x) = sum_n a_n k(x, x_n) - rho: LIBSVM's rho in the notes' units is rho itself
+        return RhoEstimate(float(values["rho"]))
 
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # free a_n: sum_m a_m k_nm = rho (on the hyperplane)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 __all__ = ["Gap", "KKTRow", "KKTReport", "row_from_values"]
+
+#: the colours of a verdict in a notebook (the demo's --pass and --fail)
+VERDICT_STYLE = {"PASS": "color:#1a7f37;font-weight:bold", "FAIL": "color:#c62828;font-weight:bold",
+                 "n/a": "color:#666", "NOT CERTIFIED": "color:#e65100;font-weight:bold"}
 
 
 @dataclass(frozen=True)
@@ -72,7 +77,9 @@ class KKTReport:
 
     ``ok`` holds when every row was evaluated and, like the relative gap, is
     within ``tol``; a row that could not be evaluated leaves the report
-    uncertified (``ok`` False, listed by ``unevaluated``).
+    uncertified (``ok`` False, listed by ``unevaluated``). ``convex`` is False
+    when the kernel matrix is not positive semidefinite: the conditions then
+    certify a KKT point of the dual, which need not be its optimum.
     """
 
     title: str
@@ -82,6 +89,7 @@ class KKTReport:
     recovered: tuple[str, ...] = ()
     solver_gap: float = math.nan
     notes: tuple[str, ...] = ()
+    convex: bool = True
 
     @property
     def ok(self) -> bool:
@@ -110,6 +118,7 @@ class KKTReport:
             "max_violation": self.max_violation,
             "rows": [asdict(r) for r in self.rows], "gap": asdict(self.gap),
             "solver_gap": self.solver_gap, "recovered": list(self.recovered), "notes": list(self.notes),
+            "convex": self.convex,
         })
 
     def to_json(self, indent: int = 2) -> str:
@@ -139,7 +148,11 @@ class KKTReport:
             at = "" if worst.where is None else f" at n = {worst.where}"
             lines.append(f"  worst row: {worst.tag} {worst.kind}: {worst.condition}, {worst.violation:.1e}{at}")
         n_bad = len(self.failed()) + (self.gap.relative > self.tol)
-        if self.ok:
+        if self.ok and not self.convex:
+            verdict = (f"PASS as a KKT point (all {len(self.rows)} rows and the gap within {self.tol:.1e}); the "
+                       f"kernel matrix is not positive semidefinite, so the problem is not convex and this "
+                       f"is not a certified optimum")
+        elif self.ok:
             verdict = f"PASS (all {len(self.rows)} rows and the gap within {self.tol:.1e})"
         elif n_bad:
             verdict = f"FAIL ({n_bad} of {len(self.rows) + 1} checks above {self.tol:.1e})"
@@ -148,6 +161,74 @@ class KKTReport:
         lines.extend(f"  {r.tag} {r.kind}: {r.note}" for r in self.unevaluated() if r.note)
         lines.append(f"  result: {verdict}")
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """The table of ``str(self)`` for a notebook, PASS and FAIL coloured, every text escaped."""
+        rows = []
+        for r in self.rows:
+            mark = "n/a" if r.ok is None else ("PASS" if r.ok else "FAIL")
+            rows.append([r.tag, r.kind, r.condition, "n/a" if r.ok is None else f"{r.violation:.1e}",
+                         "-" if r.where is None else f"n={r.where}", _verdict_cell(mark)])
+        g = self.gap
+        rows.append(["gap", "primal - dual", f"{g.primal:.10g} - {g.dual:.10g} = {g.absolute:.1e}",
+                     f"{g.relative:.1e}", "-", _verdict_cell("PASS" if g.relative <= self.tol else "FAIL")])
+        verdict = str(self).rsplit("result: ", 1)[-1]
+        word = next(w for w in ("PASS", "FAIL", "NOT CERTIFIED") if verdict.startswith(w))
+        above = [f"violations relative to each row's scale; tolerance {self.tol:.1e}", *self.notes]
+        if self.recovered:
+            above.insert(1, "recovered by the notes' formulas: " + "; ".join(self.recovered))
+        below = [f"{r.tag} {r.kind}: {r.note}" for r in self.unevaluated() if r.note]
+        worst = self.worst
+        if worst is not None:
+            at = "" if worst.where is None else f" at n = {worst.where}"
+            below.append(f"worst row: {worst.tag} {worst.kind}: {worst.condition}, {worst.violation:.1e}{at}")
+        if not math.isnan(self.solver_gap):
+            below.append(f"solver's own gap {self.solver_gap:.1e}")
+        return html_table(self.title, ["tag", "kind", "condition", "violation", "where", "result"], rows,
+                          above=above, below=below,
+                          footer=f'result: <span style="{VERDICT_STYLE[word]}">{html.escape(verdict)}</span>')
+
+
+class Markup(str):
+    """Text already in HTML: ``html_table`` puts it in a cell as it is."""
+
+
+def _verdict_cell(word: str) -> Markup:
+    return Markup(f'<span style="{VERDICT_STYLE[word]}">{word}</span>')
+
+
+def html_table(caption: str, head: Sequence[str], rows: Sequence[Sequence[Any]], above: Sequence[str] = (),
+               below: Sequence[str] = (), footer: str = "") -> str:
+    """An HTML table for a notebook's ``_repr_html_``: every cell escaped unless it is ``Markup``.
+
+    ``above`` and ``below`` are lines of plain text around the table; ``footer`` is HTML. In a
+    table with a head (columns of numbers) numeric cells are right-aligned.
+    """
+    def cell(value: Any, tag: str = "td") -> str:
+        text = value if isinstance(value, Markup) else html.escape(str(value))
+        right = head and isinstance(value, str) and _numeric(value)
+        return f'<{tag} style="padding:1px 8px;text-align:{"right" if right else "left"}">{text}</{tag}>'
+
+    parts = ['<div class="sparsekernel">', f'<div style="font-weight:bold">{html.escape(caption)}</div>']
+    parts += [f'<div style="color:#666">{html.escape(line)}</div>' for line in above]
+    parts.append('<table style="border-collapse:collapse">')
+    if head:
+        parts.append("<thead><tr>" + "".join(cell(h, "th") for h in head) + "</tr></thead>")
+    parts.append("<tbody>" + "".join("<tr>" + "".join(cell(v) for v in row) + "</tr>" for row in rows) + "</tbody>")
+    parts.append("</table>")
+    parts += [f'<div style="color:#666">{html.escape(line)}</div>' for line in below]
+    if footer:
+        parts.append(f"<div>{footer}</div>")
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _clean(value: Any) -> Any:

@@ -60,6 +60,7 @@ class SoftMarginSVC(BinaryMachine):
 
     name = "SoftMarginSVC"
     cli_name = "soft"
+    libsvm_svm_type = "c_svc"
     demo_label = "soft margin (C-SVC)"
     libsvm_twin = "SVC"
     _hyper_names = ("C", "class_weight")
@@ -161,6 +162,8 @@ class SoftMarginSVC(BinaryMachine):
         mu = C_n - s.a                                                        # (7.31)
         C = float(np.max(C_n))
         return [
+            # the dual's box (7.33), the two multipliers' signs (7.23) and (7.26) with (7.31) in one row
+            Condition("(7.33)", DUAL, "0 <= a_n <= C", np.maximum.reduce([-s.a, s.a - C_n, 0 * s.a]), C),
             Condition("(7.23)", DUAL, "a_n >= 0", np.maximum(0.0, -s.a), C),
             Condition("(7.24)", PRIMAL, "t_n y_n - 1 + xi_n >= 0", np.maximum(0.0, 1.0 - xi - margin), 1.0),
             Condition("(7.25)", SLACKNESS, "a_n (t_n y_n - 1 + xi_n) = 0", np.abs(s.a * (margin - 1.0 + xi)), C),

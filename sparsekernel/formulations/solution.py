@@ -185,6 +185,27 @@ class Solution:
             values = values + self.self_coef * np.asarray(diag, dtype=np.float64)
         return values
 
+    def _repr_html_(self) -> str:
+        """The solution's numbers for a notebook: what was solved, the multipliers' summary,
+        the objectives and their gap, and the certificate's verdict (the report's own
+        ``_repr_html_`` shows its table)."""
+        from .report import Markup, VERDICT_STYLE, html_table
+
+        rows: list[list[Any]] = [["machine", self.machine], ["method, solver", f"{self.method}, {self.solver}"],
+                                 ["status", f"{self.status} (solver: {self.solver_status or '-'})"],
+                                 ["support vectors", f"{self.n_support} of {self.a.shape[0]}"], ["b", f"{self.b:.6g}"]]
+        rows += [[name, f"{value:.6g}"] for name, value in (("rho", self.rho), ("epsilon", self.epsilon),
+                                                           ("R^2", self.R2)) if not math.isnan(value)]
+        rows += [["primal objective", f"{self.primal_objective:.10g}"], ["dual objective", f"{self.dual_objective:.10g}"],
+                 ["gap (relative)", f"{self.gap:.1e} ({self.relative_gap:.1e})"],
+                 ["iterations", str(self.iterations)],
+                 ["time", f"solve {self.solve_time:.3g} s, compile {self.compile_time:.3g} s"]]
+        if self.report is not None:
+            word = "PASS" if self.report.ok else "FAIL"
+            rows.append(["KKT certificate", Markup(f'<span style="{VERDICT_STYLE[word]}">{word}</span> at tol '
+                                                   f"{self.tol:.1e}")])
+        return html_table(f"Solution of {self.machine}", [], rows, below=list(self.notes))
+
     def predict(self, X: ArrayLike, diag: ArrayLike | None = None) -> Array:
         """Class labels -1/+1 (the sign of y(x), +1 at 0) or, for regression, y(x)."""
         values = self.decision_function(X, diag)

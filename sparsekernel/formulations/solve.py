@@ -144,6 +144,7 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
         raise ValidationError(f"tol_units must be 'notes' or 'libsvm'; got {tol_units!r}")
     if tol_units == "libsvm":
         tol = libsvm_tol(machine, tol)
+    machine.warn_if_not_convex("the SMO")
     result = smo(machine.standard_qp(), tol=tol, **opts)
     refuse(machine, result.outcome, result.status, "standard-form dual", "SMO")
     sol = machine.solution_from_standard(result.a, _info(result, "smo"), rho=result.rho, G=result.G,
@@ -167,6 +168,7 @@ def solve_direct(machine: Machine, solver: str = "clarabel", bound_tol: float = 
     """The StandardQP through Clarabel's or OSQP's own API; ``opts`` are the solver's settings."""
     from ..solvers.direct import solve_standard_qp
 
+    machine.require_convex(f"the direct QP (qp-{solver})")
     result = solve_standard_qp(machine.standard_qp(), solver, **opts)
     refuse(machine, result.outcome, result.status, "dual", result.solver)
     sol = machine.solution_from_standard(result.a, _info(result, "qp"), bound_tol=float(bound_tol))
@@ -199,7 +201,9 @@ def certify(machine: Machine, solution: Solution, outcome: str, kind: str, solve
     report = kkt_report(machine, solution, tol, Ku)
     own = solution.status
     if report.ok:
-        return replace(solution, status="optimal", solver_status=own, tol=tol, report=report)
+        # a KKT point of a dual that is not convex need not be its optimum (NonConvexWarning)
+        status = "optimal" if report.convex else "kkt_point"
+        return replace(solution, status=status, solver_status=own, tol=tol, report=report)
     machine._infeasibility_proof(solution, solver)
     failing = _failing(report)
     rounding = output_rounding(machine, solution)

@@ -18,7 +18,7 @@ one-class SVM's decision value with the same nu (gap 7.5).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -107,6 +107,12 @@ class SVDD(NoveltyMachine):
     def _standard_qp(self) -> StandardQP:
         """min a^T K a - diag(K)^T a (Q = 2K), e^T a = 1, 0 <= a <= C."""
         return self._unit_sum_qp(2.0, -self.kernel_diagonal())
+
+    _scalars = ("R2",)
+
+    def _rho_from_scalars(self, values: Mapping[str, float], aKa: float) -> RhoEstimate:
+        # the inverse of _from_rho: R^2 = a^T K a - rho
+        return RhoEstimate(aKa - float(values["R2"]))
 
     def _from_rho(self, rho: RhoEstimate, z: Array, u: Array, Ku: Array) -> dict[str, Any]:
         # free a_n: k_nn - 2 (K a)_n + a^T K a = R^2, and y_n G_n = 2 (K a)_n - k_nn = a^T K a - R^2

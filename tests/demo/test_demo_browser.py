@@ -249,3 +249,42 @@ def test_rvm_bad_parameter_shows_its_message(page, base_url) -> None:
     settle(page, before)
     assert "gamma must be in (0, 1e+06]; got 0" in page.text_content("#message")
     assert page.get_attribute("#message", "class") == "error"
+
+
+def _labels_apart(page, canvas: str) -> list[dict]:
+    """The tick labels a small plot drew: none cut off at the left edge, none on top of another."""
+    labels = sorted(page.evaluate(f"JSON.parse(document.getElementById('{canvas}').dataset.labels)"), key=lambda l: l["y"])
+    assert labels and all(label["left"] >= 0 for label in labels), labels
+    assert all(b["y"] - a["y"] >= 11 for a, b in zip(labels, labels[1:])), labels
+    return labels
+
+
+def test_rvm_evidence_scale_breaks_for_the_first_iterations_and_labels_stay_apart(page, base_url) -> None:
+    open_page(page, f"{base_url}/rvm?preset=1")
+    evidence = page.evaluate("window.demo.result.log_evidence.filter((v) => v !== null)")
+    off = int(page.get_attribute("#history", "data-off-scale"))
+    assert 1 <= off <= max(1, int(np.ceil(0.2 * len(evidence))))
+    assert evidence[0] < min(evidence[off:])          # the first value is the one off the scale
+    assert "below it" in page.text_content("#history-note")
+    labels = _labels_apart(page, "history")
+    assert [l["text"] for l in labels][0] == f"{max(evidence):.3f}"
+    alphas = _labels_apart(page, "alphas")
+    assert alphas[0]["text"] == "∞" and alphas[1]["text"] == "4"
+    assert page.errors == []
+    page.screenshot(path=str(SHOTS / "rvm-preset-1-evidence.png"))
+
+
+def test_svm_gap_is_one_signed_number_and_the_smo_button_says_what_gap_7_3_is(page, base_url) -> None:
+    import re
+
+    for number in (1, 2):
+        open_page(page, f"{base_url}/svm?preset={number}")
+        text = page.text_content("#gap")
+        gap = page.evaluate("window.demo.result.gap")
+        if gap["relative"] < 1e-12:
+            assert text.startswith("0 (below 1e-12 relative")
+        else:
+            absolute, relative = re.fullmatch(r"(\S+) \(relative (\S+)\)", text).groups()
+            assert (float(absolute) < 0) == (float(relative) < 0) == (gap["absolute"] < 0)
+    assert "Filling the gap 7.3" in page.text_content("#step-start")
+    assert page.errors == []

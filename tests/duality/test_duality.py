@@ -107,6 +107,7 @@ BREAKS = [
     ("hard-ring", "qp-osqp", "(7.15)", "t_n y(x_n) - 1 >= 0", lambda m, s: {"b": s.b + 0.5}),
     ("hard-ring", "qp-osqp", "(7.16)", "a_n {t_n y(x_n) - 1}", lambda m, s: {"a": _set(s.a, _zero(m, s), 0.1 * _box(m, s))}),
     # soft margin, (7.23)-(7.30)
+    ("soft-ripley", "qp-osqp", "(7.33)", "0 <= a_n <= C", lambda m, s: {"a": _set(s.a, _bound(m, s), 1.2 * m.C)}),
     ("soft-ripley", "qp-osqp", "(7.23)", "a_n >= 0", lambda m, s: {"a": _set(s.a, _zero(m, s), -0.01 * m.C)}),
     ("soft-ripley", "qp-osqp", "(7.24)", "t_n y_n - 1 + xi_n", lambda m, s: {"xi": _set(s.xi, _margin_error(m, s), 0.0)}),
     ("soft-ripley", "qp-osqp", "(7.25)", "a_n (t_n y_n", lambda m, s: {"xi": _set(s.xi, _free(m, s), 0.3)}),

@@ -74,3 +74,37 @@ def test_a_fitted_estimator_keeps_the_training_data_once(estimator, labels) -> N
 
 def _solution(estimator):
     return estimator.solutions_[0] if hasattr(estimator, "solutions_") else estimator.solution_
+
+
+def test_a_multiclass_fit_keeps_the_training_data_once_not_per_pair() -> None:
+    """Four classes, six pairs: each pair's machine held its points' rows (three X's between them)
+    and each pair's solution its support vectors (three more); now the support vectors are kept
+    once and the pairs' machines are built again from the training X only when asked for."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(2000, 200))
+    y = np.floor(X[:, 0] + rng.normal(size=2000)).astype(int) % 4
+    estimator = SVC(gamma=0.01)
+    estimator.fit(X[:100], y[:100])
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        estimator.fit(X, y)
+        gc.collect()
+        retained = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    n_sv, n_pairs = estimator.support_vectors_.shape[0], len(estimator.pairs_)
+    assert n_pairs == 6 and n_sv >= 0.5 * X.shape[0]
+    # the support vectors once, and per pair a few vectors of its points (multipliers, coefficients,
+    # targets, weights, indices) besides the six rows of dual_coef_ and dual_: under half an X here
+    assert retained <= n_sv * X.shape[1] * 8 + (64 + 16 * n_pairs) * X.shape[0] * 8, retained / X.nbytes
+    # what was dropped comes back on demand, and is the same problem: each pair certifies again
+    for machine, solution in zip(estimator.machines_, estimator.solutions_):
+        from sparsekernel.duality import check
+        assert check(machine, solution, tol=solution.tol).ok
+    # and prediction from the shared support vectors is LIBSVM's (one kernel block for all pairs)
+    from sklearn import svm
+    reference = svm.SVC(gamma=0.01, decision_function_shape="ovo").fit(X, y)
+    ours = SVC(gamma=0.01, decision_function_shape="ovo").fit(X, y)
+    np.testing.assert_allclose(ours.decision_function(X[:300]), reference.decision_function(X[:300]), atol=5e-3)

@@ -165,3 +165,31 @@ def test_a_sparse_precomputed_kernel_is_refused_naming_x() -> None:
     K = sp.csr_matrix(X @ X.T)
     with pytest.raises(ValidationError, match="X must be a dense 2-D array"):
         SVC(kernel="precomputed").fit(K, y)
+
+
+def test_the_command_line_reads_a_libsvm_file_sparse_and_agrees_with_libsvm(tmp_path, capsys) -> None:
+    """`sparsekernel compare` on a LIBSVM-format file: X stays CSR into the machine, and the SMO's
+    answer on it matches LIBSVM's (scikit-learn's, on the same file read by scikit-learn)."""
+    import json
+
+    from sklearn.datasets import load_svmlight_file
+
+    from sparsekernel.cli import build_parser, machine_from_args, main
+
+    X, y, _ = _text_like()
+    path = tmp_path / "text.svm"
+    dump_svmlight_file(X, y, str(path))
+    argv = ["compare", "soft", "--data", str(path), "--kernel", "linear", "--methods", "smo,libsvm", "--json"]
+    machine, _ = machine_from_args(build_parser().parse_args(argv))
+    assert sp.issparse(machine.X) and machine.X.nnz == X.nnz
+    assert main(argv) == 0
+    rows = {r["method"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows["smo"]["kkt_ok"] and rows["libsvm"]["kkt_ok"]
+    assert rows["libsvm"]["support_differences"] <= 2
+    # and the same model as scikit-learn's SVC fitted on the file as scikit-learn reads it
+    X_file, y_file = load_svmlight_file(str(path))
+    # scikit-learn's reader gives 64-bit indices, which its own SVC refuses
+    X_file.indices, X_file.indptr = X_file.indices.astype(np.int32), X_file.indptr.astype(np.int32)
+    reference = svm.SVC(kernel="linear", tol=1e-8).fit(X_file, y_file)
+    ours = machine.solve("smo", tol=1e-8)
+    np.testing.assert_allclose(ours.decision_function(X_file), reference.decision_function(X_file), atol=1e-5)

@@ -60,7 +60,7 @@
       rows.push(["relevance vectors", `<span id="n-relevance">${result.relevance.length}</span> of ${state.points.length}` +
                  (result.bias_used ? " (+ bias)" : "")]);
       if (result.svm_support) rows.push(["nu-SVC support vectors", `<span id="n-support">${result.svm_support.length}</span>`]);
-      if (state.task === "regression" && result.beta) rows.push(["noise sigma = beta^-1/2", Demo.fmt(1 / Math.sqrt(result.beta), 4)]);
+      if (state.task === "regression" && result.beta) rows.push(["noise σ = β<sup>−1/2</sup>", Demo.fmt(1 / Math.sqrt(result.beta), 4)]);
       const ev = result.log_evidence || [];
       if (ev.length) rows.push(["log evidence", Demo.fmt(ev[ev.length - 1], 5)]);
       rows.push(["iterations, time", `${result.iterations}, ${result.solve_ms.toFixed(1)} ms`]);
@@ -69,46 +69,108 @@
     $("summary").innerHTML = rows.map(([k, v]) => `<tr><td>${k}</td><td>${v}</td></tr>`).join("");
   }
 
+  // -- the two small plots: margins wide enough for "-482.176", labels kept apart -------------
+  const MINI = { l: 60, r: 10, t: 10, b: 26 };
+  const OFF_SCALE = 4;          // a leading value this many times the body's span below the top is off the scale,
+  const OFF_SCALE_SHARE = 0.2;  // and at most this share of the iterations (at least one); the rest is the body
+
   function miniAxes(ctx, canvas, label) {
     ctx.clearRect(0, 0, canvas.width, canvas.height);
     ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, canvas.width, canvas.height);
-    ctx.strokeStyle = "#888"; ctx.strokeRect(40, 8, canvas.width - 50, canvas.height - 30);
-    ctx.fillStyle = "#333"; ctx.font = "11px system-ui, sans-serif"; ctx.fillText(label, 44, canvas.height - 8);
+    const box = miniBox(canvas);
+    ctx.strokeStyle = "#888"; ctx.lineWidth = 1; ctx.strokeRect(box.x0, box.y0, box.x1 - box.x0, box.y1 - box.y0);
+    ctx.fillStyle = "#333"; ctx.font = "11px system-ui, sans-serif";
+    ctx.textAlign = "center"; ctx.textBaseline = "alphabetic";
+    ctx.fillText(label, (box.x0 + box.x1) / 2, canvas.height - 5);
+    canvas.labels = [];
+    canvas.dataset.labels = "[]";
+  }
+
+  function miniBox(canvas) {
+    return { x0: MINI.l, x1: canvas.width - MINI.r, y0: MINI.t, y1: canvas.height - MINI.b };
+  }
+
+  // A tick label left of the axis, right-aligned; its place is recorded (data-labels) for the tests.
+  function leftLabel(ctx, canvas, text, y) {
+    ctx.fillStyle = "#333"; ctx.textAlign = "right"; ctx.textBaseline = "middle";
+    ctx.fillText(text, MINI.l - 6, y);
+    ctx.fillRect(MINI.l - 3, Math.round(y), 3, 1);
+    const width = ctx.measureText(text).width;
+    canvas.labels.push({ text, y, left: MINI.l - 6 - width, right: MINI.l - 6 });
+    canvas.dataset.labels = JSON.stringify(canvas.labels);
+  }
+
+  // How many leading values to leave off the scale (the -482 of a first iteration would flatten
+  // the rest of the curve): of the first OFF_SCALE_SHARE of the iterations, those that lie more
+  // than OFF_SCALE times the span of the later ones (the body) below the top.
+  function offScale(values) {
+    const hi = Math.max(...values);
+    const most = Math.min(Math.max(1, Math.ceil(OFF_SCALE_SHARE * values.length)), values.length - 2);
+    if (most < 1) return 0;
+    const body = hi - Math.min(...values.slice(most));
+    let skip = 0;
+    while (skip < most && body > 0 && hi - values[skip] > OFF_SCALE * body) skip += 1;
+    return skip;
+  }
+
+  function breakMark(ctx, x, y) {
+    // the axis interrupted: two short slanted strokes
+    ctx.save(); ctx.strokeStyle = "#555"; ctx.lineWidth = 1.2;
+    ctx.clearRect(x - 4, y - 4, 8, 8); ctx.fillStyle = "#fff"; ctx.fillRect(x - 4, y - 4, 8, 8);
+    for (const d of [-2.5, 2.5]) { ctx.beginPath(); ctx.moveTo(x - 5, y + d + 2); ctx.lineTo(x + 5, y + d - 2); ctx.stroke(); }
+    ctx.restore();
   }
 
   function history() {
-    const canvas = $("history"), ctx = canvas.getContext("2d");
+    const canvas = $("history"), ctx = canvas.getContext("2d"), box = miniBox(canvas);
     miniAxes(ctx, canvas, "iteration");
     const ev = result && result.log_evidence ? result.log_evidence.filter((v) => v !== null) : [];
+    canvas.dataset.offScale = "0";
+    $("history-note").textContent = "";
     if (ev.length < 1) return;
-    const lo = Math.min(...ev), hi = Math.max(...ev), span = hi - lo || 1;
-    const X = (k) => 40 + (k / Math.max(ev.length - 1, 1)) * (canvas.width - 50);
-    const Y = (v) => 8 + (1 - (v - lo) / span) * (canvas.height - 30);
+    const skip = offScale(ev), shown = ev.slice(skip);
+    const hi = Math.max(...ev), lo = Math.min(...shown), pad = 0.08 * ((hi - lo) || 1);
+    const X = (k) => box.x0 + (k / Math.max(ev.length - 1, 1)) * (box.x1 - box.x0);
+    const Y = (v) => box.y0 + (1 - (v - (lo - pad)) / (hi - lo + 2 * pad)) * (box.y1 - box.y0);
+    ctx.save(); ctx.beginPath(); ctx.rect(box.x0, box.y0, box.x1 - box.x0, box.y1 - box.y0); ctx.clip();
     ctx.strokeStyle = Demo.COLORS.red; ctx.lineWidth = 2; ctx.beginPath();
-    ev.forEach((v, k) => (k ? ctx.lineTo(X(k), Y(v)) : ctx.moveTo(X(k), Y(v)))); ctx.stroke();
-    ctx.fillStyle = "#333"; ctx.fillText(Demo.fmt(hi, 3), 2, 16); ctx.fillText(Demo.fmt(lo, 3), 2, canvas.height - 24);
+    ev.forEach((v, k) => (k ? ctx.lineTo(X(k), Y(v)) : ctx.moveTo(X(k), Y(v)))); ctx.stroke();   // off-scale values leave through the bottom
+    ctx.restore();
+    leftLabel(ctx, canvas, Demo.fmt(hi, 3), Y(hi));
+    if (lo < hi) leftLabel(ctx, canvas, Demo.fmt(lo, 3), Y(lo));
+    ctx.textBaseline = "top"; ctx.textAlign = "center";
+    ctx.fillText("0", box.x0, box.y1 + 2);
+    if (ev.length > 1) { ctx.textAlign = "right"; ctx.fillText(String(ev.length - 1), box.x1, box.y1 + 2); }
+    if (skip) {
+      breakMark(ctx, box.x0, box.y1 - 6);
+      const which = skip === 1 ? "iteration 0 is" : `iterations 0-${skip - 1} are`;
+      $("history-note").textContent = `The scale is broken at the bottom: ${which} below it ` +
+        `(from ${Demo.fmt(ev[0], 3)}), so that the rest of the rise shows.`;
+    }
+    canvas.dataset.offScale = String(skip);
   }
 
   function alphas() {
-    const canvas = $("alphas"), ctx = canvas.getContext("2d");
+    const canvas = $("alphas"), ctx = canvas.getContext("2d"), box = miniBox(canvas);
     miniAxes(ctx, canvas, "basis function n (one per training point)");
     if (!result || !result.alpha_all) return;
-    const values = result.alpha_all, n = values.length, w = (canvas.width - 50) / n;
+    const values = result.alpha_all, n = values.length, w = (box.x1 - box.x0) / n;
     const logs = values.map((a) => (a === null ? null : Math.log10(a)));
     const finite = logs.filter((v) => v !== null);
-    const lo = Math.min(-2, ...finite), hi = Math.max(4, ...finite) + 0.5;
-    const Y = (v) => 8 + (1 - (v - lo) / (hi - lo)) * (canvas.height - 30);
+    const lo = Math.min(-2, ...finite), hi = Math.max(4, ...finite);
+    const band = 14, top = box.y0 + band + 8;      // the pruned functions' row, then a break, then the scale
+    const Y = (v) => top + (1 - (v - lo) / (hi - lo)) * (box.y1 - top);
     logs.forEach((v, k) => {
-      const x = 40 + k * w;
-      if (v === null) { ctx.fillStyle = "#bdbdbd"; ctx.fillRect(x, 8, Math.max(w - 1, 1), 6); return; }
-      ctx.fillStyle = Demo.COLORS.blue; ctx.fillRect(x, Y(v), Math.max(w - 1, 1), canvas.height - 22 - Y(v));
+      const x = box.x0 + k * w;
+      if (v === null) { ctx.fillStyle = "#bdbdbd"; ctx.fillRect(x, box.y0 + 4, Math.max(w - 1, 1), band - 6); return; }
+      ctx.fillStyle = Demo.COLORS.blue; ctx.fillRect(x, Y(v), Math.max(w - 1, 1), box.y1 - Y(v));
     });
-    ctx.fillStyle = "#333"; ctx.fillText("∞", 26, 16);
-    const step = Math.max(1, Math.ceil((hi - lo) / 5));          // log10 alpha ticks on the left
-    for (let v = Math.ceil(lo / step) * step; v <= hi - 0.5; v += step) {
-      ctx.fillText(String(v), 40 - 6 - ctx.measureText(String(v)).width, Y(v) + 4);
-      ctx.fillRect(37, Y(v), 3, 1);
-    }
+    ctx.save(); ctx.strokeStyle = "#ccc"; ctx.setLineDash([3, 3]); ctx.beginPath();
+    ctx.moveTo(box.x0, box.y0 + band + 2); ctx.lineTo(box.x1, box.y0 + band + 2); ctx.stroke(); ctx.restore();
+    breakMark(ctx, box.x0, box.y0 + band + 2);
+    leftLabel(ctx, canvas, "∞", box.y0 + band / 2 + 1);
+    const step = Math.max(1, Math.ceil((hi - lo) / 5));          // log10 alpha ticks
+    for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9; v += step) leftLabel(ctx, canvas, String(v), Y(v));
   }
 
   function legend() {

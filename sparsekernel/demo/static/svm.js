@@ -81,6 +81,15 @@
     $("plot").dataset.supportCount = String(support.size);
   }
 
+  // The duality gap as one signed number, and the same relative to the machine's scale with the same
+  // sign; below ROUNDING (relative) it is rounding error and shows as 0.
+  const ROUNDING = 1e-12;
+  function gapText(g) {
+    if (g.relative === null || g.absolute === null) return "–";
+    if (g.relative < ROUNDING) return `0 (below ${ROUNDING.toExponential(0)} relative: rounding)`;
+    return `${Demo.fmt(g.absolute, 2)} (relative ${Demo.fmt(Math.sign(g.absolute) * g.relative, 2)})`;
+  }
+
   function summary() {
     const rows = [];
     if (result) {
@@ -88,11 +97,11 @@
       rows.push(["machine, solver", `${result.machine}, ${result.method} (${result.status})`]);
       rows.push(["support vectors", `<span id="n-support">${result.support.length}</span> of ${state.points.length}`]);
       rows.push(["primal objective", Demo.fmt(result.primal, 6)], ["dual objective", Demo.fmt(result.dual, 6)]);
-      rows.push(["gap (relative)", `<span id="gap">${Demo.fmt(g.absolute, 2)}</span> (${Demo.fmt(g.relative, 2)})`]);
+      rows.push(["gap, primal − dual", `<span id="gap">${gapText(g)}</span>`]);
       rows.push(["b", `<span id="b-value">${Demo.fmt(result.b, 6)}</span>`]);
       if (result.rho !== null) rows.push(["rho", Demo.fmt(result.rho, 5)]);
       if (result.epsilon !== null) rows.push(["epsilon (found)", Demo.fmt(result.epsilon, 4)]);
-      rows.push(["KKT report", `<span id="kkt-ok">${result.kkt.ok ? "PASS" : "FAIL"}</span> at tolerance ${result.kkt.tol}`]);
+      rows.push(["KKT report", `<span id="kkt-ok">${result.kkt.ok ? "PASS" : "FAIL"}</span> at tolerance ${Number(result.kkt.tol).toExponential(1)}`]);
       rows.push(["iterations, time", `${result.iterations}, ${result.solve_ms.toFixed(1)} ms`]);
       Demo.kktTable($("kkt"), result.kkt);
       const a = result.a.map((v, n) => [n, v, result.a_hat ? result.a_hat[n] : null, result.categories[n]]);
@@ -205,7 +214,7 @@
     syncControls(); fitView(); solve();
   });
 
-  // -- the SMO's steps (gap 7.3) -------------------------------------------------------------
+  // -- the SMO's steps (the notes' Filling the gap 7.3) -------------------------------------------------------------
   function stopSteps() {
     if (player) clearInterval(player);
     player = null; trace = null; stepIndex = -1;
@@ -213,10 +222,13 @@
     $("step-info").textContent = "";
   }
 
+  // a clip bound; JSON carries the hard margin's infinite C (and so H) as null
+  const bound = (v) => (v === null ? "∞" : Demo.fmt(v, 3));
+
   function showStep() {
     const k = stepIndex;
     $("step-info").textContent = `step ${k + 1} of ${trace.i.length}: pair (${trace.i[k]}, ${trace.j[k]}), ` +
-      `delta = ${Demo.fmt(trace.delta[k], 4)}, clip [L, H] = [${Demo.fmt(trace.L[k], 3)}, ${Demo.fmt(trace.H[k], 3)}], ` +
+      `delta = ${Demo.fmt(trace.delta[k], 4)}, clip [L, H] = [${bound(trace.L[k])}, ${bound(trace.H[k])}], ` +
       `eta = ${Demo.fmt(trace.eta[k], 3)}, objective = ${Demo.fmt(trace.objective[k], 6)}, ` +
       `max violation = ${Demo.fmt(trace.violation[k], 2)}`;
     render();

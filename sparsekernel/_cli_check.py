@@ -1,0 +1,151 @@
+"""``sparsekernel check``: certify an answer computed elsewhere against its machine's KKT conditions.
+
+Two forms:
+
+``sparsekernel check --model FILE --data FILE [--C C] [--nu NU] [--epsilon E] [--eps E]``
+    A LIBSVM model file (``svm-train``'s) on its training file: the KKT table of each binary
+    problem (one-versus-one pairs for k classes), its gap and a verdict, at the tolerance matched
+    to svm-train's ``-e`` (``--eps``, default 1e-3) unless ``--tol`` is given. The kernel comes
+    from the file; C, nu and epsilon, which the file does not keep, are svm-train's ``-c``, ``-n``,
+    ``-p`` (default svm-train's own).
+``sparsekernel check --multipliers a.npy [--a-hat FILE] [--b B] [--rho R] [--R2 R2] [--tube-epsilon E] MACHINE --data FILE ...``
+    Your own multipliers (``.npy``, or text with one number a line) for MACHINE on the data, in
+    the notes' convention (``--convention libsvm`` for LIBSVM's coefficients and rho); what is not
+    given is recovered by the notes' formulas (``Machine.solution``).
+
+Exit status: 0 when every problem passes, 1 when one fails (the failing conditions and by how
+much are listed), 2 with a one-line message on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import ValidationError
+
+__all__ = ["add_check_parser", "run_check"]
+
+#: the machine hyperparameters' defaults where --C, --nu, --epsilon are not given (cli's)
+_HYPER_DEFAULTS = {"C": 1.0, "nu": 0.5, "epsilon": 0.1}
+
+
+def add_check_parser(subparsers: Any, machine_arguments: Callable[[argparse.ArgumentParser], None]) -> Any:
+    """Add ``check`` to the command's subparsers; ``machine_arguments`` adds MACHINE, --data and the
+    kernel and hyperparameter options (the ``kkt`` command's)."""
+    p = subparsers.add_parser("check", help="certify your own multipliers or a LIBSVM model file (KKT table, gap, verdict)")
+    machine_arguments(p)
+    for action in p._actions:                  # MACHINE is not needed with --model
+        if action.dest == "machine":
+            action.nargs, action.required, action.default = "?", False, None
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--model", help="a LIBSVM model file (svm-train's output) trained on --data")
+    source.add_argument("--multipliers", help="your multipliers a (.npy, or text with one number a line)")
+    p.add_argument("--a-hat", dest="a_hat", default=None, help="regression: the multipliers a_hat of (7.54)")
+    p.add_argument("--b", type=float, default=None, help="the intercept b (else recovered by the notes' formulas)")
+    p.add_argument("--rho", type=float, default=None, help="nu-SVC's margin or the one-class rho (LIBSVM's rho with --convention libsvm)")
+    p.add_argument("--R2", type=float, default=None, help="SVDD's squared radius")
+    p.add_argument("--tube-epsilon", dest="tube_epsilon", type=float, default=None, help="nu-SVR's tube half-width")
+    p.add_argument("--convention", choices=["notes", "libsvm"], default="notes",
+                   help="the multipliers' convention (libsvm: coefficients y_n alpha_n and LIBSVM's rho)")
+    p.add_argument("--eps", type=float, default=1e-3, help="with --model: svm-train's -e, which sets the matched tolerance")
+    p.set_defaults(func=run_check, C=None, nu=None, epsilon=None)
+    return p
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """Run ``sparsekernel check``: 0 if every report passes, 1 if one fails (bad input raises
+    ValidationError, which the command prints on one line with exit status 2)."""
+    if args.model is not None:
+        if args.machine is not None:
+            raise ValidationError(f"MACHINE must not be given with --model (the file names it); got {args.machine!r}")
+        results = _model_reports(args)
+    else:
+        if args.machine is None:
+            raise ValidationError("MACHINE must be given with --multipliers (hard, soft, nu-svc, eps-svr, nu-svr, "
+                                  "one-class or svdd); got none")
+        results = [_multiplier_report(args)]
+    if args.json:
+        payload = []
+        for title, notes, report in results:
+            entry = {"problem": title, **report.to_dict()}
+            entry["notes"] = entry["notes"] + notes
+            payload.append(entry)
+        print(json.dumps(payload, indent=2))
+    else:
+        for title, notes, report in results:
+            print(f"== {title}")
+            for note in notes:
+                print(f"note: {note}")
+            print(report)
+            for line in _failing(report):
+                print(f"  fails: {line}")
+            print()
+        bad = sum(not r.ok for _, _, r in results)
+        print(f"check: {'PASS' if not bad else 'FAIL'} ({len(results) - bad} of {len(results)} problems pass)")
+    return 0 if all(r.ok for _, _, r in results) else 1
+
+
+def _failing(report: Any) -> list[str]:
+    """Each failing condition and by how much."""
+    lines = []
+    for r in report.failed():
+        at = "" if r.where is None else f" at n = {r.where}"
+        lines.append(f"{r.tag} {r.condition}: violated by {r.violation:.1e} (relative; {r.absolute:.3g} absolute){at}")
+    if not report.gap.relative <= report.tol:
+        lines.append(f"duality gap: {report.gap.relative:.1e} relative ({report.gap.absolute:.3g} absolute)")
+    return lines
+
+
+def _load_data(args: argparse.Namespace) -> tuple[Any, np.ndarray]:
+    from .datasets import load_csv, load_libsvm
+
+    fmt = args.format or ("csv" if Path(args.data).suffix.lower() == ".csv" else "libsvm")
+    return load_csv(args.data) if fmt == "csv" else load_libsvm(args.data)
+
+
+def _model_reports(args: argparse.Namespace) -> list[tuple[str, list[str], Any]]:
+    from .libsvm_model import check_libsvm_model
+
+    X, y = _load_data(args)
+    out = []
+    for problem, report in check_libsvm_model(args.model, X, y, args.tol, C=args.C, nu=args.nu,
+                                              epsilon=args.epsilon, eps=args.eps):
+        what = (f"labels {problem.labels[0]:g} (t = +1) vs {problem.labels[1]:g} (t = -1)"
+                if problem.labels else problem.machine.name)
+        title = f"{Path(args.model).name}: {problem.machine.name}, {what}, N = {problem.machine.N}"
+        out.append((title, list(problem.assumed), report))
+    return out
+
+
+def _vector_file(path: str, name: str) -> np.ndarray:
+    """A vector from a .npy file or a text file with one number a line."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValidationError(f"{name} must be an existing .npy or text file; got {path!r}")
+    try:
+        v = np.load(p, allow_pickle=False) if p.suffix == ".npy" else np.loadtxt(p, dtype=np.float64, ndmin=1)
+    except ValueError as exc:
+        raise ValidationError(f"{name} must be a .npy or text file of numbers; got {path!r} ({exc})") from None
+    return np.asarray(v)
+
+
+def _multiplier_report(args: argparse.Namespace) -> tuple[str, list[str], Any]:
+    from .cli import machine_from_args
+    from .duality import check
+
+    for key, value in _HYPER_DEFAULTS.items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    machine, notes = machine_from_args(args)
+    a = _vector_file(args.multipliers, "--multipliers")
+    a_hat = None if args.a_hat is None else _vector_file(args.a_hat, "--a-hat")
+    sol = machine.solution(a, args.b, a_hat, rho=args.rho, epsilon=args.tube_epsilon, R2=args.R2,
+                           convention=args.convention, solver=Path(args.multipliers).name)
+    report = check(machine, sol, args.tol)
+    title = f"{Path(args.multipliers).name}: {machine.name} on {Path(args.data).name}, N = {machine.N}"
+    return title, notes, report

@@ -1,0 +1,414 @@
+"""LIBSVM's model files (``svm-train``'s output, ``svm_save_model``): read, certify, write.
+
+A model file holds the header (``svm_type``, ``kernel_type`` and the kernel's
+``degree``, ``gamma``, ``coef0``, ``nr_class``, ``total_sv``, one ``rho`` per
+binary problem, and for classifiers ``label``, ``nr_sv`` and optionally
+``probA``/``probB``) and, after the line ``SV``, one line per support vector:
+its ``nr_class - 1`` coefficients, then its features as ``index:value``.
+
+LIBSVM's conventions, as this module undoes them (see ``Machine.solution`` with
+``convention="libsvm"`` and each machine's ``libsvm_multipliers``):
+
+- the decision value is sum_n coef_n k(x, x_n) - rho, so the notes' b = -rho;
+- a classifier's coefficient is y_n alpha_n, y_n = +1 for the first label of
+  its pair (label order), so the binary machine's t_n = +1 for that label;
+- nu-SVC's coefficients and rho are divided by its r (the notes' margin rho);
+- the one-class alpha sum to nu N (the notes' a to 1);
+- nu-SVR's C is the notes' C / N;
+- a k-class model is k (k - 1) / 2 one-versus-one problems, the pair (i, j),
+  i < j in label order, taking class i's coefficients from row j - 1 of the
+  coefficient matrix and class j's from row i.
+
+The file keeps no C, nu or epsilon (``svm-train``'s ``-c``, ``-n``, ``-p``) and
+no class or sample weights: give the values it was trained with (by default
+``svm-train``'s, 1, 0.5 and 0.1; the one-class nu is read off the coefficients,
+whose sum is nu N). It keeps the support vectors' features to 8 significant
+digits, so they are matched to the training points at that precision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from .errors import ValidationError
+from .formulations import MACHINES
+from .formulations.machine import Machine
+from .formulations.solution import Solution
+from .formulations.solve import matched_tol
+from .kernels import Kernel, Linear, Polynomial, RBF, Sigmoid
+from .sparse import issparse
+from .validation import check_param, fail
+
+__all__ = ["LibsvmModel", "ModelProblem", "parse_libsvm_model", "read_libsvm_model", "check_libsvm_model",
+           "save_libsvm_model", "libsvm_tol_of"]
+
+Array = NDArray[np.float64]
+
+#: svm-train's defaults for what a model file does not keep (-c, -n, -p, -e)
+SVM_TRAIN_DEFAULTS = {"C": 1.0, "nu": 0.5, "epsilon": 0.1, "eps": 1e-3}
+#: digits LIBSVM writes a support vector's feature values with (``%.8g``)
+FEATURE_DIGITS = 8
+_KERNELS = {"linear": "linear", "polynomial": "poly", "rbf": "rbf", "sigmoid": "sigmoid"}
+
+
+@dataclass(frozen=True)
+class LibsvmModel:
+    """A parsed model file, in LIBSVM's own terms.
+
+    Attributes
+    ----------
+    svm_type : {"c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr"}
+    kernel_type : {"linear", "polynomial", "rbf", "sigmoid"}
+    degree, gamma, coef0 : the kernel's parameters (LIBSVM's defaults where the file has none)
+    nr_class : int
+    rho : array (nr_class (nr_class - 1) / 2,)
+    label : int array (nr_class,) or None (regression, one-class)
+    nr_sv : int array (nr_class,) or None
+    probA, probB : arrays or None
+    sv_coef : array (nr_class - 1, total_sv)
+    SV : csr_matrix (total_sv, D), the support vectors' features as written
+    """
+
+    svm_type: str
+    kernel_type: str
+    degree: int
+    gamma: float
+    coef0: float
+    nr_class: int
+    rho: Array
+    label: NDArray[np.int64] | None
+    nr_sv: NDArray[np.int64] | None
+    sv_coef: Array
+    SV: Any = field(repr=False)
+    probA: Array | None = None
+    probB: Array | None = None
+
+    @property
+    def total_sv(self) -> int:
+        return int(self.sv_coef.shape[1])
+
+    def kernel(self) -> Kernel:
+        """The kernel in this library's terms (the same functions as LIBSVM's)."""
+        if self.kernel_type == "linear":
+            return Linear()
+        if self.kernel_type == "polynomial":
+            return Polynomial(degree=self.degree, gamma=self.gamma, coef0=self.coef0)
+        if self.kernel_type == "rbf":
+            return RBF(self.gamma)
+        return Sigmoid(gamma=self.gamma, coef0=self.coef0)
+
+    def sv_class(self) -> NDArray[np.intp] | None:
+        """The class index (into ``label``) of each support vector (they are grouped by class)."""
+        if self.nr_sv is None:
+            return None
+        return np.repeat(np.arange(self.nr_class), self.nr_sv)
+
+
+@dataclass(frozen=True)
+class ModelProblem:
+    """One binary (or regression, or one-class) problem of a model, as a machine and its Solution.
+
+    ``index`` are its rows of the training data; ``labels`` the pair (label of t = +1, of t = -1)
+    for a classifier, else None; ``assumed`` the hyperparameters that the file does not keep and
+    were taken from the caller or from svm-train's defaults; ``tol`` the KKT tolerance matched to
+    the model's stopping tolerance (``libsvm_tol_of``).
+    """
+
+    machine: Machine
+    solution: Solution
+    index: NDArray[np.intp]
+    labels: tuple[float, float] | None
+    decision_factor: float
+    assumed: tuple[str, ...]
+    tol: float
+
+
+# -- parsing -------------------------------------------------------------------------------
+
+def parse_libsvm_model(path: str | Path) -> LibsvmModel:
+    """Parse an svm-train model file (LIBSVM 2.x to 3.37).
+
+    Raises
+    ------
+    ValidationError
+        Naming the line and what was expected, where the file is not a model file.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise fail("model", "an existing LIBSVM model file", str(path))
+    lines = p.read_text().splitlines()
+    header: dict[str, list[str]] = {}
+    for number, line in enumerate(lines):
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "SV":
+            return _model(header, lines[number + 1:], number + 2, str(path))
+        header[words[0]] = words[1:]
+    raise ValidationError(f"model must be a LIBSVM model file with an 'SV' line; got {str(path)!r} without one")
+
+
+def _model(header: dict[str, list[str]], body: list[str], first_line: int, path: str) -> LibsvmModel:
+    def need(key: str) -> list[str]:
+        if key not in header:
+            raise ValidationError(f"model {path!r} must have a '{key}' line in its header; got none")
+        return header[key]
+
+    def numbers(key: str, kind: type = float) -> np.ndarray | None:
+        if key not in header:
+            return None
+        try:
+            return np.array([kind(v) for v in header[key]])
+        except ValueError:
+            raise ValidationError(f"model {path!r}: '{key}' must be followed by numbers; got {header[key]}") from None
+
+    svm_type, kernel_type = need("svm_type")[0], need("kernel_type")[0]
+    if svm_type not in {c.libsvm_svm_type for c in MACHINES.values() if c.libsvm_svm_type}:
+        raise fail("svm_type", "c_svc, nu_svc, one_class, epsilon_svr or nu_svr", svm_type)
+    if kernel_type not in _KERNELS:
+        raise fail("kernel_type", "linear, polynomial, rbf or sigmoid (precomputed is not read)", kernel_type)
+    nr_class = int(numbers("nr_class", int)[0]) if "nr_class" in header else 2
+    rho = numbers("rho")
+    if rho is None or rho.shape[0] != nr_class * (nr_class - 1) // 2:
+        raise ValidationError(f"model {path!r}: rho must hold {nr_class * (nr_class - 1) // 2} values; got "
+                              f"{None if rho is None else rho.tolist()}")
+    coef, SV = _sv_lines(body, nr_class - 1, first_line, path)
+    total = int(numbers("total_sv", int)[0]) if "total_sv" in header else coef.shape[1]
+    if total != coef.shape[1]:
+        raise ValidationError(f"model {path!r}: total_sv is {total} but it has {coef.shape[1]} SV lines")
+    nr_sv = numbers("nr_sv", int)
+    if nr_sv is not None and int(nr_sv.sum()) != total:
+        raise ValidationError(f"model {path!r}: nr_sv {nr_sv.tolist()} must sum to total_sv = {total}")
+    label = numbers("label", int)
+    return LibsvmModel(svm_type, kernel_type, int(numbers("degree", int)[0]) if "degree" in header else 3,
+                       float(numbers("gamma")[0]) if "gamma" in header else 0.0,
+                       float(numbers("coef0")[0]) if "coef0" in header else 0.0,
+                       nr_class, rho, label, nr_sv, coef, SV, numbers("probA"), numbers("probB"))
+
+
+def _sv_lines(body: list[str], n_coef: int, first_line: int, path: str) -> tuple[Array, Any]:
+    """The coefficient matrix (n_coef, total_sv) and the support vectors as CSR."""
+    coef: list[list[float]] = []
+    rows, cols, vals = [], [], []
+    for k, line in enumerate(x for x in body if x.strip()):
+        words = line.split()
+        try:
+            coef.append([float(w) for w in words[:n_coef]])
+            for pair in words[n_coef:]:
+                index, value = pair.split(":")
+                if int(index) < 1:
+                    raise ValueError(pair)
+                rows.append(k), cols.append(int(index) - 1), vals.append(float(value))
+        except ValueError:
+            raise ValidationError(f"model {path!r}, line {first_line + k}: an SV line must be {n_coef} "
+                                  f"coefficients then index:value pairs (index >= 1); got {line[:60]!r}") from None
+        if len(coef[-1]) != n_coef:
+            raise ValidationError(f"model {path!r}, line {first_line + k}: expected {n_coef} coefficients")
+    n = len(coef)
+    SV = sp.csr_matrix((vals, (rows, cols)), shape=(n, max(cols, default=-1) + 1))
+    return np.array(coef, dtype=np.float64).reshape(n, n_coef).T, SV
+
+
+# -- from a model to machines and Solutions -------------------------------------------------
+
+def _feature_key(row: Any) -> tuple:
+    """A row's nonzero features rounded as LIBSVM writes them (``%.8g``)."""
+    if issparse(row):
+        row = row.tocsr()
+        pairs = zip(row.indices.tolist(), row.data.tolist())
+    else:
+        values = np.asarray(row, dtype=np.float64).ravel()
+        pairs = ((int(i), float(values[i])) for i in np.flatnonzero(values))
+    return tuple(sorted((i, float(f"{v:.{FEATURE_DIGITS}g}")) for i, v in pairs if v != 0.0))
+
+
+def _match_support_vectors(model: LibsvmModel, X: Any, y: Array | None) -> NDArray[np.intp]:
+    """The training row of each support vector (same features to 8 digits and, for a classifier,
+    the same label); identical training points are taken in turn."""
+    if model.SV.shape[1] > X.shape[1]:
+        raise ValidationError(f"X must have the model's {model.SV.shape[1]} features at least; got {X.shape[1]}")
+    X = sp.csr_matrix(X) if issparse(X) else np.asarray(X)
+    table: dict[tuple, list[int]] = {}
+    cls = model.sv_class()
+    for n in range(X.shape[0]):
+        key = _feature_key(X[n])
+        table.setdefault((key, None if cls is None else float(y[n])), []).append(n)
+    out = np.empty(model.total_sv, dtype=np.intp)
+    for k in range(model.total_sv):
+        label = None if cls is None else float(model.label[cls[k]])
+        rows = table.get((_feature_key(model.SV[k]), label))
+        if not rows:
+            raise ValidationError(f"the data must be the model's training set: support vector {k + 1} "
+                                  f"(label {label}) matches no training point to {FEATURE_DIGITS} digits")
+        out[k] = rows.pop(0)
+    return out
+
+
+def libsvm_tol_of(machine: Machine, eps: float) -> float:
+    """The KKT tolerance matched to svm-train's stopping tolerance ``-e eps`` (LIBSVM's gradient units):
+    the relative tol eps / (libsvm_scale * qp.tol_scale), at ``matched_tol``'s factor and floor."""
+    eps = float(check_param("tol", eps))
+    relative = eps / (machine.libsvm_scale * machine.standard_qp().tol_scale)
+    return matched_tol(machine, "libsvm", relative)
+
+
+def read_libsvm_model(path: str | Path, X: ArrayLike, y: ArrayLike | None = None, *, C: float | None = None,
+                      nu: float | None = None, epsilon: float | None = None,
+                      eps: float = SVM_TRAIN_DEFAULTS["eps"]) -> list[ModelProblem]:
+    """The machines and Solutions a model file encodes, on its training data.
+
+    Parameters
+    ----------
+    path : str or Path
+        The model file (``svm-train``'s output or ``svm_save_model``'s).
+    X : array or sparse matrix (N, D)
+        The training inputs the model was fitted on (a LIBSVM-format file's, as ``datasets.load_libsvm``).
+    y : array (N,), optional
+        The training labels (classifiers, as in the file) or targets (regression); None for one-class.
+    C, nu, epsilon : float, optional
+        svm-train's ``-c``, ``-n``, ``-p`` (LIBSVM's units: nu-SVR's C is the notes' C / N). None:
+        svm-train's defaults 1, 0.5, 0.1; the one-class nu is read off the coefficients (sum alpha = nu N).
+    eps : float
+        svm-train's ``-e`` (default 1e-3), which sets each problem's matched KKT tolerance.
+
+    Returns
+    -------
+    list of ModelProblem
+        One per binary problem (k (k - 1) / 2 for k classes, in LIBSVM's order), else one.
+    """
+    model = parse_libsvm_model(path)
+    y_arr = None if y is None else np.asarray(y, dtype=np.float64).ravel()
+    if model.label is not None and y_arr is None:
+        raise fail("y", f"the training labels of the {model.svm_type} model", None)
+    if y_arr is not None and y_arr.shape[0] != X.shape[0]:
+        raise fail("y", f"one label or target per row of X ({X.shape[0]})", y_arr)
+    rows = _match_support_vectors(model, X, y_arr)
+    cls_name = next(c for c in MACHINES.values() if c.libsvm_svm_type == model.svm_type and c.libsvm_twin)
+    if model.label is None:
+        coef = np.zeros(X.shape[0])
+        np.add.at(coef, rows, model.sv_coef[0])
+        nu_given = nu
+        if model.svm_type == "one_class" and nu is None:
+            nu = float(np.sum(coef)) / X.shape[0]                # LIBSVM: sum alpha = nu N
+        params, assumed = _params(C, nu, epsilon, cls_name, given_nu=nu_given)
+        target = None if model.svm_type == "one_class" else y_arr
+        return [_problem(model, cls_name, X, target, coef, float(model.rho[0]), np.arange(X.shape[0]), None,
+                         params, assumed, eps)]
+    params, assumed = _params(C, nu, epsilon, cls_name, given_nu=nu)
+    return [_pair(model, cls_name, X, y_arr, rows, i, j, p, params, assumed, eps)
+            for p, (i, j) in enumerate((i, j) for i in range(model.nr_class) for j in range(i + 1, model.nr_class))]
+
+
+def _params(C: float | None, nu: float | None, epsilon: float | None, cls: type[Machine],
+            given_nu: float | None) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """LIBSVM's hyperparameters for ``from_libsvm``, and a note for each one not given."""
+    values = {"C": C, "nu": nu, "epsilon": epsilon}
+    names = {"C": "C", "nu": "nu", "epsilon": "epsilon"}
+    needed = [k for k in ("C", "nu", "epsilon") if k in cls._hyper_names]
+    assumed = []
+    for key in needed:
+        if values[key] is None:
+            values[key] = SVM_TRAIN_DEFAULTS[key]
+            assumed.append(f"{names[key]} = {values[key]:g} (svm-train's default; the model file does not keep it)")
+        elif key == "nu" and given_nu is None:
+            assumed.append(f"nu = {values[key]:.10g} (read off the coefficients: sum alpha = nu N)")
+    return {**values, "class_weight": None}, tuple(assumed)
+
+
+def _pair(model: LibsvmModel, cls: type[Machine], X: Any, y: Array, rows: NDArray[np.intp], i: int, j: int,
+          p: int, params: dict[str, Any], assumed: tuple[str, ...], eps: float) -> ModelProblem:
+    """The binary problem of classes i < j: t = +1 for label i, coefficients from rows j - 1 and i."""
+    li, lj = float(model.label[i]), float(model.label[j])
+    index = np.flatnonzero((y == li) | (y == lj))
+    position = np.full(y.shape[0], -1)
+    position[index] = np.arange(index.size)
+    cls_of = model.sv_class()
+    coef = np.zeros(index.size)
+    for k in np.flatnonzero((cls_of == i) | (cls_of == j)):
+        coef[position[rows[k]]] += model.sv_coef[j - 1 if cls_of[k] == i else i, k]
+    t = np.where(y[index] == li, 1.0, -1.0)
+    return _problem(model, cls, X[index], t, coef, float(model.rho[p]), index, (li, lj), params, assumed, eps)
+
+
+def _problem(model: LibsvmModel, cls: type[Machine], X: Any, t: Array | None, coef: Array, rho: float,
+             index: NDArray[np.intp], labels: tuple[float, float] | None, params: dict[str, Any],
+             assumed: tuple[str, ...], eps: float) -> ModelProblem:
+    machine = cls.from_libsvm(X, t, model.kernel(), params, None)
+    solution = machine.solution(coef, rho=rho, convention="libsvm", solver="LIBSVM model file")
+    return ModelProblem(machine, solution, index, labels, machine.libsvm_decision_factor(solution), assumed,
+                        libsvm_tol_of(machine, eps))
+
+
+def check_libsvm_model(path: str | Path, X: ArrayLike, y: ArrayLike | None = None, tol: float | None = None,
+                       **hyper: Any) -> list[tuple[ModelProblem, Any]]:
+    """Each problem of a model file with its KKT report (``duality.check``), at ``tol`` or at the
+    tolerance matched to svm-train's ``eps`` (``hyper``: ``C``, ``nu``, ``epsilon``, ``eps`` as for
+    ``read_libsvm_model``)."""
+    from .duality import check
+
+    problems = read_libsvm_model(path, X, y, **hyper)
+    return [(pr, check(pr.machine, pr.solution, pr.tol if tol is None else tol)) for pr in problems]
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+def save_libsvm_model(path: str | Path, machine: Machine, solution: Solution,
+                      labels: Sequence[float] = (1, -1)) -> None:
+    """Write ``solution`` of ``machine`` as a LIBSVM model file (``svm_save_model``'s format).
+
+    LIBSVM's ``svm_load_model`` reads it and ``svm_predict`` gives LIBSVM's decision values:
+    the notes' y(x) times ``machine.libsvm_decision_factor(solution)``. A two-class machine's
+    t = +1 is written as ``labels[0]`` (LIBSVM's first class), t = -1 as ``labels[1]``.
+    Values are written with 17 significant digits (LIBSVM writes features with 8).
+
+    Raises
+    ------
+    ValidationError
+        For a machine LIBSVM does not have (SVDD), a kernel it does not have, or a solution of
+        another machine.
+    """
+    svm_type = machine.libsvm_svm_type
+    if svm_type is None:
+        raise fail("machine", "one LIBSVM solves (c_svc, nu_svc, one_class, epsilon_svr, nu_svr)", machine.name)
+    kernel_type = {v: k for k, v in _KERNELS.items()}.get(machine.kernel.name)
+    if kernel_type is None:
+        raise fail("machine.kernel", "linear, poly, rbf or sigmoid (LIBSVM's kernels)", machine.kernel)
+    if solution.machine != machine.name or solution.coef.shape[0] != machine.N:
+        raise fail("solution", f"a Solution of this {machine.name} (N = {machine.N})", solution.machine)
+    factor = machine.libsvm_decision_factor(solution)
+    coef = factor * np.asarray(solution.coef)
+    support = np.asarray(solution.support)[coef[solution.support] != 0.0]   # the expansion y(x) uses
+    lines = [f"svm_type {svm_type}", f"kernel_type {kernel_type}"]
+    k = machine.kernel
+    if kernel_type == "polynomial":
+        lines.append(f"degree {int(k.degree)}")
+    if kernel_type != "linear":
+        lines.append(f"gamma {float(k.gamma):.17g}")
+    if kernel_type in ("polynomial", "sigmoid"):
+        lines.append(f"coef0 {float(k.coef0):.17g}")
+    lines += ["nr_class 2", f"total_sv {support.size}", f"rho {-factor * float(solution.b):.17g}"]
+    if machine.task == "classification":
+        if len(labels) != 2 or labels[0] == labels[1]:
+            raise fail("labels", "two different integer labels (t = +1's, t = -1's)", labels)
+        support = np.concatenate([support[machine.t[support] > 0], support[machine.t[support] < 0]])
+        n_pos = int(np.sum(machine.t[support] > 0))
+        lines += [f"label {int(labels[0])} {int(labels[1])}", f"nr_sv {n_pos} {support.size - n_pos}"]
+    lines.append("SV")
+    X = machine.X.tocsr() if issparse(machine.X) else np.asarray(machine.X)
+    for n in support:
+        lines.append(f"{coef[n]:.17g} " + " ".join(f"{i + 1}:{v:.17g}" for i, v in _features(X, n)))
+    Path(path).write_text("\n".join(lines) + "\n")
+
+
+def _features(X: Any, n: int) -> list[tuple[int, float]]:
+    if issparse(X):
+        row = X[n]
+        return [(int(i), float(v)) for i, v in sorted(zip(row.indices, row.data)) if v != 0.0]
+    values = X[n]
+    return [(int(i), float(values[i])) for i in np.flatnonzero(values)]

@@ -1,0 +1,326 @@
+"""LIBSVM model files against LIBSVM itself (the official binding, libsvm-official), from_fitted, and
+``sparsekernel check``.
+
+The references are LIBSVM's own: the coefficients, support indices and rho of the model object
+svm_train returns, and the decision values its svm_predict_values computes; a model written here
+is loaded by svm_load_model and predicted by LIBSVM. The data are rounded to 5 decimals, so that
+LIBSVM's 8-digit support vectors are the training points exactly.
+"""
+
+from __future__ import annotations
+
+from ctypes import c_double
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn import svm as sksvm
+
+from sparsekernel import datasets
+from sparsekernel.cli import main
+from sparsekernel.duality import check, from_fitted, machine_from_fitted
+from sparsekernel.errors import ValidationError
+from sparsekernel.formulations import SVDD, EpsilonSVR, HardMarginSVC, NuSVC, NuSVR, OneClassSVM, SoftMarginSVC
+from sparsekernel.kernels import RBF, Polynomial
+from sparsekernel.libsvm_model import (
+    check_libsvm_model, parse_libsvm_model, read_libsvm_model, save_libsvm_model,
+)
+
+libsvm = pytest.importorskip("libsvm", reason="the test extra's libsvm-official (LIBSVM's own binding)")
+from libsvm.svm import gen_svm_nodearray, libsvm as _lib  # noqa: E402
+from libsvm.svmutil import svm_load_model, svm_save_model, svm_train  # noqa: E402
+
+REL = 1e-10
+
+
+@lru_cache(maxsize=None)
+def data(kind: str) -> tuple[np.ndarray, np.ndarray]:
+    if kind == "sine":
+        X, t = datasets.sinusoid(n=40, seed=2)
+        return np.round(X, 5), np.round(t, 5)
+    X, t = datasets.ripley_mixture(seed=3)
+    X, t = np.round(X[:80], 5), t[:80]
+    if kind == "three":                                  # three classes, labels in order of appearance 7, 3, 1
+        return X, np.where(X[:, 0] > 0.2, 3.0, np.where(X[:, 1] > 0.5, 7.0, 1.0))
+    return X, t
+
+
+def held_out(kind: str) -> np.ndarray:
+    rng = np.random.default_rng(5)
+    return np.round(rng.uniform(0, 1, (9, 1)), 4) if kind == "sine" else np.round(rng.normal(0, 0.8, (9, 2)), 4)
+
+
+def write_data(path: Path, X: np.ndarray, y: np.ndarray) -> Path:
+    path.write_text("".join(f"{yi:g} " + " ".join(f"{j + 1}:{v:.8g}" for j, v in enumerate(x)) + "\n"
+                            for yi, x in zip(y, X)))
+    return path
+
+
+def decision_values(model, X: np.ndarray) -> np.ndarray:
+    """LIBSVM's svm_predict_values, one column per binary problem (its Python wrapper hides them for
+    one-class and regression)."""
+    k = model.get_nr_class()
+    width = max(1, k * (k - 1) // 2) if model.get_svm_type() in (0, 1) else 1
+    out = []
+    for x in X:
+        node, _ = gen_svm_nodearray([float(v) for v in x])
+        values = (c_double * width)()
+        _lib.svm_predict_values(model, node, values)
+        out.append(values[:width])
+    return np.array(out)
+
+
+# svm-train's options, the data, and the hyperparameters the model file does not keep
+TRAINED = {
+    "c_svc": ("-s 0 -t 2 -g 0.45 -c 2", "ripley", {"C": 2.0}),
+    "nu_svc": ("-s 1 -t 2 -g 0.45 -n 0.4", "ripley", {"nu": 0.4}),
+    "one_class": ("-s 2 -t 2 -g 0.45 -n 0.3", "ripley", {}),                # nu read off the coefficients
+    "epsilon_svr": ("-s 3 -t 2 -g 10 -c 5 -p 0.2", "sine", {"C": 5.0, "epsilon": 0.2}),
+    # a cubic kernel on 1-D data (rank 4): no free a_n on one side, so that epsilon must be read with rho
+    "nu_svr": ("-s 4 -t 1 -d 3 -g 1 -r 1 -c 0.2 -n 0.6", "sine", {"C": 0.2, "nu": 0.6}),
+    "c_svc-3": ("-s 0 -t 0 -c 2", "three", {"C": 2.0}),
+}
+
+
+@lru_cache(maxsize=None)
+def trained(name: str, eps: float, folder: str):
+    opts, kind, hyper = TRAINED[name]
+    X, y = data(kind)
+    model = svm_train(list(map(float, y)), [list(map(float, x)) for x in X], f"{opts} -e {eps:g} -q")
+    path = Path(folder) / f"{name}-{eps:g}.model"
+    svm_save_model(str(path), model)
+    return model, path, X, y, hyper
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("models"))
+
+
+@pytest.mark.parametrize("name", sorted(TRAINED))
+def test_a_libsvm_model_reads_to_libsvms_multipliers_intercept_and_decision_values(name, folder) -> None:
+    model, path, X, y, hyper = trained(name, 1e-10, folder)
+    problems = read_libsvm_model(path, X, y, **hyper, eps=1e-10)
+    k = model.get_nr_class()
+    assert len(problems) == (k * (k - 1) // 2 if name.startswith(("c_svc", "nu_svc")) else 1)
+    reference = decision_values(model, held_out(TRAINED[name][1]))
+    sv = np.array(model.get_sv_indices()) - 1                 # LIBSVM's support vectors, in the training set
+    coef = np.array(model.get_sv_coef())                      # (total_sv, k - 1)
+    for p, pr in enumerate(problems):
+        ours = pr.decision_factor * pr.solution.decision_function(held_out(TRAINED[name][1]))
+        scale = np.max(np.abs(reference[:, p]))
+        assert np.max(np.abs(ours - reference[:, p])) <= REL * scale
+        assert -pr.decision_factor * pr.solution.b == pytest.approx(model.rho[p], rel=REL, abs=REL * scale)
+        # LIBSVM's coefficients, by training index, are the solution's coef times the factor
+        mine = np.zeros(X.shape[0])
+        mine[pr.index] = pr.decision_factor * np.asarray(pr.solution.coef)
+        if k == 2 or pr.labels is None:
+            expected = np.zeros(X.shape[0])
+            expected[sv] = coef[:, 0]
+            assert np.max(np.abs(mine - expected)) <= REL * np.max(np.abs(expected))
+        report = check(pr.machine, pr.solution, pr.tol)
+        assert report.ok, str(report)
+
+
+@pytest.mark.parametrize("name", sorted(TRAINED))
+def test_check_passes_at_libsvms_own_tolerance_and_fails_with_rho_perturbed(name, folder, tmp_path) -> None:
+    _, path, X, y, hyper = trained(name, 1e-3, folder)           # svm-train's default -e
+    reports = check_libsvm_model(path, X, y, **hyper)           # at the tolerance matched to -e 1e-3
+    assert all(r.ok for _, r in reports), "\n".join(str(r) for _, r in reports)
+    text = path.read_text().splitlines()
+    i = next(n for n, line in enumerate(text) if line.startswith("rho "))
+    rho = [float(v) for v in text[i].split()[1:]]
+    # two margins (LIBSVM's classifiers have margin 1): at -e 1e-3, nu-SVC's tolerance is loose enough
+    # (a margin rho small next to the data's spread) that half a margin is still within it
+    text[i] = "rho " + " ".join(f"{r + 2.0 * max(1.0, abs(r)):.17g}" for r in rho)
+    bad = tmp_path / "perturbed.model"
+    bad.write_text("\n".join(text) + "\n")
+    reports = check_libsvm_model(bad, X, y, **hyper)
+    assert not any(r.ok for _, r in reports), "\n".join(str(r) for _, r in reports)
+
+
+MACHINES_HERE = {
+    "hard": lambda: HardMarginSVC(*datasets.ring(), RBF(0.8)),
+    "soft": lambda: SoftMarginSVC(*data("ripley"), Polynomial(degree=3, gamma=0.5, coef0=1.0), C=1.0),
+    "nu-svc": lambda: NuSVC(*data("ripley"), RBF(0.45), nu=0.4),
+    "eps-svr": lambda: EpsilonSVR(*data("sine"), RBF(10.0), C=2.0, epsilon=0.1),
+    "nu-svr": lambda: NuSVR(*data("sine"), RBF(10.0), C=40.0, nu=0.4),
+    "one-class": lambda: OneClassSVM(data("ripley")[0], RBF(0.45), nu=0.3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MACHINES_HERE))
+def test_a_model_written_here_loads_in_libsvm_and_predicts_the_same(name, tmp_path) -> None:
+    m = MACHINES_HERE[name]()
+    sol = m.solve("qp-clarabel")
+    path = tmp_path / "ours.model"
+    save_libsvm_model(path, m, sol, labels=(5, 2))
+    model = svm_load_model(str(path))
+    X_new = held_out("sine" if m.task == "regression" else "ripley")
+    ours = m.libsvm_decision_factor(sol) * sol.decision_function(X_new)
+    theirs = decision_values(model, X_new)[:, 0]
+    assert np.max(np.abs(ours - theirs)) <= REL * np.max(np.abs(theirs))
+    if m.task == "classification":                            # t = +1 is LIBSVM's first label, 5
+        assert list(model.get_labels()) == [5, 2]
+    # and it reads back here to the same solution, which passes its certificate
+    X, y = (m.X, None) if m.task == "novelty" else (m.X, np.where(m.t > 0, 5.0, 2.0) if m.task == "classification" else m.t)
+    hyper = {"C": np.inf} if name == "hard" else {k: v for k, v in m.libsvm_params().items() if k != "class_weight"}
+    (pr,) = read_libsvm_model(path, X, y, **hyper)
+    assert pr.machine.name == m.name
+    expected = np.zeros(m.N)
+    expected[sol.support] = np.asarray(sol.coef)[sol.support]       # the expansion that was written
+    assert np.max(np.abs(np.asarray(pr.solution.coef) - expected)) <= 1e-9 * np.max(np.abs(expected))
+    assert check(pr.machine, pr.solution, 1e-6).ok
+
+
+def test_svdd_and_foreign_kernels_are_refused_by_the_writer(tmp_path) -> None:
+    m = SVDD(data("ripley")[0], RBF(0.45), nu=0.3)
+    with pytest.raises(ValidationError, match="machine must be one LIBSVM solves"):
+        save_libsvm_model(tmp_path / "x.model", m, m.solve("qp-clarabel"))
+
+
+def test_a_broken_model_file_is_refused_with_its_line(tmp_path) -> None:
+    bad = tmp_path / "bad.model"
+    bad.write_text("svm_type c_svc\nkernel_type rbf\ngamma 0.5\nnr_class 2\ntotal_sv 1\nrho 0\nlabel 1 -1\n"
+                   "nr_sv 1 0\nSV\n0.5 1:x\n")
+    with pytest.raises(ValidationError, match="line 10: an SV line must be 1 coefficients"):
+        parse_libsvm_model(bad)
+    bad.write_text("svm_type c_svc\nkernel_type rbf\n")
+    with pytest.raises(ValidationError, match="with an 'SV' line"):
+        parse_libsvm_model(bad)
+
+
+def test_a_model_on_other_data_is_refused(folder) -> None:
+    _, path, X, y, hyper = trained("c_svc", 1e-3, folder)
+    with pytest.raises(ValidationError, match="must be the model's training set"):
+        read_libsvm_model(path, X + 0.5, y, **hyper)
+
+
+# -- from_fitted -------------------------------------------------------------------------------------
+
+FITTED = {
+    "SVC": (lambda: sksvm.SVC(C=1.0, gamma=0.45, tol=1e-8), "ripley"),
+    "NuSVC": (lambda: sksvm.NuSVC(nu=0.4, gamma="scale", tol=1e-8), "ripley"),
+    "SVR": (lambda: sksvm.SVR(C=5.0, epsilon=0.2, gamma=10.0, tol=1e-8), "sine"),
+    "NuSVR": (lambda: sksvm.NuSVR(C=0.5, nu=0.7, kernel="poly", degree=2, gamma=1.0, coef0=1.0, tol=1e-8), "sine"),
+    "OneClassSVM": (lambda: sksvm.OneClassSVM(nu=0.3, gamma=0.45, tol=1e-8), "ripley"),
+}
+
+
+class StandIn:
+    """Another library's SVM: scikit-learn's attributes and nothing else (no get_params, no _gamma)."""
+
+    ATTRS = ("support_", "dual_coef_", "intercept_", "classes_", "support_vectors_", "kernel", "degree", "coef0",
+             "C", "nu", "epsilon")
+
+    def __init__(self, est) -> None:
+        for k in self.ATTRS:
+            if hasattr(est, k):
+                setattr(self, k, getattr(est, k))
+        self.gamma = float(est._gamma)
+
+
+@pytest.mark.parametrize("kind", sorted(FITTED))
+@pytest.mark.parametrize("stand_in", [False, True])
+def test_from_fitted_certifies_sklearns_svms_and_a_stand_in(kind, stand_in) -> None:
+    make, which = FITTED[kind]
+    X, t = data(which)
+    y = None if kind == "OneClassSVM" else (np.where(t > 0, 9, 4) if which == "ripley" else t)   # any two labels
+    est = make().fit(X) if y is None else make().fit(X, y)
+    fitted = StandIn(est) if stand_in else est
+    sol = from_fitted(fitted, X, y, kind=kind if stand_in else None)
+    m = machine_from_fitted(fitted, X, y, kind=kind if stand_in else None)
+    assert check(m, sol, 1e-6).ok
+    reference = est.decision_function(X) if hasattr(est, "decision_function") and m.task != "regression" else est.predict(X)
+    ours = m.libsvm_decision_factor(sol) * sol.decision_function(X)
+    assert np.max(np.abs(ours - reference)) <= 1e-9 * np.max(np.abs(reference))
+
+
+def test_from_fitted_names_what_is_missing() -> None:
+    class Bare:
+        kernel = "rbf"
+        gamma = 1.0
+    X, t = data("ripley")
+    with pytest.raises(ValidationError, match=r"without \['support_', 'dual_coef_', 'intercept_'\]"):
+        from_fitted(Bare(), X, t, kind="SVC")
+    with pytest.raises(ValidationError, match="name must be one of scikit-learn's SVMs"):
+        from_fitted(Bare(), X, t)
+
+
+# -- the command -----------------------------------------------------------------------------------
+
+def test_check_command_on_a_model_file(folder, tmp_path, capsys) -> None:
+    _, path, X, y, _ = trained("c_svc-3", 1e-3, folder)
+    data_file = write_data(tmp_path / "three.svm", X, y)
+    assert main(["check", "--model", str(path), "--data", str(data_file), "--C", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("result: PASS") == 3 and "check: PASS (3 of 3 problems pass)" in out
+    assert "labels 7 (t = +1) vs 3 (t = -1)" in out
+    # svm-train's default C = 1 is not the C it was trained with: the model fails, and the note says why
+    assert main(["check", "--model", str(path), "--data", str(data_file)]) == 1
+    out = capsys.readouterr().out
+    assert "C = 1 (svm-train's default" in out and "check: FAIL" in out and "fails: " in out
+
+
+def test_check_command_on_bad_input_exits_2_with_one_line(tmp_path, capsys) -> None:
+    data_file = write_data(tmp_path / "d.svm", *data("ripley"))
+    assert main(["check", "--model", str(tmp_path / "none.model"), "--data", str(data_file)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "model must be an existing LIBSVM model file" in err[0]
+    np.save(tmp_path / "a.npy", np.zeros(3))
+    assert main(["check", "--multipliers", str(tmp_path / "a.npy"), "soft", "--data", str(data_file)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "a must be an array of shape (80,)" in err[0]
+    assert main(["check", "--multipliers", str(tmp_path / "a.npy"), "--data", str(data_file)]) == 2
+    assert "MACHINE must be given with --multipliers" in capsys.readouterr().err
+
+
+def test_check_command_grades_multipliers(tmp_path, capsys) -> None:
+    X, t = data("ripley")
+    data_file = write_data(tmp_path / "d.svm", X, t)
+    m = SoftMarginSVC(X, t, RBF(0.45), C=1.0)
+    sol = m.solve("qp-clarabel")
+    args = ["soft", "--data", str(data_file), "--kernel", "rbf", "--gamma", "0.45", "--C", "1", "--tol", "1e-6"]
+    np.save(tmp_path / "a.npy", np.asarray(sol.a))
+    assert main(["check", "--multipliers", str(tmp_path / "a.npy"), "--b", repr(sol.b)] + args) == 0
+    assert "check: PASS" in capsys.readouterr().out
+    wrong = np.array(sol.a)
+    wrong[int(np.argmax(wrong))] = 1.3
+    np.savetxt(tmp_path / "a.txt", wrong)
+    assert main(["check", "--multipliers", str(tmp_path / "a.txt")] + args) == 1
+    out = capsys.readouterr().out
+    assert "fails: (7.33) 0 <= a_n <= C: violated by 3.0e-01" in out
+
+
+def test_libsvms_nu_svr_with_no_free_multiplier_on_one_side_certifies() -> None:
+    # LIBSVM keeps rho but not r (epsilon = -r): where one class of Solver_NU has no free variable,
+    # r must be read given rho (Machine.r_given_rho), else b and epsilon come from two different
+    # points of the KKT interval and (7.67) fails on an optimal answer
+    X, t = data("sine")
+    m = NuSVR(X, t, Polynomial(degree=2, gamma=1.0, coef0=1.0), C=0.5 * X.shape[0], nu=0.7)
+    sol = m.solve("libsvm")                                   # certified, or SolverError
+    reference = m.solve("qp-clarabel")
+    assert sol.status == "optimal"
+    assert abs(sol.b - reference.b) > 1e-4                   # another point of the interval than Clarabel's
+    assert sol.dual_objective == pytest.approx(reference.dual_objective, rel=1e-8)
+    # the class with free multipliers pins its r_class: b + epsilon = -r1 (the a's) or b - epsilon = r2
+    pinned = [abs((sol.b + sign * sol.epsilon) - (reference.b + sign * reference.epsilon)) for sign in (1, -1)]
+    assert min(pinned) <= 1e-6 < max(pinned)
+
+
+def test_check_command_takes_a_hat_and_libsvms_convention(tmp_path, capsys) -> None:
+    X, t = data("sine")
+    data_file = write_data(tmp_path / "sine.svm", X, t)
+    m = EpsilonSVR(X, t, RBF(10.0), C=2.0, epsilon=0.1)
+    sol = m.solve("qp-clarabel")
+    np.save(tmp_path / "a.npy", np.asarray(sol.a))
+    np.save(tmp_path / "a_hat.npy", np.asarray(sol.a_hat))
+    args = ["eps-svr", "--data", str(data_file), "--kernel", "rbf", "--gamma", "10", "--C", "2", "--epsilon", "0.1"]
+    assert main(["check", "--multipliers", str(tmp_path / "a.npy"), "--a-hat", str(tmp_path / "a_hat.npy")] + args) == 0
+    assert "check: PASS" in capsys.readouterr().out
+    # LIBSVM's convention: one coefficient alpha_n - alpha*_n per point and its rho
+    np.save(tmp_path / "coef.npy", np.asarray(sol.a) - np.asarray(sol.a_hat))
+    assert main(["check", "--multipliers", str(tmp_path / "coef.npy"), "--convention", "libsvm",
+                 "--rho", repr(-sol.b)] + args) == 0
+    assert "check: PASS" in capsys.readouterr().out
