@@ -317,25 +317,31 @@ def _rvm_field(spec: dict[str, Any], task: str, fit: Any, kernel: Any, X: np.nda
 def load_upload(payload: Any) -> dict[str, Any]:
     """Parse an uploaded data file with the library's loaders into the pages' rows of points.
 
-    The body is ``{"format": "csv" or "libsvm", "content": "..."}``; the file must hold 1 input
-    column (regression) or 2 (classification) of finite numbers.
+    The body is ``{"name": "data.txt", "content": "..."}``, the format told by the one file-type rule
+    the command line uses (``datasets.infer_format``: the extension, else the first data line), or
+    ``{"format": "csv" or "libsvm", "content": "..."}`` to say it. The file must hold 1 input column
+    (regression) or 2 (classification) of finite numbers.
     """
     import tempfile
     from pathlib import Path
 
-    from ..datasets import load_csv, load_libsvm
+    from ..datasets import infer_format, load_csv, load_libsvm
 
     spec = _object(payload)
-    if spec.get("format") not in ("csv", "libsvm") or not isinstance(spec.get("content"), str):
-        raise ApiError(400, "the body must be {\"format\": \"csv\" or \"libsvm\", \"content\": \"...\"}")
-    # TODO(issue 19, CLI engineer): read the file type with datasets' one file-type rule (shared with the
-    # CLI) once it lands, instead of this format field's two names.
+    fmt, name, content = spec.get("format"), spec.get("name"), spec.get("content")
+    if not isinstance(content, str) or fmt not in (None, "csv", "libsvm") or (fmt is None and not isinstance(name, str)):
+        raise ApiError(400, "the body must be {\"name\": \"the file's name\", \"content\": \"...\"} or "
+                            "{\"format\": \"csv\" or \"libsvm\", \"content\": \"...\"}")
+    try:
+        fmt = fmt or infer_format(name, content)
+    except ValidationError as exc:
+        raise ApiError(400, str(exc)) from exc
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / f"upload.{spec['format']}"
-        path.write_text(spec["content"])
+        path = Path(tmp) / f"upload.{fmt}"
+        path.write_text(content)
         try:
             # the demo draws 1 or 2 input columns in the plane: dense values (densified explicitly)
-            X, t = load_csv(path) if spec["format"] == "csv" else load_libsvm(path, dense=True)
+            X, t = load_csv(path) if fmt == "csv" else load_libsvm(path, dense=True)
         except ValidationError as exc:
             raise ApiError(400, str(exc).replace(str(path), "the file")) from exc
     if X.shape[1] not in (1, 2):
@@ -344,5 +350,5 @@ def load_upload(payload: Any) -> dict[str, Any]:
     bad = np.flatnonzero(~np.all(np.abs(P) <= MAX_COORDINATE, axis=1))
     if bad.size:
         raise ApiError(400, f"the file's values must be finite numbers of at most {MAX_COORDINATE:g} in size; "
-                            f"row {int(bad[0]) + 1} holds {P[bad[0]].tolist()}")
-    return {"points": P.tolist(), "n": int(P.shape[0]), "inputs": int(X.shape[1])}
+                            f"data row {int(bad[0]) + 1} holds {P[bad[0]].tolist()}")
+    return {"points": P.tolist(), "n": int(P.shape[0]), "inputs": int(X.shape[1]), "format": fmt}

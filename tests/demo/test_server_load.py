@@ -347,3 +347,16 @@ def test_load_with_slow_idle_and_heavy_clients(server) -> None:
         time.sleep(0.1)
     assert not server.connections
     assert threading.active_count() <= threads_before + 4 + 2      # the light pool's threads, the heavy pool's manager
+
+
+@pytest.mark.parametrize("name, content, fmt", [
+    ("points.csv", "x,y,t\n0,1,1\n2,0,-1\n", "csv"),
+    ("points.svm", "1 1:0 2:1\n-1 1:2 2:0\n", "libsvm"),
+    ("points.txt", "1 1:0 2:1\n-1 1:2 2:0\n", "libsvm"),      # the CLI's rule: the first data line tells
+    ("points.txt", "0,1,1\n2,0,-1\n", "csv"),
+])
+def test_an_upload_by_name_follows_the_command_lines_file_type_rule(server, name: str, content: str,
+                                                                    fmt: str) -> None:
+    code, _, body = raw(server, post("/api/load", json.dumps({"name": name, "content": content})))
+    answer = json.loads(body)
+    assert code == 200 and answer["format"] == fmt and answer["points"] == [[0.0, 1.0, 1.0], [2.0, 0.0, -1.0]]
