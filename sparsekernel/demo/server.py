@@ -20,8 +20,9 @@ answer. Work runs in two bounded pools, so large solves cannot starve small
 ones: a request whose cost (``api.solve_cost``: points times the method's
 cost) is at most ``api.LIGHT_COST`` goes to the light pool of threads, with
 the pages and presets; a larger one to the heavy pool of ``HEAVY_SOLVES``
-processes (the SMO's and the fast RVM's compiled loops hold the GIL for a
-whole solve, so a heavy solve in a thread would stall every other request).
+processes, all cores but one and at a lower priority (the SMO's and the fast
+RVM's compiled loops hold the GIL for a whole solve, so a heavy solve in a
+thread would stall every other request).
 Each pool takes a few waiting requests beyond its workers and answers 503
 past that, as the server does past ``MAX_CONNECTIONS`` open connections. A
 client that leaves mid-solve is noted in the debug log, not with a traceback.
@@ -41,6 +42,7 @@ import http.client
 import io
 import json
 import logging
+import multiprocessing
 import os
 import signal
 import socket
@@ -48,7 +50,6 @@ import sys
 import threading
 import time
 import webbrowser
-import multiprocessing
 from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -78,7 +79,9 @@ WRITE_TIMEOUT = 10.0            # seconds for the client to take the answer
 LINGER = 1.0                    # seconds to read and drop what a client sends after our last answer
 MAX_CONNECTIONS = 512           # open connections at once (an idle one costs a buffer)
 LIGHT_THREADS, LIGHT_WAITING = 4, 32    # the pages, presets, uploads and solves of cost <= LIGHT_COST
-HEAVY_SOLVES, HEAVY_WAITING = 2, 4      # solves of larger cost (every RVM fit)
+HEAVY_SOLVES = max(1, min(4, (os.cpu_count() or 2) - 1))   # processes for larger solves (every RVM fit):
+HEAVY_WAITING = 6                       # all cores but one, so that the light requests keep one
+HEAVY_NICE = 10                         # the heavy processes' niceness: the light requests come first
 ORPHAN_CHECK = 1.0              # seconds between a heavy worker's checks that the server still runs
 ALLOW_GET, ALLOW_POST = "GET, HEAD", "POST"
 
@@ -278,9 +281,11 @@ class _Pool:
 
 
 def _worker_start(server: int) -> None:
-    """A heavy worker leaves Ctrl-C to the server, which ends it, and ends itself if the server dies
-    without doing so (killed): it is then no longer the worker's parent."""
+    """A heavy worker yields the CPU to the server's light work (HEAVY_NICE), leaves Ctrl-C to the
+    server, which ends it, and ends itself if the server dies without doing so (killed): it is then no
+    longer the worker's parent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.nice(HEAVY_NICE)
 
     def watch() -> None:
         while os.getppid() == server:

@@ -331,8 +331,8 @@ def test_load_with_slow_idle_and_heavy_clients(server) -> None:
     print("slowest light requests:", sorted(((round(r[3], 2), r[0], r[1], r[2]) for r in light_results if r[4]),
                                             reverse=True)[:8])
     assert all(status < 500 for status in statuses), [r for r in light_results if r[2] >= 500]
-    # the heavy pool (2 running, 4 waiting) is shared with the RVM fits: a full pool answers 503, as it should
-    assert {s for s, _ in heavy_results} <= {200, 503} and [s for s, _ in heavy_results].count(200) >= 2
+    # the heavy pool (HEAVY_SOLVES running, 6 waiting) is shared with the RVM fits: a full pool answers 503, as it should
+    assert {s for s, _ in heavy_results} <= {200, 503} and [s for s, _ in heavy_results].count(200) >= 1
     assert {r[2] for r in rvm_results} <= {200, 503} and any(r[2] == 200 for r in rvm_results)
     # fairness: light requests do not wait for the heavy solves (each 2-5 s here). 95% under a second and
     # none over two: on a shared 2-core machine the whole process stalls now and then for ~1 s
