@@ -19,16 +19,17 @@ of issue 19 once. It reports the answers by status, the light requests' latency 
 solves run, how long the server took to close the idle and slow sockets (and how many it never
 closed), and the server's threads and resident memory (with its worker processes) at the end.
 
-Measured on the development machine (2 cores shared with other work), the default load (338
-requests, of which 14 malformed by hand; 200 idle and 50 slow sockets):
+Measured on the development machine (2 cores shared with other work, load average 6-11; so one
+heavy process), the default load (338 requests, of which 14 malformed by hand; 200 idle and 50
+slow sockets):
 
-    server  by status                                  5xx but  non-JSON  light p50/p95/max  idle sockets   slow sockets   threads  RSS MiB
-                                                        503      errors   during heavy (s)   closed (max)   closed (max)            (+ workers)
-    stdlib  200: 205, 400: 40, 405: 70, 413: 2,        0        0        0.025/0.131/0.233  200 (2.1 s)    50 (2.1 s)     9        294 (+630)
-            422: 1, 503: 20
-    asgi    the same                                   0        3        0.020/0.115/0.276  0 (never)      50 (8.1 s)     9        298 (+631)
+    server  by status                            5xx but  non-JSON  light p50/p95/max  idle sockets  slow sockets  threads  RSS MiB
+                                                  503      errors   during heavy (s)   closed (max)  closed (max)           (+ worker)
+    stdlib  200: 209, 400: 40, 405: 70,          0        0        0.015/0.089/0.149  200 (2.1 s)   50 (2.0 s)    9        294 (+322)
+            413: 2, 422: 1, 503: 16
+    asgi    the same                             0        3        0.011/0.072/0.132  0 (never)     50 (8.2 s)    9        297 (+322)
 
-The 503s are RVM fits and large solves meeting a full heavy pool (2 running, 4 waiting), as
+The 503s are RVM fits and large solves meeting a full heavy pool (HEAVY_SOLVES running, 6 waiting), as
 designed. The light latency is the same: both hand the work to the same bounded pools. The
 difference is the HTTP layer: uvicorn closes no connection that never sends a request (its
 keep-alive timer starts after a response), has no read deadline (a slow head is served when it
