@@ -22,13 +22,22 @@ from ..formulations import MACHINES
 from ..kernels import RBF, Linear
 from ..methods import solve_by
 
-__all__ = ["ApiError", "handle_svm", "handle_rvm", "machine_options", "MAX_POINTS", "SVM_METHODS"]
+__all__ = ["ApiError", "handle_svm", "handle_rvm", "load_upload", "machine_options", "solve_cost", "MAX_POINTS",
+           "MAX_COST", "LIGHT_COST", "SVM_METHODS", "RVM_METHODS", "MAX_COORDINATE"]
 
 MAX_POINTS = 5000
 MAX_GRID = 120
+MAX_COORDINATE = 1e9    # |x|, |t| and the grid's corners: squares and differences stay finite
 SVM_MACHINES = MACHINES
-SVM_METHODS = ("smo", "clarabel", "osqp", "primal-clarabel", "qp-clarabel", "qp-osqp")
-RVM_METHODS = ("fast", "mackay", "em")
+# cost per point of each method, the SMO's at the unit, so that a request at MAX_COST solves in about
+# 1-4 s on one core (measured on Ripley's mixture: the SMO at 5,000 points 3.5 s, qp-clarabel at 600
+# 0.8 s, clarabel at 600 2.9 s, osqp at 300 0.6 s, primal-clarabel at 300 1.0 s; the RVM's classification
+# at 60 points about 1 s and at 250 0.5 s, EM's at 250 8 s)
+SVM_METHODS = {"smo": 1, "clarabel": 8, "osqp": 16, "primal-clarabel": 16, "qp-clarabel": 8, "qp-osqp": 8}
+RVM_METHODS = {"fast": 20, "mackay": 20, "em": 100}
+RVM_BASE = 1000         # an RVM fit's cost before its points: 1-5 s even at 10 points (iterating to 1e-6 nats)
+MAX_COST = 5000         # points x method cost of one request
+LIGHT_COST = 500        # requests up to this cost are light: they never wait behind the heavy ones
 
 
 class ApiError(Exception):
@@ -76,8 +85,29 @@ def _number(spec: dict[str, Any], key: str, default: float, low: float = -math.i
     return float(value)
 
 
+def solve_cost(route: str, payload: Any) -> float:
+    """The cost of a request to ``route``: its points times its method's cost, plus RVM_BASE for an RVM
+    (0 for a route that solves nothing, or a body the handler will refuse anyway); ApiError 413 above
+    MAX_COST. Every RVM fit is thus heavy (above LIGHT_COST)."""
+    methods = {"/api/svm": SVM_METHODS, "/api/rvm": RVM_METHODS}.get(route)
+    if methods is None or not isinstance(payload, dict) or not isinstance(payload.get("points"), list) \
+            or len(payload["points"]) > MAX_POINTS:
+        return 0.0
+    method = payload.get("method", next(iter(methods)))
+    per_point = methods.get(method, 1) if isinstance(method, str) else 1
+    if route == "/api/rvm" and payload.get("compare_svm"):
+        per_point += SVM_METHODS["smo"]
+    cost = len(payload["points"]) * per_point + (RVM_BASE if route == "/api/rvm" else 0)
+    if cost > MAX_COST:
+        raise ApiError(413, f"the demo solves requests of cost (points x method cost) at most {MAX_COST}; got "
+                            f"{len(payload['points'])} points x {per_point} ({method})"
+                            f"{f' + {RVM_BASE}' if route == '/api/rvm' else ''} = {cost}: use fewer points "
+                            f"or a cheaper method ({', '.join(f'{m}: {c}' for m, c in methods.items())})")
+    return float(cost)
+
+
 def _points(spec: dict[str, Any], width: int) -> np.ndarray:
-    """An (n, width) array of finite numbers from ``points``."""
+    """An (n, width) array of finite numbers of at most MAX_COORDINATE from ``points``."""
     rows = spec.get("points")
     if not isinstance(rows, list) or not rows:
         raise ApiError(400, "points must be a non-empty list of [x, y, label] (or [x, t]) rows")
@@ -85,8 +115,9 @@ def _points(spec: dict[str, Any], width: int) -> np.ndarray:
         raise ApiError(400, f"points must hold at most {MAX_POINTS} rows; got {len(rows)}")
     for k, row in enumerate(rows):
         if not isinstance(row, list) or len(row) != width or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in row):
-            raise ApiError(400, f"points[{k}] must be {width} finite numbers; got {row!r}")
+                isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) <= MAX_COORDINATE for v in row):
+            raise ApiError(400, f"points[{k}] must be {width} finite numbers of at most {MAX_COORDINATE:g} in "
+                                f"size; got {row!r}")
     return np.asarray(rows, dtype=np.float64)
 
 
@@ -95,9 +126,10 @@ def _grid(spec: dict[str, Any], X: np.ndarray) -> dict[str, float]:
     if not isinstance(grid, dict):
         raise ApiError(400, f"grid must be an object with xmin, xmax, ymin, ymax, n; got {grid!r}")
     lo, hi = X.min(axis=0) - 1.0, X.max(axis=0) + 1.0
+    corner = {"low": -MAX_COORDINATE, "high": MAX_COORDINATE, "open_low": False}
     out = {
-        "xmin": _number(grid, "xmin", float(lo[0])), "xmax": _number(grid, "xmax", float(hi[0])),
-        "ymin": _number(grid, "ymin", float(lo[-1])), "ymax": _number(grid, "ymax", float(hi[-1])),
+        "xmin": _number(grid, "xmin", float(lo[0]), **corner), "xmax": _number(grid, "xmax", float(hi[0]), **corner),
+        "ymin": _number(grid, "ymin", float(lo[-1]), **corner), "ymax": _number(grid, "ymax", float(hi[-1]), **corner),
         "n": _number(grid, "n", 60, 2, MAX_GRID, open_low=False),
     }
     if out["xmin"] >= out["xmax"] or out["ymin"] >= out["ymax"]:
@@ -125,13 +157,14 @@ def _json(value: Any) -> Any:
 
 
 def _library_call(work: Callable[[], Any]) -> Any:
-    """Run a library call, turning its errors into API errors."""
+    """Run a library call, turning its errors into API errors: 400 for an argument out of its domain,
+    422 for a problem without a solution or one its solver could not solve (the message says which)."""
     try:
         return work()
-    except InfeasibleError as exc:
+    except ValidationError as exc:
+        raise ApiError(400, str(exc)) from exc
+    except (InfeasibleError, SolverError) as exc:
         raise ApiError(422, str(exc)) from exc
-    except (ValidationError, SolverError) as exc:
-        raise ApiError(400 if isinstance(exc, ValidationError) else 500, str(exc)) from exc
 
 
 # -- the SVM ----------------------------------------------------------------------------------
@@ -243,7 +276,7 @@ def handle_rvm(payload: Any) -> dict[str, Any]:
         answer["training_error"] = float(np.mean((train >= 0.5) != (labels == 1.0)))
     if spec.get("compare_svm") and labels is not None:
         nu = _number(spec, "nu", 0.5, 0.0, 1.0)
-        svm = MACHINES["nu-svc"](X, np.where(labels == 1.0, 1.0, -1.0), kernel, nu=nu)
+        svm = _library_call(lambda: MACHINES["nu-svc"](X, np.where(labels == 1.0, 1.0, -1.0), kernel, nu=nu))
         answer["svm_support"] = _library_call(lambda: solve_by(svm, "smo")).support
     return _json(answer)
 
@@ -277,3 +310,45 @@ def _rvm_field(spec: dict[str, Any], task: str, fit: Any, kernel: Any, X: np.nda
     g1, g2 = np.meshgrid(xs, ys)
     p1 = _rvm_probability(fit, kernel(np.column_stack([g1.ravel(), g2.ravel()]), X))
     return {"field": {"x": xs, "y": ys, "values": p1.reshape(n, n), "margin": None}}
+
+
+# -- an uploaded data file --------------------------------------------------------------------
+
+def load_upload(payload: Any) -> dict[str, Any]:
+    """Parse an uploaded data file with the library's loaders into the pages' rows of points.
+
+    The body is ``{"name": "data.txt", "content": "..."}``, the format told by the one file-type rule
+    the command line uses (``datasets.infer_format``: the extension, else the first data line), or
+    ``{"format": "csv" or "libsvm", "content": "..."}`` to say it. The file must hold 1 input column
+    (regression) or 2 (classification) of finite numbers.
+    """
+    import tempfile
+    from pathlib import Path
+
+    from ..datasets import infer_format, load_csv, load_libsvm
+
+    spec = _object(payload)
+    fmt, name, content = spec.get("format"), spec.get("name"), spec.get("content")
+    if not isinstance(content, str) or fmt not in (None, "csv", "libsvm") or (fmt is None and not isinstance(name, str)):
+        raise ApiError(400, "the body must be {\"name\": \"the file's name\", \"content\": \"...\"} or "
+                            "{\"format\": \"csv\" or \"libsvm\", \"content\": \"...\"}")
+    try:
+        fmt = fmt or infer_format(name, content)
+    except ValidationError as exc:
+        raise ApiError(400, str(exc)) from exc
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"upload.{fmt}"
+        path.write_text(content)
+        try:
+            # the demo draws 1 or 2 input columns in the plane: dense values (densified explicitly)
+            X, t = load_csv(path) if fmt == "csv" else load_libsvm(path, dense=True)
+        except ValidationError as exc:
+            raise ApiError(400, str(exc).replace(str(path), "the file")) from exc
+    if X.shape[1] not in (1, 2):
+        raise ApiError(400, f"the file must have 1 input column (regression) or 2 (classification); got {X.shape[1]}")
+    P = np.column_stack([X, t])
+    bad = np.flatnonzero(~np.all(np.abs(P) <= MAX_COORDINATE, axis=1))
+    if bad.size:
+        raise ApiError(400, f"the file's values must be finite numbers of at most {MAX_COORDINATE:g} in size; "
+                            f"data row {int(bad[0]) + 1} holds {P[bad[0]].tolist()}")
+    return {"points": P.tolist(), "n": int(P.shape[0]), "inputs": int(X.shape[1]), "format": fmt}
