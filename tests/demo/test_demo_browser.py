@@ -288,3 +288,20 @@ def test_svm_gap_is_one_signed_number_and_the_smo_button_says_what_gap_7_3_is(pa
             assert (float(absolute) < 0) == (float(relative) < 0) == (gap["absolute"] < 0)
     assert "Filling the gap 7.3" in page.text_content("#step-start")
     assert page.errors == []
+
+
+@pytest.mark.parametrize("name, text", [
+    ("points.txt", "".join(f"{1 if k % 2 else -1} 1:{0.1 * k:.2f} 2:{(-1) ** k * 0.5:.2f}\n" for k in range(12))),
+    ("points.txt", "".join(f"{0.1 * k:.2f},{(-1) ** k * 0.5:.2f},{k % 2}\n" for k in range(12))),
+])
+def test_an_uploaded_txt_file_is_read_by_the_command_lines_rule(page, base_url, name: str, text: str) -> None:
+    """`.txt` is LIBSVM or CSV by its first data line, as on the command line (datasets.infer_format):
+    both files load their twelve points, labels mapped to -1/+1."""
+    open_page(page, f"{base_url}/svm?preset=2")
+    before = page.evaluate("window.demo.solves")
+    page.set_input_files("#file", files=[{"name": name, "mimeType": "text/plain", "buffer": text.encode()}])
+    settle(page, before)
+    points = page.evaluate("window.demo.state.points")
+    assert len(points) == 12 and sorted({p[2] for p in points}) == [-1, 1]
+    assert [round(p[0], 2) for p in points] == [round(0.1 * k, 2) for k in range(12)]
+    assert not page.errors

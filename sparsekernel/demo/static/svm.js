@@ -201,8 +201,8 @@
   $("file").addEventListener("change", async () => {
     const file = $("file").files[0];
     if (!file) return;
-    const format = /\.csv$|\.txt$/i.test(file.name) ? "csv" : "libsvm";
-    const answer = await Demo.post("/api/load", { format, content: await file.text() });
+    // the server tells the format by the command line's rule (datasets.infer_format)
+    const answer = await Demo.post("/api/load", { name: file.name, content: await file.text() });
     if (!answer.ok) { Demo.message(answer.data.error, "error"); return; }
     const pts = answer.data.points;
     if (answer.data.inputs === 1) { state.machine = task() === "regression" ? state.machine : "eps-svr"; state.points = pts; }
