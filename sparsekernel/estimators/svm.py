@@ -232,7 +232,7 @@ class _BaseSVM(BaseEstimator):
         return solve(machine, self.solver)
 
     #: The hyperparameters ``fit_path`` runs along (the first is its default).
-    _path_params: tuple[str, ...] = ("C",)
+    path_params: tuple[str, ...] = ("C",)
 
     def fit_path(self, X: ArrayLike, y: ArrayLike | None = None, values: ArrayLike = (), *,
                  param: str | None = None, sample_weight: ArrayLike | None = None) -> list["_BaseSVM"]:
@@ -262,9 +262,9 @@ class _BaseSVM(BaseEstimator):
 
         from ..solvers.warm_start import RegularisationPath
 
-        name = self._path_params[0] if param is None else param
-        if name not in self._path_params:
-            raise fail("param", f"None or one of {list(self._path_params)}", param)
+        name = self.path_params[0] if param is None else param
+        if name not in self.path_params:
+            raise fail("param", f"None or one of {list(self.path_params)}", param)
         items = list(values) if np.ndim(values) == 1 else values
         try:
             grid = np.asarray(items, dtype=np.float64)
@@ -653,7 +653,7 @@ class NuSVC(_ClassifierBase):
 
     _twin = "NuSVC"
     _machine_params = ("nu",)
-    _path_params = ("nu",)
+    path_params = ("nu",)
 
     _class_weight_applies = False
 
@@ -718,7 +718,7 @@ class SVR(_RegressorBase):
 
     _twin = "SVR"
     _machine_params = ("C", "epsilon")
-    _path_params = ("C", "epsilon")
+    path_params = ("C", "epsilon")
 
     def __init__(self, *, kernel: str | Kernel | KernelFunction = "rbf", degree: int = 3,
                  gamma: str | float = "scale", coef0: float = 0.0, tol: float = 1e-3, C: float = 1.0,
@@ -754,7 +754,7 @@ class NuSVR(_RegressorBase):
 
     _twin = "NuSVR"
     _machine_params = ("C", "nu")
-    _path_params = ("C", "nu")
+    path_params = ("C", "nu")
 
     def __init__(self, *, nu: float = 0.5, C: float = 1.0, kernel: str | Kernel | KernelFunction = "rbf",
                  degree: int = 3, gamma: str | float = "scale", coef0: float = 0.0, shrinking: bool = True,
@@ -791,7 +791,7 @@ class OneClassSVM(OutlierMixin, _BaseSVM):
 
     _twin = "OneClassSVM"
     _machine_params = ("nu",)
-    _path_params = ("nu",)
+    path_params = ("nu",)
 
     def __init__(self, *, kernel: str | Kernel | KernelFunction = "rbf", degree: int = 3,
                  gamma: str | float = "scale", coef0: float = 0.0, tol: float = 1e-3, nu: float = 0.5,

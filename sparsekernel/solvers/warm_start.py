@@ -38,12 +38,17 @@ from typing import Any, Hashable
 import numpy as np
 from numpy.typing import NDArray
 
+from .._threads import limit_blas
 from ..sparse import issparse
 from .standard_qp import StandardQP
 
 __all__ = ["warm_start", "scale_into_box", "refill_sums", "same_inputs", "RegularisationPath"]
 
 Array = NDArray[np.float64]
+#: Rows per block when a kept cache that holds the whole Gram matrix is filled at once: along a path
+#: most rows are needed (small C makes nearly every point a support vector), and large blocks cost
+#: less than the SMO's fills of a few rows at a time.
+PREFILL_BLOCK = 256
 
 
 def _same_Q(old: StandardQP, new: StandardQP) -> bool:
@@ -158,7 +163,7 @@ class RegularisationPath:
         if not self.share_rows or qp.diagonal is not None:
             return None
         from . import kernel_cache
-        from .smo import COMPACT_SHARE
+        from .smo import BLAS_THREADS, COMPACT_SHARE
 
         kept = self._caches.pop(key, None)
         if kept is not None and same_inputs(kept.X, qp.X) and kept.kernel == qp.kernel:
@@ -171,8 +176,14 @@ class RegularisationPath:
         held = sum(c.store.nbytes for c in self._caches.values())
         if held + size > budget * kernel_cache.MEGABYTE:
             return None
-        self._caches[key] = kernel_cache.KernelRowCache(qp.kernel, qp.X, budget, dtype)
-        return self._caches[key]
+        kept = kernel_cache.KernelRowCache(qp.kernel, qp.X, budget, dtype)
+        if kept.n_slots == N:               # the whole Gram matrix fits: in a few large blocks, once
+            clock = 0
+            with limit_blas(BLAS_THREADS):
+                for p0 in range(0, N, PREFILL_BLOCK):
+                    clock = kept.fill(np.arange(p0, min(p0 + PREFILL_BLOCK, N), dtype=np.int64), clock)
+        self._caches[key] = kept
+        return kept
 
     def record(self, key: Hashable, qp: StandardQP, a: Array, G: Array) -> None:
         """Slot ``key``'s solution, the start of its next solve."""
