@@ -67,6 +67,13 @@ rho reported are those of the returned multipliers. The loops are compiled
 with numba (``_smo_numba``); the first call in a process loads or compiles
 them and reports that time as ``compile_time``.
 
+Warm starts: ``initial`` replaces the QP's ``initial_point()`` by any feasible
+point (checked against the box and the equalities to ``FEASIBILITY_TOL``),
+from which G and G_bar are built as from the cold start; ``cache`` is a
+``KernelRowCache`` of the same kernel and X kept from earlier solves, whose
+rows and clock the run continues (``warm_start.RegularisationPath`` keeps one
+along a path of C or nu). Without them a run is the cold one, step for step.
+
 Unboundedness (hard margin): with u = +inf, f decreases without bound when
 the data are not separable in feature space. Along the iterates the solver
 checks
