@@ -81,7 +81,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..validation import check_matrix, check_param, fail
-from ..errors import NonConvexWarning, ValidationError
+from ..errors import NonConvexWarning, SolverError, ValidationError
 from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
 from ..formulations.solve import solve
@@ -244,7 +244,8 @@ class _BaseSVM(BaseEstimator):
         (``solvers.warm_start``), and reading the kernel rows that the previous solves computed (one
         row cache per solve, kept across the path within ``cache_size``). Each copy equals
         ``clone(self).set_params(**{param: value}).fit(X, y, sample_weight)`` to the tolerance
-        ``tol``; with another ``solver`` the copies are such cold fits.
+        ``tol``; where a warm solve's answer fails its certificate, that copy is the cold fit; with
+        another ``solver`` the copies are such cold fits.
 
         Parameters
         ----------
@@ -275,8 +276,15 @@ class _BaseSVM(BaseEstimator):
         path = RegularisationPath(self.cache_size) if self.solver == "smo" else None
         fitted: list[Any] = [None] * grid.shape[0]
         for k in np.argsort(grid, kind="stable"):
-            estimator = clone(self).set_params(**{name: items[k]})
-            fitted[k] = estimator._fit_along(path, X, y, sample_weight)
+            try:
+                fitted[k] = clone(self).set_params(**{name: items[k]})._fit_along(path, X, y, sample_weight)
+            except SolverError:
+                if path is None:
+                    raise
+                # an answer that fails its certificate (at a large C the float32 rows' rounding, which
+                # the steps accumulate into the gradient, can reach tol): the cold fit decides, as it
+                # would without the path
+                fitted[k] = clone(self).set_params(**{name: items[k]}).fit(X, y, sample_weight=sample_weight)
         return fitted
 
     def _fit_along(self, path: Any, X: ArrayLike, y: ArrayLike | None,

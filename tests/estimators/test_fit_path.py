@@ -33,8 +33,8 @@ def _solutions(estimator):
 
 
 @pytest.mark.parametrize("estimator, X, y, param, values", PATHS,
-                         ids=[f"{type(p[0]).__name__}-{p[3]}-{len(np.unique(p[2])) if p[2] is not None else 0}"
-                              for p in PATHS])
+                         ids=["SVC-C", "SVC-C-3-classes", "NuSVC-nu", "SVR-C", "SVR-epsilon", "NuSVR-C", "NuSVR-nu",
+                              "OneClassSVM-nu"])
 def test_each_solution_of_a_path_is_the_cold_fit(estimator, X, y, param, values) -> None:
     path = estimator.fit_path(X, y, values[::-1] if param == "C" else values, param=param)
     for model in path:
@@ -70,3 +70,19 @@ def test_bad_path_arguments_are_refused(kwargs, match) -> None:
     kwargs = dict(dict(values=[1.0]), **kwargs)
     with pytest.raises(ValidationError, match=match):
         SVC().fit_path(X_C, Y_C, **kwargs)
+
+
+def test_a_warm_fit_that_fails_its_certificate_is_replaced_by_the_cold_fit(monkeypatch) -> None:
+    from sparsekernel.errors import SolverError
+
+    plain = SVC._fit_along
+
+    def failing(self, path, X, y, sample_weight):
+        if path is not None and self.C == 10.0:
+            raise SolverError("certificate failed", status="optimal", solver="SMO")
+        return plain(self, path, X, y, sample_weight)
+
+    monkeypatch.setattr(SVC, "_fit_along", failing)
+    path = SVC().fit_path(X_C, Y_C, [1.0, 10.0, 100.0])
+    cold = SVC(C=10.0).fit(X_C, Y_C)
+    np.testing.assert_array_equal(path[1].dual_coef_, cold.dual_coef_)
