@@ -177,6 +177,8 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise fail("refit", "True or False", self.refit)
         if not (self.error_score == "raise" or isinstance(self.error_score, numbers.Real)):
             raise fail("error_score", "'raise' or a number", self.error_score)
+        if isinstance(self.scoring, (list, tuple, set, dict)):
+            raise fail("scoring", "None, a scorer name or a callable (one metric)", self.scoring)
 
     def fit(self, X: ArrayLike, y: ArrayLike | None = None, groups: ArrayLike | None = None) -> "SVMGridSearchCV":
         """Score every candidate on every fold (one warm path per group and fold); refit the best."""

@@ -60,3 +60,10 @@ def test_the_search_on_a_dask_cluster_equals_the_local_one() -> None:
             remote = SVMGridSearchCV(SVC(), GRID, cv=3, n_jobs=-1).fit(X, Y)
     assert remote.best_params_ == local.best_params_
     np.testing.assert_array_equal(remote.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"])
+
+
+def test_several_metrics_are_refused() -> None:
+    from sparsekernel.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="scoring must be"):
+        SVMGridSearchCV(SVC(), GRID, scoring=["accuracy", "f1"]).fit(X, Y)
