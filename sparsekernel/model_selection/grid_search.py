@@ -96,23 +96,44 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
     start = time.perf_counter()
     try:
         if path is None:
-            fitted = [estimator.fit(X_train, y_train)]
+            fitted: list[Any] = [estimator.fit(X_train, y_train)]
         else:
             fitted = estimator.fit_path(X_train, y_train, values, param=path)
+        fit_times = [(time.perf_counter() - start) / len(fitted)] * len(fitted)
     except Exception as exc:
         if error_score == "raise":
             raise
-        warnings.warn(f"the fits of {params} along {path}={values} failed on a fold and score "
-                      f"{error_score}: {type(exc).__name__}: {exc}", FitFailedWarning, stacklevel=2)
-        n = len(values)
-        return [float(error_score)] * n, [time.perf_counter() - start] * n, [0.0] * n
-    fit_time = (time.perf_counter() - start) / len(fitted)
+        if path is None:
+            _warn_failed(params, error_score, exc)
+            fitted, fit_times = [None], [time.perf_counter() - start]
+        else:       # a fit of the path failed (cold too): the values one by one, each cold
+            fitted, fit_times = [], []
+            for value in values:
+                begin = time.perf_counter()
+                fitted.append(_fit_or_fail(clone(estimator).set_params(**{path: value}), X_train, y_train,
+                                           dict(params, **{path: value}), error_score))
+                fit_times.append(time.perf_counter() - begin)
     scores, score_times = [], []
     for model in fitted:
         begin = time.perf_counter()
-        scores.append(float(scorer(model, X_test, y_test)))
+        scores.append(float(error_score) if model is None else float(scorer(model, X_test, y_test)))
         score_times.append(time.perf_counter() - begin)
-    return scores, [fit_time] * len(fitted), score_times
+    return scores, fit_times, score_times
+
+
+def _fit_or_fail(estimator: Any, X: Any, y: Any, params: dict[str, Any], error_score: Any) -> Any:
+    """The fitted estimator, or None (with a FitFailedWarning) where its fit raises and
+    ``error_score`` is a number."""
+    try:
+        return estimator.fit(X, y)
+    except Exception as exc:
+        _warn_failed(params, error_score, exc)
+        return None
+
+
+def _warn_failed(params: dict[str, Any], error_score: Any, exc: Exception) -> None:
+    warnings.warn(f"the fit of {params} failed on a fold and scores {error_score}: {type(exc).__name__}: {exc}",
+                  FitFailedWarning, stacklevel=4)
 
 
 def _masked_params(candidates: list[dict[str, Any]]) -> dict[str, np.ma.MaskedArray]:

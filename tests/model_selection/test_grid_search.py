@@ -67,3 +67,22 @@ def test_several_metrics_are_refused() -> None:
 
     with pytest.raises(ValidationError, match="scoring must be"):
         SVMGridSearchCV(SVC(), GRID, scoring=["accuracy", "f1"]).fit(X, Y)
+
+
+def test_a_failed_fit_scores_error_score_alone() -> None:
+    """A path whose fit raises is fitted value by value: only the failing cell scores error_score."""
+    from sklearn.exceptions import FitFailedWarning
+
+    class Fragile(SVC):
+        def fit(self, X, y, sample_weight=None):
+            if self.C == 10.0:
+                raise RuntimeError("no fit at C = 10")
+            return super().fit(X, y, sample_weight)
+
+    grid = {"C": [0.1, 1.0, 10.0], "gamma": [0.3]}
+    with pytest.warns(FitFailedWarning):
+        search = SVMGridSearchCV(Fragile(), grid, cv=3).fit(X, Y)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.isnan(scores[2]) and np.all(np.isfinite(scores[:2]))
+    with pytest.raises(RuntimeError):
+        SVMGridSearchCV(Fragile(), grid, cv=3, error_score="raise").fit(X, Y)
