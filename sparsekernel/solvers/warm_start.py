@@ -49,6 +49,8 @@ Array = NDArray[np.float64]
 #: most rows are needed (small C makes nearly every point a support vector), and large blocks cost
 #: less than the SMO's fills of a few rows at a time.
 PREFILL_BLOCK = 256
+#: A fixed sum counts as met by a refill that reaches it to this relative rounding.
+FILL_TOL = 1e-12
 
 
 def _same_Q(old: StandardQP, new: StandardQP) -> bool:
@@ -107,7 +109,7 @@ def refill_sums(qp: StandardQP, a: Array, g: Array) -> Array | None:
             room = out[order] - qp.lower[order]
         room = np.where(np.isfinite(room), room, abs(need))
         taken = np.clip(abs(need) - (np.cumsum(room) - room), 0.0, room)     # fill in order, each to its bound
-        if float(np.sum(taken)) < abs(need) * (1.0 - 1e-12):
+        if float(np.sum(taken)) < abs(need) * (1.0 - FILL_TOL):
             return None
         out[order] += np.sign(need) * taken
     return np.clip(out, qp.lower, qp.upper)
