@@ -81,7 +81,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..validation import check_matrix, check_param, fail
-from ..errors import NonConvexWarning, ValidationError
+from ..errors import NonConvexWarning, SolverError, ValidationError
 from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
 from ..formulations.solve import solve
@@ -221,12 +221,83 @@ class _BaseSVM(BaseEstimator):
         return X
 
     def _solve(self, machine: Machine) -> Solution:
-        """Solve by the estimator's solver; ``tol`` has LIBSVM's meaning (its gradient units)."""
+        """Solve by the estimator's solver; ``tol`` has LIBSVM's meaning (its gradient units). Within
+        ``fit_path`` the SMO starts from the previous solution of the same solve (``_path``)."""
         if self.solver == "smo":
             max_iter = None if self.max_iter == -1 else int(self.max_iter)
+            path = getattr(self, "_path", None)
+            along = {} if path is None else {"path": path, "path_key": path.slot()}
             return solve(machine, "smo", tol=self.tol, tol_units="libsvm", shrinking=self.shrinking,
-                         cache_mb=self.cache_size, max_iter=max_iter)
+                         cache_mb=self.cache_size, max_iter=max_iter, **along)
         return solve(machine, self.solver)
+
+    #: The hyperparameters ``fit_path`` runs along (the first is its default).
+    path_params: tuple[str, ...] = ("C",)
+
+    def fit_path(self, X: ArrayLike, y: ArrayLike | None = None, values: ArrayLike = (), *,
+                 param: str | None = None, sample_weight: ArrayLike | None = None) -> list["_BaseSVM"]:
+        """Fitted copies of this estimator, one per value of ``param`` in ``values``: a warm-started
+        regularisation path.
+
+        The copies are fitted in increasing order of the value, each SMO solve starting from the
+        solution of the same solve at the previous value, moved into the new box
+        (``solvers.warm_start``), and reading the kernel rows that the previous solves computed (one
+        row cache per solve, kept across the path within ``cache_size``). Each copy equals
+        ``clone(self).set_params(**{param: value}).fit(X, y, sample_weight)`` to the tolerance
+        ``tol``; where a warm solve's answer fails its certificate, that copy is the cold fit; with
+        another ``solver`` the copies are such cold fits.
+
+        Parameters
+        ----------
+        X, y, sample_weight : as for ``fit`` (``y`` ignored by ``OneClassSVM``)
+        values : sequence of real numbers, length >= 1
+        param : str or None
+            The hyperparameter the path runs along: ``C`` (SVC, SVR, NuSVR), ``nu`` (NuSVC, NuSVR,
+            OneClassSVM) or ``epsilon`` (SVR); None: the first of these the estimator has.
+
+        Returns
+        -------
+        list of estimators, fitted, in the order of ``values``.
+        """
+        from sklearn.base import clone
+
+        from ..solvers.warm_start import RegularisationPath
+
+        name = self.path_params[0] if param is None else param
+        if name not in self.path_params:
+            raise fail("param", f"None or one of {list(self.path_params)}", param)
+        items = list(values) if np.ndim(values) == 1 else values
+        try:
+            grid = np.asarray(items, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise fail("values", "a non-empty sequence of real numbers", values) from exc
+        if grid.ndim != 1 or grid.shape[0] == 0:
+            raise fail("values", "a non-empty sequence of real numbers", values)
+        path = RegularisationPath(self.cache_size) if self.solver == "smo" else None
+        fitted: list[Any] = [None] * grid.shape[0]
+        for k in np.argsort(grid, kind="stable"):
+            try:
+                fitted[k] = clone(self).set_params(**{name: items[k]})._fit_along(path, X, y, sample_weight)
+            except SolverError:
+                if path is None:
+                    raise
+                # an answer that fails its certificate (at a large C the float32 rows' rounding, which
+                # the steps accumulate into the gradient, can reach tol): the cold fit decides, as it
+                # would without the path
+                fitted[k] = clone(self).set_params(**{name: items[k]}).fit(X, y, sample_weight=sample_weight)
+        return fitted
+
+    def _fit_along(self, path: Any, X: ArrayLike, y: ArrayLike | None,
+                   sample_weight: ArrayLike | None) -> "_BaseSVM":
+        """``fit`` with its SMO solves taken along ``path`` (None: a plain fit)."""
+        if path is None:
+            return self.fit(X, y, sample_weight=sample_weight)
+        path.new_fit()
+        self._path = path
+        try:
+            return self.fit(X, y, sample_weight=sample_weight)
+        finally:
+            del self._path
 
     def _rows(self, X: Array, index: NDArray[np.intp]) -> Array:
         """The inputs a sub-machine trained on ``index`` needs at prediction time."""
@@ -590,6 +661,7 @@ class NuSVC(_ClassifierBase):
 
     _twin = "NuSVC"
     _machine_params = ("nu",)
+    path_params = ("nu",)
 
     _class_weight_applies = False
 
@@ -654,6 +726,7 @@ class SVR(_RegressorBase):
 
     _twin = "SVR"
     _machine_params = ("C", "epsilon")
+    path_params = ("C", "epsilon")
 
     def __init__(self, *, kernel: str | Kernel | KernelFunction = "rbf", degree: int = 3,
                  gamma: str | float = "scale", coef0: float = 0.0, tol: float = 1e-3, C: float = 1.0,
@@ -689,6 +762,7 @@ class NuSVR(_RegressorBase):
 
     _twin = "NuSVR"
     _machine_params = ("C", "nu")
+    path_params = ("C", "nu")
 
     def __init__(self, *, nu: float = 0.5, C: float = 1.0, kernel: str | Kernel | KernelFunction = "rbf",
                  degree: int = 3, gamma: str | float = "scale", coef0: float = 0.0, shrinking: bool = True,
@@ -725,6 +799,7 @@ class OneClassSVM(OutlierMixin, _BaseSVM):
 
     _twin = "OneClassSVM"
     _machine_params = ("nu",)
+    path_params = ("nu",)
 
     def __init__(self, *, kernel: str | Kernel | KernelFunction = "rbf", degree: int = 3,
                  gamma: str | float = "scale", coef0: float = 0.0, tol: float = 1e-3, nu: float = 0.5,

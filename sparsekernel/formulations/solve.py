@@ -135,9 +135,12 @@ def libsvm_own_tol(machine: Machine, tol: float) -> float:
     return float(tol) * machine.libsvm_scale * machine.standard_qp().tol_scale
 
 
-def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", **opts: Any) -> Solution:
+def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", path: Any = None,
+              path_key: Any = 0, **opts: Any) -> Solution:
     """The SMO on the machine's StandardQP; ``tol`` is relative (module docstring), in the notes'
-    units (``tol_units="notes"``) or LIBSVM's (``"libsvm"``)."""
+    units (``tol_units="notes"``) or LIBSVM's (``"libsvm"``). With ``path`` (a
+    ``solvers.warm_start.RegularisationPath``) the solve starts from the previous solution of slot
+    ``path_key`` moved into the new box, reads the slot's kept kernel rows, and is recorded there."""
     from ..solvers.smo import smo
 
     if tol_units not in ("notes", "libsvm"):
@@ -145,7 +148,12 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
     if tol_units == "libsvm":
         tol = libsvm_tol(machine, tol)
     machine.warn_if_not_convex("the SMO")
-    result = smo(machine.standard_qp(), tol=tol, **opts)
+    qp = machine.standard_qp()
+    along = {} if path is None else dict(initial=path.start(path_key, qp), cache=path.cache(path_key, qp))
+    result = smo(qp, tol=tol, **opts, **along)
+    if path is not None:
+        path.record(path_key, qp, result.a, result.G)
+    opts = {name: value for name, value in opts.items() if name not in ("initial", "cache")}
     refuse(machine, result.outcome, result.status, "standard-form dual", "SMO")
     sol = machine.solution_from_standard(result.a, _info(result, "smo"), rho=result.rho, G=result.G,
                                          trace=result.trace)

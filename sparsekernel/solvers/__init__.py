@@ -14,8 +14,9 @@ from typing import Any
 from .direct import solve_standard_qp
 from .smo import smo
 from .standard_qp import QPResult, StandardQP
+from .warm_start import RegularisationPath
 
-__all__ = ["StandardQP", "QPResult", "smo", "solve_standard_qp", "rvm_regression", "rvm_classification",
+__all__ = ["StandardQP", "QPResult", "smo", "solve_standard_qp", "RegularisationPath", "rvm_regression", "rvm_classification",
            "rvm_poisson"]
 
 

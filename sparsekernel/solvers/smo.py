@@ -67,6 +67,13 @@ rho reported are those of the returned multipliers. The loops are compiled
 with numba (``_smo_numba``); the first call in a process loads or compiles
 them and reports that time as ``compile_time``.
 
+Warm starts: ``initial`` replaces the QP's ``initial_point()`` by any feasible
+point (checked against the box and the equalities to ``FEASIBILITY_TOL``),
+from which G and G_bar are built as from the cold start; ``cache`` is a
+``KernelRowCache`` of the same kernel and X kept from earlier solves, whose
+rows and clock the run continues (``warm_start.RegularisationPath`` keeps one
+along a path of C or nu). Without them a run is the cold one, step for step.
+
 Unboundedness (hard margin): with u = +inf, f decreases without bound when
 the data are not separable in feature space. Along the iterates the solver
 checks
@@ -256,6 +263,8 @@ def smo(
     cache_mb: float = 200,
     max_iter: int | None = None,
     record: bool = False,
+    initial: Array | None = None,
+    cache: Any = None,
 ) -> Any:
     """Solve a StandardQP by SMO.
 
@@ -280,6 +289,12 @@ def smo(
         Iteration cap; None means max(10_000_000, 100 n).
     record : bool
         Keep an ``SMOTrace`` of every step.
+    initial : array (n,) or None
+        A feasible starting point (a warm start, ``warm_start.warm_start``); None: the QP's own
+        ``initial_point()``. StandardQP only.
+    cache : KernelRowCache or None
+        Kernel rows kept from earlier solves on the same kernel and X (a regularisation path,
+        ``warm_start.RegularisationPath``); None: a new cache of ``cache_mb``. StandardQP only.
 
     Returns
     -------
@@ -299,10 +314,48 @@ def smo(
     if not isinstance(problem, StandardQP):
         if not callable(getattr(problem, "solve", None)) or not callable(getattr(problem, "standard_qp", None)):
             raise _validation.fail("problem", "a StandardQP or a sparsekernel machine", problem)
-        return problem.solve("smo", **opts)
+        return problem.solve("smo", initial=initial, cache=cache, **opts)
     _check_diagonal(problem)
-    compile_time = ensure_compiled(kernel_cache.row_dtype(int(problem.X.shape[0])))
+    opts.update(initial=_check_initial(problem, initial), cache=_check_cache(problem, cache))
+    dtype = kernel_cache.row_dtype(int(problem.X.shape[0])) if cache is None else cache.dtype
+    compile_time = ensure_compiled(dtype)
     return replace(_solve(problem, opts, None), compile_time=compile_time)
+
+
+#: A warm start may leave its box or equalities by this much relative to the box (rounding).
+FEASIBILITY_TOL = 1e-9
+
+
+def _check_initial(qp: StandardQP, initial: Any) -> Array | None:
+    """A starting point inside the box that meets the equalities, to ``FEASIBILITY_TOL``."""
+    if initial is None:
+        return None
+    a = np.asarray(initial, dtype=np.float64)
+    if a.shape != (qp.n,) or not np.all(np.isfinite(a)):
+        raise _validation.fail("initial", f"None or {qp.n} finite numbers", initial)
+    width = float(np.max(np.where(np.isfinite(qp.upper), qp.upper - qp.lower, 1.0), initial=1.0))
+    slack = FEASIBILITY_TOL * max(width, float(np.max(np.abs(a), initial=0.0)))
+    inside = np.all(a >= qp.lower - slack) and np.all(a <= qp.upper + slack)
+    sums = [(float(qp.y @ a), qp.delta)] + ([(float(np.sum(a)), qp.nu_sum)] if qp.is_nu else [])
+    meets = all(abs(value - target) <= slack * qp.n for value, target in sums)
+    if not (inside and meets):
+        raise _validation.fail("initial", "a feasible point of the QP (in its box, meeting its equalities)",
+                               "a point outside the feasible set")
+    return np.clip(a, qp.lower, qp.upper)
+
+
+def _check_cache(qp: StandardQP, cache: Any) -> Any:
+    """A row cache of this QP's kernel, inputs and diagonal term."""
+    if cache is None:
+        return None
+    from .warm_start import same_inputs
+
+    same = (isinstance(cache, kernel_cache.KernelRowCache) and cache.kernel == qp.kernel
+            and cache.shift is None and qp.diagonal is None and same_inputs(cache.X, qp.X))
+    if not same:
+        raise _validation.fail("cache", "None or a KernelRowCache of the QP's kernel and X (no diagonal term)",
+                               cache)
+    return cache
 
 
 def _check_diagonal(qp: StandardQP) -> None:
@@ -342,10 +395,12 @@ def smo_standard(
     cache_mb: float = 200,
     max_iter: int | None = None,
     record: bool = False,
+    initial: Array | None = None,
+    cache: Any = None,
 ) -> SMOResult:
     """Solve a StandardQP by SMO (no argument checks; see ``smo``)."""
     return _solve(qp, dict(tol=tol, wss=wss, shrinking=shrinking, cache_mb=cache_mb, max_iter=max_iter,
-                           record=record), None)
+                           record=record, initial=initial, cache=cache), None)
 
 
 def _solve(qp: StandardQP, opts: dict[str, Any], dtype: type | None) -> SMOResult:
@@ -364,11 +419,15 @@ class _Run:
     """State of one solve: the permuted per-variable arrays, the row cache and the control blocks."""
 
     def __init__(self, qp: StandardQP, tol: float, wss: str, shrinking: bool, cache_mb: float,
-                 max_iter: int | None, record: bool, dtype: type | None = None) -> None:
+                 max_iter: int | None, record: bool, dtype: type | None = None, initial: Array | None = None,
+                 cache: Any = None) -> None:
         n = qp.n
         self.qp = qp
         self.wss = wss
-        self.cache = kernel_cache.KernelRowCache(qp.kernel, qp.X, (1.0 - COMPACT_SHARE) * cache_mb, dtype, _shift(qp))
+        if cache is None:
+            cache = kernel_cache.KernelRowCache(qp.kernel, qp.X, (1.0 - COMPACT_SHARE) * cache_mb, dtype, _shift(qp))
+        self.cache = cache
+        self.rows_before = cache.rows_computed
         index = np.asarray(qp.index, dtype=INDEX_DTYPE).copy()
         QD = qp.scale * self.cache.diag()[index]
         y = np.asarray(qp.y, dtype=np.float64)
@@ -379,10 +438,11 @@ class _Run:
         self.cache_arrays = (self.cache.store, self.cache.slot_of, self.cache.last_used,
                              np.zeros(PENDING_BOUND_CHANGES, dtype=np.int64), np.zeros(PENDING_BOUND_CHANGES),
                              *self._compact_arrays(qp, n, cache_mb))
-        a = np.asarray(qp.initial_point(), dtype=np.float64).copy()
+        a = np.asarray(qp.initial_point() if initial is None else initial, dtype=np.float64).copy()
         flags = np.zeros(n, dtype=np.int8)
         self.st = (a, self.prob[1].copy(), np.zeros(n), np.arange(n, dtype=np.int64), flags)
         self.ctrl = self._control(n, wss, shrinking, max_iter, record, qp.is_nu)
+        self.ctrl[nb.C_CLOCK] = int(np.max(cache.last_used, initial=-1)) + 1     # a kept cache's clock goes on
         nb.set_flags(self.prob, self.st, qp.is_nu)
         nb.leave_compact(self.cache_arrays, self.ctrl)         # full rows to begin with
         self.fpar = self._floats(tol * float(qp.tol_scale), qp.scale, QD)
@@ -443,6 +503,7 @@ class _Run:
             return
         for p0 in range(0, N, SMALL_GRAM_BLOCK):
             points = np.arange(p0, min(p0 + SMALL_GRAM_BLOCK, N), dtype=np.int64)
+            points = points[self.cache.slot_of[points] < 0]             # a kept cache has some already
             self.ctrl[nb.C_CLOCK] = self.cache.fill(points, int(self.ctrl[nb.C_CLOCK]))
 
     # -- gradient assembly ---------------------------------------------------------
@@ -640,7 +701,8 @@ class _Run:
                          iterations=int(self.ctrl[nb.C_ITER]),
                          objective=float(self.fpar[nb.F_OBJ]),
                          violation=float(nb.violation(m0, m1, M0, M1)) / float(qp.tol_scale),
-                         solve_time=time.perf_counter() - start, rows_computed=self.cache.rows_computed,
+                         solve_time=time.perf_counter() - start,
+                         rows_computed=self.cache.rows_computed - self.rows_before,
                          cache_rows=self.cache.n_slots, compact=bool(self.ctrl[nb.C_COMPACT_USED]),
                          trace=self._trace(), **outputs)
 

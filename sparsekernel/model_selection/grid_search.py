@@ -1,0 +1,285 @@
+"""Cross-validated grid search over an SVM's hyperparameters, C (or nu) walked warm.
+
+``GridSearchCV(SVC(), {"C": Cs, "gamma": gammas}, cv=5)`` fits every cell
+(C, gamma, fold) cold, computing its kernel rows again each time. Along C
+the kernel does not change, so ``SVMGridSearchCV`` groups the candidates by
+everything but the path parameter (C, or nu for the nu machines: the
+estimator's ``path_params``) and, for each group and fold, runs one
+``fit_path`` over the group's values: each solve starts from the previous
+solution moved into the new box and reads the kernel rows the previous
+solves computed (``solvers.warm_start``). Every fitted copy is the cold fit
+to the estimator's ``tol``, so the scores, the ranking and the best
+parameters are GridSearchCV's.
+
+One task is a (group, fold) pair, dispatched by joblib: ``n_jobs`` processes
+or threads, or any joblib backend, so that
+
+    with joblib.parallel_backend("dask"):
+        search.fit(X, y)
+
+runs the tasks on a Dask cluster, each worker keeping its row cache along
+its C path. The results (``cv_results_``, ``best_params_``, ``best_score_``,
+``best_index_``, ``best_estimator_``, ``scorer_``, ``n_splits_``,
+``refit_time_``) have GridSearchCV's names, keys and ranking rule (the mean
+test score, ties to the first candidate of ``ParameterGrid`` order); one
+metric only.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.stats import rankdata
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.exceptions import FitFailedWarning
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import ParameterGrid, check_cv
+from sklearn.utils import indexable
+from sklearn.utils.metaestimators import _safe_split, available_if
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import check_is_fitted
+
+from ..validation import fail
+
+__all__ = ["SVMGridSearchCV", "path_groups"]
+
+Array = NDArray[np.float64]
+
+
+def _key(value: Any) -> Any:
+    """A hashable stand-in for a hyperparameter value (dicts and arrays by their repr)."""
+    try:
+        hash(value)
+        return (type(value).__name__, value)
+    except TypeError:
+        return (type(value).__name__, repr(value))
+
+
+def path_groups(candidates: list[dict[str, Any]], path: str | None,
+                defaults: dict[str, Any]) -> list[tuple[dict[str, Any], list[int], list[Any]]]:
+    """The candidates grouped by every parameter but ``path``: (the group's other parameters,
+    the candidates' indices, their values of ``path``), in order of first appearance.
+    A candidate without ``path`` takes the estimator's value (``defaults``)."""
+    groups: dict[Any, tuple[dict[str, Any], list[int], list[Any]]] = {}
+    for index, params in enumerate(candidates):
+        rest = {name: value for name, value in params.items() if name != path}
+        key = tuple(sorted((name, _key(value)) for name, value in rest.items()))
+        entry = groups.setdefault(key, (rest, [], []))
+        entry[1].append(index)
+        entry[2].append(params.get(path, defaults.get(path)) if path is not None else None)
+    return list(groups.values())
+
+
+def _path_param(estimator: Any, candidates: list[dict[str, Any]]) -> str | None:
+    """The estimator's path parameter that takes the most values in the grid (None: no path, or
+    a solver other than the SMO, whose fits are cold anyway)."""
+    names = tuple(getattr(estimator, "path_params", ()))
+    if not names or getattr(estimator, "solver", "smo") != "smo":
+        return None
+    counts = [len({_key(c[name]) for c in candidates if name in c}) for name in names]
+    return names[int(np.argmax(counts))]
+
+
+def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None, values: list[Any],
+                        X: Any, y: Any, train: NDArray[np.intp], test: NDArray[np.intp], scorer: Any,
+                        error_score: Any) -> tuple[list[float], list[float], list[float]]:
+    """One group on one fold: fit the path on ``train``, score each fit on ``test``; the
+    scores, and each fit's share of the path's time and its own scoring time."""
+    estimator = clone(estimator).set_params(**params)
+    X_train, y_train = _safe_split(estimator, X, y, train)
+    X_test, y_test = _safe_split(estimator, X, y, test, train)
+    start = time.perf_counter()
+    try:
+        if path is None:
+            fitted: list[Any] = [estimator.fit(X_train, y_train)]
+        else:
+            fitted = estimator.fit_path(X_train, y_train, values, param=path)
+        fit_times = [(time.perf_counter() - start) / len(fitted)] * len(fitted)
+    except Exception as exc:
+        if error_score == "raise":
+            raise
+        if path is None:
+            _warn_failed(params, error_score, exc)
+            fitted, fit_times = [None], [time.perf_counter() - start]
+        else:       # a fit of the path failed (cold too): the values one by one, each cold
+            fitted, fit_times = [], []
+            for value in values:
+                begin = time.perf_counter()
+                fitted.append(_fit_or_fail(clone(estimator).set_params(**{path: value}), X_train, y_train,
+                                           dict(params, **{path: value}), error_score))
+                fit_times.append(time.perf_counter() - begin)
+    scores, score_times = [], []
+    for model in fitted:
+        begin = time.perf_counter()
+        scores.append(float(error_score) if model is None else float(scorer(model, X_test, y_test)))
+        score_times.append(time.perf_counter() - begin)
+    return scores, fit_times, score_times
+
+
+def _fit_or_fail(estimator: Any, X: Any, y: Any, params: dict[str, Any], error_score: Any) -> Any:
+    """The fitted estimator, or None (with a FitFailedWarning) where its fit raises and
+    ``error_score`` is a number."""
+    try:
+        return estimator.fit(X, y)
+    except Exception as exc:
+        _warn_failed(params, error_score, exc)
+        return None
+
+
+def _warn_failed(params: dict[str, Any], error_score: Any, exc: Exception) -> None:
+    warnings.warn(f"the fit of {params} failed on a fold and scores {error_score}: {type(exc).__name__}: {exc}",
+                  FitFailedWarning, stacklevel=4)
+
+
+def _masked_params(candidates: list[dict[str, Any]]) -> dict[str, np.ma.MaskedArray]:
+    """``param_<name>``: each parameter's value per candidate, masked where a candidate lacks it."""
+    names = sorted({name for params in candidates for name in params})
+    out = {}
+    for name in names:
+        column = np.ma.MaskedArray(np.empty(len(candidates), dtype=object), mask=True)
+        for k, params in enumerate(candidates):
+            if name in params:
+                column[k] = params[name]
+        out[f"param_{name}"] = column
+    return out
+
+
+def _estimator_has(name: str):
+    def check(self: "SVMGridSearchCV") -> bool:
+        target = getattr(self, "best_estimator_", self.estimator)
+        getattr(target, name)
+        return True
+    return check
+
+
+class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
+    """Exhaustive cross-validated search over ``param_grid``, each C (or nu) path walked warm.
+
+    Parameters
+    ----------
+    estimator : a sparsekernel SVM estimator (SVC, NuSVC, SVR, NuSVR, OneClassSVM), or any
+        scikit-learn estimator (fitted cold per candidate then)
+    param_grid : dict or list of dicts
+        As GridSearchCV's (``ParameterGrid``).
+    scoring : None, str or callable
+        One metric, as ``sklearn.metrics.check_scoring`` takes it (None: ``estimator.score``).
+    n_jobs : int or None
+        Tasks (one group of candidates on one fold) run at once by joblib; the active joblib
+        backend (``joblib.parallel_backend("dask")``) decides where.
+    refit : bool
+        Fit ``best_estimator_`` on all of X with ``best_params_``.
+    cv : int, cross-validation generator or iterable
+        As GridSearchCV's (``check_cv``: stratified k-fold for classifiers).
+    pre_dispatch : int or str
+        joblib's ``pre_dispatch``.
+    error_score : "raise" or a number
+        The score of a failed fit (with a ``FitFailedWarning``), or "raise".
+    """
+
+    def __init__(self, estimator: Any, param_grid: dict[str, Any] | list[dict[str, Any]], *,
+                 scoring: Any = None, n_jobs: int | None = None, refit: bool = True, cv: Any = None,
+                 pre_dispatch: int | str = "2*n_jobs", error_score: Any = np.nan) -> None:
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.scoring = scoring
+        self.n_jobs = n_jobs
+        self.refit = refit
+        self.cv = cv
+        self.pre_dispatch = pre_dispatch
+        self.error_score = error_score
+
+    def _check_params(self) -> None:
+        if not isinstance(self.refit, (bool, np.bool_)):
+            raise fail("refit", "True or False", self.refit)
+        if not (self.error_score == "raise" or isinstance(self.error_score, numbers.Real)):
+            raise fail("error_score", "'raise' or a number", self.error_score)
+        if isinstance(self.scoring, (list, tuple, set, dict)):
+            raise fail("scoring", "None, a scorer name or a callable (one metric)", self.scoring)
+
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None, groups: ArrayLike | None = None) -> "SVMGridSearchCV":
+        """Score every candidate on every fold (one warm path per group and fold); refit the best."""
+        self._check_params()
+        X, y, groups = indexable(X, y, groups)
+        estimator = self.estimator
+        self.scorer_ = check_scoring(estimator, self.scoring)
+        cv = check_cv(self.cv, y, classifier=is_classifier(estimator))
+        splits = list(cv.split(X, y, groups))
+        self.n_splits_ = len(splits)
+        candidates = list(ParameterGrid(self.param_grid))
+        path = _path_param(estimator, candidates)
+        grouped = path_groups(candidates, path, estimator.get_params())
+        tasks = [(g, f) for g in range(len(grouped)) for f in range(len(splits))]
+        out = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
+            delayed(_fit_and_score_path)(estimator, grouped[g][0], path, grouped[g][2], X, y, *splits[f],
+                                         self.scorer_, self.error_score)
+            for g, f in tasks)
+        self.cv_results_ = self._results(candidates, grouped, tasks, out)
+        self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
+        self.best_params_ = candidates[self.best_index_]
+        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
+        self.multimetric_ = False
+        if self.refit:
+            start = time.perf_counter()
+            self.best_estimator_ = clone(estimator).set_params(**self.best_params_).fit(X, y)
+            self.refit_time_ = time.perf_counter() - start
+        return self
+
+    def _results(self, candidates: list[dict[str, Any]], grouped: list, tasks: list[tuple[int, int]],
+                 out: list[tuple[list[float], list[float], list[float]]]) -> dict[str, Any]:
+        """GridSearchCV's ``cv_results_``: per-split scores, means, stds, ranks, times, params."""
+        shape = (len(candidates), self.n_splits_)
+        scores, fit_times, score_times = np.full(shape, np.nan), np.zeros(shape), np.zeros(shape)
+        for (g, f), (s, ft, st) in zip(tasks, out):
+            rows = grouped[g][1]
+            scores[rows, f], fit_times[rows, f], score_times[rows, f] = s, ft, st
+        results: dict[str, Any] = {}
+        for name, array in (("fit_time", fit_times), ("score_time", score_times)):
+            results[f"mean_{name}"], results[f"std_{name}"] = array.mean(axis=1), array.std(axis=1)
+        results.update(_masked_params(candidates))
+        results["params"] = candidates
+        for f in range(self.n_splits_):
+            results[f"split{f}_test_score"] = scores[:, f]
+        means = scores.mean(axis=1)
+        results["mean_test_score"], results["std_test_score"] = means, scores.std(axis=1)
+        if np.all(np.isnan(means)):
+            results["rank_test_score"] = np.ones(len(candidates), dtype=np.int32)
+        else:               # failed candidates tie with the worst, as in GridSearchCV
+            filled = np.where(np.isnan(means), np.nanmin(means) - 1, means)
+            results["rank_test_score"] = rankdata(-filled, method="min").astype(np.int32)
+        return results
+
+    # -- the refitted best estimator ----------------------------------------------------
+    @property
+    def classes_(self) -> NDArray:
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.classes_
+
+    def score(self, X: ArrayLike, y: ArrayLike | None = None) -> float:
+        """``scorer_`` on the best estimator."""
+        check_is_fitted(self, "best_estimator_")
+        return float(self.scorer_(self.best_estimator_, X, y))
+
+    @available_if(_estimator_has("predict"))
+    def predict(self, X: ArrayLike) -> NDArray:
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict(X)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X: ArrayLike) -> Array:
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.decision_function(X)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X: ArrayLike) -> Array:
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_estimator_has("score_samples"))
+    def score_samples(self, X: ArrayLike) -> Array:
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.score_samples(X)

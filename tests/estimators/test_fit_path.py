@@ -1,0 +1,88 @@
+"""``fit_path``: each warm-started solution along a C (or nu) path is the cold fit, for every machine
+with a C or a nu: the same dual objective to 1e-6 relative and the same support set."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_classification, make_regression
+
+from sparsekernel.errors import ValidationError
+from sparsekernel.estimators import SVC, SVR, NuSVC, NuSVR, OneClassSVM
+
+TOL = 1e-6
+X_C, Y_C = make_classification(n_samples=160, n_features=5, random_state=0)
+X_3, Y_3 = make_classification(n_samples=150, n_features=5, n_informative=3, n_classes=3, random_state=1)
+X_R, Y_R = make_regression(n_samples=160, n_features=5, noise=5.0, random_state=0)
+
+PATHS = [
+    (SVC(tol=TOL), X_C, Y_C, "C", [0.1, 1.0, 10.0, 100.0]),
+    (SVC(tol=TOL), X_3, Y_3, "C", [0.1, 1.0, 10.0]),                 # one-versus-one: a path per pair
+    (NuSVC(tol=TOL), X_C, Y_C, "nu", [0.1, 0.3, 0.5, 0.7]),
+    (SVR(tol=TOL), X_R, Y_R, "C", [1.0, 10.0, 100.0]),
+    (SVR(tol=TOL, C=100.0), X_R, Y_R, "epsilon", [0.1, 1.0, 10.0]),
+    (NuSVR(tol=TOL), X_R, Y_R, "C", [1.0, 10.0, 100.0]),
+    (NuSVR(tol=TOL, C=10.0), X_R, Y_R, "nu", [0.1, 0.3, 0.6]),
+    (OneClassSVM(tol=TOL), X_C, None, "nu", [0.05, 0.2, 0.5, 0.8]),
+]
+
+
+def _solutions(estimator):
+    return estimator.solutions_ if hasattr(estimator, "solutions_") else [estimator.solution_]
+
+
+@pytest.mark.parametrize("estimator, X, y, param, values", PATHS,
+                         ids=["SVC-C", "SVC-C-3-classes", "NuSVC-nu", "SVR-C", "SVR-epsilon", "NuSVR-C", "NuSVR-nu",
+                              "OneClassSVM-nu"])
+def test_each_solution_of_a_path_is_the_cold_fit(estimator, X, y, param, values) -> None:
+    path = estimator.fit_path(X, y, values[::-1] if param == "C" else values, param=param)
+    for model in path:
+        value = model.get_params()[param]
+        cold = clone(estimator).set_params(**{param: value}).fit(X, y)
+        for warm, reference in zip(_solutions(model), _solutions(cold)):
+            assert warm.status == "optimal"
+            scale = max(abs(reference.dual_objective), 1e-12)
+            assert abs(warm.dual_objective - reference.dual_objective) <= 1e-6 * scale
+            np.testing.assert_array_equal(warm.support, reference.support)
+
+
+def test_the_path_is_returned_in_the_order_given_and_the_estimator_is_left_unfitted() -> None:
+    estimator = SVC()
+    path = estimator.fit_path(X_C, Y_C, [10.0, 0.1, 1.0])
+    assert [m.C for m in path] == [10.0, 0.1, 1.0]
+    assert not hasattr(estimator, "support_")
+    assert all(not hasattr(m, "_path") for m in path)
+
+
+def test_warm_starts_save_steps_where_the_solution_stops_changing() -> None:
+    """Past the C at which no multiplier is at its bound the solution is the same: a step or two
+    (the ray's minimiser is 1 to the tolerance) where the cold fit takes its full count."""
+    path = SVC(gamma=1.0).fit_path(X_C, Y_C, [1e3, 1e4, 1e5])
+    cold = SVC(gamma=1.0, C=1e5).fit(X_C, Y_C)
+    assert path[1].n_iter_[0] <= 5 and path[2].n_iter_[0] <= 5 < cold.n_iter_[0]
+
+
+@pytest.mark.parametrize("kwargs, match", [(dict(param="gamma"), "param must be"),
+                                          (dict(values=[]), "values must be"),
+                                          (dict(values="abc"), "values must be")])
+def test_bad_path_arguments_are_refused(kwargs, match) -> None:
+    kwargs = dict(dict(values=[1.0]), **kwargs)
+    with pytest.raises(ValidationError, match=match):
+        SVC().fit_path(X_C, Y_C, **kwargs)
+
+
+def test_a_warm_fit_that_fails_its_certificate_is_replaced_by_the_cold_fit(monkeypatch) -> None:
+    from sparsekernel.errors import SolverError
+
+    plain = SVC._fit_along
+
+    def failing(self, path, X, y, sample_weight):
+        if path is not None and self.C == 10.0:
+            raise SolverError("certificate failed", status="optimal", solver="SMO")
+        return plain(self, path, X, y, sample_weight)
+
+    monkeypatch.setattr(SVC, "_fit_along", failing)
+    path = SVC().fit_path(X_C, Y_C, [1.0, 10.0, 100.0])
+    cold = SVC(C=10.0).fit(X_C, Y_C)
+    np.testing.assert_array_equal(path[1].dual_coef_, cold.dual_coef_)

@@ -1,0 +1,88 @@
+"""SVMGridSearchCV: GridSearchCV's answer (best parameters, scores to 1e-3, ranking) from warm C
+paths; the same search on a Dask cluster (a real LocalCluster and Client) equals the local one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn import svm
+from sklearn.datasets import make_classification, make_regression
+from sklearn.model_selection import GridSearchCV
+
+from sparsekernel.estimators import SVC, SVR, NuSVC
+from sparsekernel.model_selection import SVMGridSearchCV
+
+X, Y = make_classification(n_samples=240, n_features=6, random_state=0)
+GRID = {"C": [0.1, 1.0, 10.0], "gamma": [0.03, 0.3]}
+
+
+def _compare(ours: SVMGridSearchCV, theirs: GridSearchCV) -> None:
+    assert ours.best_params_ == theirs.best_params_
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"], theirs.cv_results_["mean_test_score"],
+                               atol=1e-3)
+    for f in range(theirs.n_splits_):
+        np.testing.assert_allclose(ours.cv_results_[f"split{f}_test_score"],
+                                   theirs.cv_results_[f"split{f}_test_score"], atol=1e-3)
+    np.testing.assert_array_equal(ours.cv_results_["rank_test_score"], theirs.cv_results_["rank_test_score"])
+    assert [p for p in ours.cv_results_["params"]] == [p for p in theirs.cv_results_["params"]]
+
+
+def test_the_search_is_gridsearchcv_on_svc() -> None:
+    ours = SVMGridSearchCV(SVC(), GRID, cv=4).fit(X, Y)
+    theirs = GridSearchCV(svm.SVC(), GRID, cv=4).fit(X, Y)
+    _compare(ours, theirs)
+    assert ours.best_score_ == pytest.approx(theirs.best_score_, abs=1e-3)
+    assert ours.best_estimator_.C == theirs.best_estimator_.C
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+    assert ours.score(X, Y) == pytest.approx(theirs.score(X, Y), abs=1e-3)
+
+
+def test_a_nu_path_and_a_regression_search_with_a_scorer() -> None:
+    nu_grid = {"nu": [0.2, 0.4, 0.6], "gamma": [0.1]}
+    _compare(SVMGridSearchCV(NuSVC(), nu_grid, cv=3).fit(X, Y), GridSearchCV(svm.NuSVC(), nu_grid, cv=3).fit(X, Y))
+    Xr, yr = make_regression(n_samples=150, n_features=4, noise=3.0, random_state=0)
+    grid = {"C": [1.0, 30.0], "epsilon": [0.5, 2.0]}
+    ours = SVMGridSearchCV(SVR(), grid, cv=3, scoring="neg_mean_squared_error").fit(Xr, yr)
+    theirs = GridSearchCV(svm.SVR(), grid, cv=3, scoring="neg_mean_squared_error").fit(Xr, yr)
+    assert ours.best_params_ == theirs.best_params_
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"], theirs.cv_results_["mean_test_score"],
+                               rtol=1e-3)
+
+
+def test_the_search_on_a_dask_cluster_equals_the_local_one() -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    import joblib
+
+    local = SVMGridSearchCV(SVC(), GRID, cv=3).fit(X, Y)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+        with joblib.parallel_backend("dask"):
+            remote = SVMGridSearchCV(SVC(), GRID, cv=3, n_jobs=-1).fit(X, Y)
+    assert remote.best_params_ == local.best_params_
+    np.testing.assert_array_equal(remote.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"])
+
+
+def test_several_metrics_are_refused() -> None:
+    from sparsekernel.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="scoring must be"):
+        SVMGridSearchCV(SVC(), GRID, scoring=["accuracy", "f1"]).fit(X, Y)
+
+
+def test_a_failed_fit_scores_error_score_alone() -> None:
+    """A path whose fit raises is fitted value by value: only the failing cell scores error_score."""
+    from sklearn.exceptions import FitFailedWarning
+
+    class Fragile(SVC):
+        def fit(self, X, y, sample_weight=None):
+            if self.C == 10.0:
+                raise RuntimeError("no fit at C = 10")
+            return super().fit(X, y, sample_weight)
+
+    grid = {"C": [0.1, 1.0, 10.0], "gamma": [0.3]}
+    with pytest.warns(FitFailedWarning):
+        search = SVMGridSearchCV(Fragile(), grid, cv=3).fit(X, Y)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.isnan(scores[2]) and np.all(np.isfinite(scores[:2]))
+    with pytest.raises(RuntimeError):
+        SVMGridSearchCV(Fragile(), grid, cv=3, error_score="raise").fit(X, Y)

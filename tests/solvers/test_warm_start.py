@@ -1,0 +1,78 @@
+"""Warm starts: feasible points of the new QP; the SMO started at an optimum takes no step; a
+point outside the feasible set is refused; a kept row cache gives the same answer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sparsekernel.errors import ValidationError
+from sparsekernel.kernels import RBF
+from sparsekernel.solvers import smo
+from sparsekernel.solvers.standard_qp import StandardQP
+from sparsekernel.solvers.warm_start import RegularisationPath, scale_into_box, warm_start
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(40, 3))
+T = np.where(X[:, 0] + 0.5 * RNG.normal(size=40) > 0, 1.0, -1.0)
+KERNEL = RBF(0.5)
+
+
+def c_svc(C: float) -> StandardQP:
+    n = X.shape[0]
+    return StandardQP(kernel=KERNEL, X=X, index=np.arange(n), y=T, scale=1.0, p=-np.ones(n),
+                      lower=np.zeros(n), upper=np.full(n, C), delta=0.0, nu_sum=None, gram=lambda: KERNEL(X))
+
+
+def nu_svc(nu: float) -> StandardQP:
+    n = X.shape[0]
+    return StandardQP(kernel=KERNEL, X=X, index=np.arange(n), y=T, scale=1.0, p=np.zeros(n),
+                      lower=np.zeros(n), upper=np.full(n, 1.0 / n), delta=0.0, nu_sum=nu, gram=lambda: KERNEL(X))
+
+
+def _feasible(qp: StandardQP, a: np.ndarray) -> bool:
+    sums = abs(qp.y @ a - qp.delta) < 1e-12 and (qp.nu_sum is None or abs(a.sum() - qp.nu_sum) < 1e-12)
+    return bool(np.all(a >= qp.lower) and np.all(a <= qp.upper) and sums)
+
+
+@pytest.mark.parametrize("build, values", [(c_svc, (0.5, 5.0, 0.2)), (nu_svc, (0.2, 0.6, 0.3))])
+def test_a_warm_start_is_feasible_for_the_new_problem(build, values) -> None:
+    for old_value, new_value in zip(values, values[1:]):
+        old, new = build(old_value), build(new_value)
+        result = smo(old, tol=1e-8)
+        start = warm_start(old, result.a, result.G, new)
+        assert start is not None and _feasible(new, start)
+
+
+def test_the_ray_start_is_the_minimiser_along_the_ray() -> None:
+    """s* = -p^T a / a^T Q a when that lies inside the box (here the box is wide)."""
+    a = np.array([1.0, 2.0])
+    s = scale_into_box(a, aQa=4.0, p=np.array([-1.0, -1.0]), upper=np.array([100.0, 100.0]))
+    np.testing.assert_allclose(s, 0.75 * a)
+
+
+def test_the_smo_started_at_its_optimum_takes_no_step() -> None:
+    qp = c_svc(1.0)
+    first = smo(qp, tol=1e-8)
+    again = smo(qp, tol=1e-8, initial=first.a)
+    assert again.iterations == 0
+    np.testing.assert_allclose(again.objective, first.objective, rtol=1e-12)
+
+
+def test_an_infeasible_start_is_refused() -> None:
+    qp = c_svc(1.0)
+    with pytest.raises(ValidationError, match="initial must be"):
+        smo(qp, initial=np.full(qp.n, 2.0))
+    with pytest.raises(ValidationError, match="initial must be"):
+        smo(qp, initial=np.r_[0.5, np.zeros(qp.n - 1)])          # y^T a != 0
+
+
+def test_a_kept_row_cache_gives_the_cold_answer() -> None:
+    path = RegularisationPath(cache_mb=10)
+    for C in (0.1, 1.0, 10.0):
+        qp = c_svc(C)
+        result = smo(qp, tol=1e-8, initial=path.start(0, qp), cache=path.cache(0, qp))
+        path.record(0, qp, result.a, result.G)
+        cold = smo(qp, tol=1e-8)
+        np.testing.assert_allclose(result.objective, cold.objective, rtol=1e-9)
+    assert path.cache(0, c_svc(100.0)).rows_computed == X.shape[0]        # each row once, on the path
