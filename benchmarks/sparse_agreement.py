@@ -23,17 +23,6 @@ import time
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
-
-
-def planted(n: int, d: int, density: float, seed: int = 0) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    X = sp.random(n, d, density=density, format="csr", random_state=seed,
-                  data_rvs=lambda k: rng.exponential(1.0, size=k))
-    w = np.zeros(d)
-    w[rng.choice(d, 200, replace=False)] = rng.normal(size=200)
-    score = X @ w
-    return X, np.where(score > np.median(score), 1, 0), score / score.std()
 
 
 def _values(est, X) -> np.ndarray:
@@ -55,8 +44,9 @@ def main() -> None:
     from sklearn import svm
 
     from sparsekernel import estimators as ours
+    from sparsekernel.datasets import text_like
 
-    X, y, r = planted(args.n, args.d, args.density)
+    X, y, r = text_like(args.n, args.d, args.density, words=200)
     cases = [
         ("SVC", dict(kernel="linear"), y), ("NuSVC", dict(kernel="linear", nu=0.2), y),
         ("SVR", dict(kernel="linear"), r), ("NuSVR", dict(kernel="linear"), r),

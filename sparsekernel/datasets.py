@@ -36,7 +36,7 @@ from .sparse import compact_indices
 from .validation import check_param
 from .errors import ValidationError
 
-__all__ = ["separable", "ring", "ripley_mixture", "sinusoid", "load_csv", "load_libsvm", "load", "infer_format",
+__all__ = ["separable", "ring", "ripley_mixture", "sinusoid", "text_like", "load_csv", "load_libsvm", "load", "infer_format",
            "FORMATS"]
 
 Array = NDArray[np.float64]
@@ -127,6 +127,28 @@ def sinusoid(n: int = 10, seed: int = 0, noise: float = 0.2) -> tuple[Array, Arr
     x = np.linspace(0.0, 1.0, n)
     t = np.sin(2.0 * np.pi * x) + noise * rng.normal(size=n)
     return x[:, None], t
+
+
+def text_like(n: int = 500, d: int = 5000, density: float = 0.01, words: int = 50,
+              seed: int = 0) -> tuple[Any, NDArray[np.int64], Array]:
+    """A bag-of-words-like CSR matrix with a planted linear rule: the sparse data of text
+    classification, where kernel SVMs are used on thousands of features at under 1% density.
+
+    X (n, d) has exponential "counts" at the given density; w is normal on ``words`` random
+    columns and zero elsewhere. Returns X, the labels (X w above its median: 1, else 0) and the
+    real target X w / std(X w).
+    """
+    import scipy.sparse as sp
+
+    n, d, words = _count("n", n, 2), _count("d", d, 1), _count("words", words, 1)
+    density = float(check_param("density", density, "nu"))
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, format="csr", random_state=seed,
+                  data_rvs=lambda k: rng.exponential(1.0, size=k))
+    w = np.zeros(d)
+    w[rng.choice(d, min(words, d), replace=False)] = rng.normal(size=min(words, d))
+    score = X @ w
+    return compact_indices(X), np.where(score > np.median(score), 1, 0), score / score.std()
 
 
 def load_csv(path: str | os.PathLike[str], delimiter: str = ",") -> tuple[Array, Array]:

@@ -25,13 +25,7 @@ DECISION_TOL = 2e-2
 
 def _text_like(n: int = 500, d: int = 5000, density: float = 0.01, seed: int = 0):
     """A bag-of-words-like CSR matrix with a planted linear rule t = sign(X w) on 50 words."""
-    rng = np.random.default_rng(seed)
-    X = sp.random(n, d, density=density, format="csr", random_state=seed,
-                  data_rvs=lambda k: rng.exponential(1.0, size=k))
-    w = np.zeros(d)
-    w[rng.choice(d, 50, replace=False)] = rng.normal(size=50)
-    score = X @ w
-    return X, np.where(score > np.median(score), 1, 0), score / score.std()
+    return datasets.text_like(n, d, density, words=50, seed=seed)
 
 
 def _data(name: str):
