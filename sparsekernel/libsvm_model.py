@@ -46,7 +46,7 @@ from .sparse import issparse
 from .validation import check_param, fail
 
 __all__ = ["LibsvmModel", "ModelProblem", "parse_libsvm_model", "read_libsvm_model", "check_libsvm_model",
-           "save_libsvm_model", "libsvm_tol_of"]
+           "save_libsvm_model", "save_fitted_model", "libsvm_tol_of"]
 
 Array = NDArray[np.float64]
 
@@ -384,14 +384,7 @@ def save_libsvm_model(path: str | Path, machine: Machine, solution: Solution,
     factor = machine.libsvm_decision_factor(solution)
     coef = factor * np.asarray(solution.coef)
     support = np.asarray(solution.support)[coef[solution.support] != 0.0]   # the expansion y(x) uses
-    lines = [f"svm_type {svm_type}", f"kernel_type {kernel_type}"]
-    k = machine.kernel
-    if kernel_type == "polynomial":
-        lines.append(f"degree {int(k.degree)}")
-    if kernel_type != "linear":
-        lines.append(f"gamma {float(k.gamma):.17g}")
-    if kernel_type in ("polynomial", "sigmoid"):
-        lines.append(f"coef0 {float(k.coef0):.17g}")
+    lines = [f"svm_type {svm_type}", f"kernel_type {kernel_type}", *_kernel_lines(kernel_type, machine.kernel)]
     lines += ["nr_class 2", f"total_sv {support.size}", f"rho {-factor * float(solution.b):.17g}"]
     if machine.task == "classification":
         if len(labels) != 2 or labels[0] == labels[1]:
@@ -404,6 +397,65 @@ def save_libsvm_model(path: str | Path, machine: Machine, solution: Solution,
     for n in support:
         lines.append(f"{coef[n]:.17g} " + " ".join(f"{i + 1}:{v:.17g}" for i, v in _features(X, n)))
     Path(path).write_text("\n".join(lines) + "\n")
+
+
+def save_fitted_model(path: str | Path, estimator: Any) -> None:
+    """Write a fitted ``estimators.SVC`` or ``NuSVC``, any number of classes, as a LIBSVM model file.
+
+    One-versus-one as LIBSVM stores it: the classes in ``classes_`` order (integer labels), the
+    support vectors grouped by class (``support_vectors_``, ``n_support_``), K - 1 coefficients per
+    support vector (``dual_coef_``, LIBSVM's layout) and one rho per pair (-``intercept_``). For two
+    classes scikit-learn's layout has the signs of LIBSVM's flipped (positive for ``classes_[1]``), so
+    they are flipped back: LIBSVM's first label is ``classes_[0]``. ``svm_predict`` then gives the
+    estimator's ``decision_function`` (``decision_function_shape="ovo"``; for two classes its negative).
+
+    Raises
+    ------
+    ValidationError
+        For an estimator that is not a fitted SVC or NuSVC of this library, a kernel LIBSVM does not
+        have (callable, precomputed), or labels that are not integers.
+    """
+    from sklearn.utils.validation import check_is_fitted
+
+    from .estimators import SVC, NuSVC
+
+    if not isinstance(estimator, (SVC, NuSVC)):
+        raise fail("estimator", "a fitted sparsekernel.estimators.SVC or NuSVC", type(estimator).__name__)
+    check_is_fitted(estimator)
+    kernel = estimator.solutions_[0].kernel
+    kernel_type = {v: k for k, v in _KERNELS.items()}.get(kernel.name)
+    if kernel_type is None:
+        raise fail("estimator.kernel", "linear, poly, rbf or sigmoid (LIBSVM's kernels)", estimator.kernel)
+    classes = np.asarray(estimator.classes_)
+    if not (classes.dtype.kind in "iub" or (classes.dtype.kind == "f" and np.all(classes == np.round(classes)))):
+        raise fail("estimator.classes_", "integer labels (LIBSVM's model files hold integers)", classes.tolist())
+    sign = -1.0 if classes.size == 2 else 1.0                 # scikit-learn's two-class flip, undone
+    coef = sign * np.asarray(estimator.dual_coef_, dtype=np.float64)
+    rho = sign * -np.asarray(estimator.intercept_, dtype=np.float64)
+    lines = [f"svm_type {'nu_svc' if isinstance(estimator, NuSVC) else 'c_svc'}", f"kernel_type {kernel_type}"]
+    lines += _kernel_lines(kernel_type, kernel)
+    lines += [f"nr_class {classes.size}", f"total_sv {coef.shape[1]}",
+              "rho " + " ".join(f"{r:.17g}" for r in rho),
+              "label " + " ".join(str(int(c)) for c in classes),
+              "nr_sv " + " ".join(str(int(n)) for n in estimator.n_support_), "SV"]
+    SV = estimator.support_vectors_
+    SV = SV.tocsr() if issparse(SV) else np.asarray(SV)
+    for n in range(coef.shape[1]):
+        lines.append(" ".join(f"{c:.17g}" for c in coef[:, n]) + " "
+                     + " ".join(f"{i + 1}:{v:.17g}" for i, v in _features(SV, n)))
+    Path(path).write_text("\n".join(lines) + "\n")
+
+
+def _kernel_lines(kernel_type: str, k: Kernel) -> list[str]:
+    """The header lines of a kernel's parameters, as svm_save_model writes them."""
+    lines = []
+    if kernel_type == "polynomial":
+        lines.append(f"degree {int(k.degree)}")
+    if kernel_type != "linear":
+        lines.append(f"gamma {float(k.gamma):.17g}")
+    if kernel_type in ("polynomial", "sigmoid"):
+        lines.append(f"coef0 {float(k.coef0):.17g}")
+    return lines
 
 
 def _features(X: Any, n: int) -> list[tuple[int, float]]:

@@ -324,3 +324,42 @@ def test_check_command_takes_a_hat_and_libsvms_convention(tmp_path, capsys) -> N
     assert main(["check", "--multipliers", str(tmp_path / "coef.npy"), "--convention", "libsvm",
                  "--rho", repr(-sol.b)] + args) == 0
     assert "check: PASS" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("classes", [2, 3, 4])
+@pytest.mark.parametrize("name, kernel", [("SVC", "rbf"), ("NuSVC", "rbf"), ("SVC", "poly"), ("SVC", "linear")])
+def test_a_fitted_classifier_of_any_number_of_classes_loads_in_libsvm_and_predicts_the_same(
+        name: str, kernel: str, classes: int, tmp_path) -> None:
+    """save_fitted_model writes the one-versus-one model as svm_save_model does: LIBSVM's
+    svm_predict_values gives our decision_function ("ovo") pair by pair, and LIBSVM's labels."""
+    from sparsekernel import estimators
+    from sparsekernel.libsvm_model import save_fitted_model
+
+    X, _ = data("ripley")
+    y = np.digitize(X[:, 0] + 0.3 * X[:, 1], np.quantile(X[:, 0] + 0.3 * X[:, 1], np.linspace(0, 1, classes + 1)[1:-1]))
+    y = 2 * y + 3                                                     # labels 3, 5, 7, 9
+    params = {"nu": 0.3} if name == "NuSVC" else {"C": 2.0}
+    est = getattr(estimators, name)(kernel=kernel, gamma=0.45, degree=2, coef0=1.0, tol=1e-6,
+                                    decision_function_shape="ovo", **params).fit(X, y)
+    path = tmp_path / "fitted.model"
+    save_fitted_model(path, est)
+    model = svm_load_model(str(path))
+    assert list(model.get_labels()) == list(est.classes_)
+    X_new = held_out("ripley")
+    ours = est.decision_function(X_new).reshape(len(X_new), -1)
+    theirs = decision_values(model, X_new)
+    if classes == 2:                                                  # scikit-learn's sign: + for classes_[1]
+        theirs = -theirs
+    assert np.max(np.abs(ours - theirs)) <= REL * np.max(np.abs(theirs))
+    assert parse_libsvm_model(path).nr_class == classes
+
+
+def test_the_fitted_writer_refuses_what_libsvm_cannot_hold(tmp_path) -> None:
+    from sparsekernel import estimators
+    from sparsekernel.libsvm_model import save_fitted_model
+
+    X, t = data("ripley")
+    with pytest.raises(ValidationError, match="estimator must be a fitted"):
+        save_fitted_model(tmp_path / "x.model", estimators.SVR().fit(X, X[:, 0]))
+    with pytest.raises(ValidationError, match="integer labels"):
+        save_fitted_model(tmp_path / "x.model", estimators.SVC().fit(X, np.where(t > 0, "yes", "no")))
