@@ -283,8 +283,12 @@ def _rbf_block(X: Array, gamma: float) -> BlockFunction:
     work = _Workspace()
 
     def block(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.float32]) -> None:
+        if out.dtype == np.float64 and out.flags.c_contiguous:     # float64 rows: the exponent in place
+            np.matmul(left[rows], right_t[:, c0:c1], out=out)       # -gamma ||x_n - x_m||^2
+            np.exp(out, out=out)
+            return
         exponent = work.get(rows.size, c1 - c0)
-        np.matmul(left[rows], right_t[:, c0:c1], out=exponent)   # -gamma ||x_n - x_m||^2
+        np.matmul(left[rows], right_t[:, c0:c1], out=exponent)
         out[:] = exponent   # a rounding error of +1e-16 in the exponent is lost in float32
         np.exp(out, out=out)
 
