@@ -286,7 +286,7 @@ def smo(
         For a StandardQP: the variables, the gradient, LIBSVM's rho, the
         status ("optimal", "max_iter" or "unbounded"), the iteration count,
         ``solve_time`` and ``compile_time`` (numba's load or compilation on
-        the first call, not part of solve_time). No warning is issued here:
+        the first call for the row type and the rule's loop, not part of solve_time). No warning is issued here:
         the caller's status policy decides what a "max_iter" means.
 
     Raises
