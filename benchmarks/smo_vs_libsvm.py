@@ -2,9 +2,25 @@
 
 Run from the repository root:
 
-    python benchmarks/smo_vs_libsvm.py            # N = 1,000 5,000 10,000 20,000 and real data
+    python benchmarks/smo_vs_libsvm.py            # N = 100 300 1,000 5,000 10,000 20,000, real data, estimators
     python benchmarks/smo_vs_libsvm.py --quick    # N = 1,000 and 5,000, real data, one repeat
     python benchmarks/smo_vs_libsvm.py --sizes 5000 --machines C-SVC --repeats 5
+    python benchmarks/smo_vs_libsvm.py --estimators-only --repeats 7
+
+The second table compares the estimators, ``sparsekernel.estimators.SVC``
+against ``sklearn.svm.SVC``, where small problems spend their time: a fit is
+validation, the machine(s), the SMO, the KKT certificate of every solve and
+the fitted attributes. Rows: C-SVC on standardised ``make_classification``
+(20 features, random_state 0) at N = 100, 300, 1,000 (gamma = 1/20);
+one-versus-one on digits (10 classes, 45 pairs, gamma = "scale", raw
+pixels); and the configuration of issue 18: ``make_classification``,
+random_state 0, N = 5,000, 20 features, raw X (not standardised), C = 1,
+gamma = 1/20, tol 1e-3, 200 MB cache. All in one process: a warm-up fit of
+each (numba's compile or cache load excluded: it is measured by
+``benchmarks/cold_start.py``), then ``--repeats`` (at least 5) interleaved
+pairs of fits, ours then LIBSVM's; the medians of wall time and of process
+CPU time (``time.process_time``: less sensitive to other processes on a
+shared machine) and their ratios ours / LIBSVM.
 
 Both solvers get the same problem: RBF kernel with gamma = 1/20 (scikit-learn's
 "scale" on standardised data with 20 features), C = 1, nu = 0.5, epsilon =
@@ -20,7 +36,9 @@ both see the same background load, and reports the median fit times; peak
 memory is measured in one more fresh process per solver (one fit; the
 process's peak resident set minus its size just before the fit). Our fit
 time excludes numba's compile (or cache load) time, which happens before
-any measurement and is reported on its own in the ``jit`` column. The objective difference
+any measurement and is reported on its own in the ``jit`` column; ``cpu ratio`` is the ratio of
+the medians of process CPU time (``time.process_time``), less sensitive than wall time to other
+processes on a shared machine. The objective difference
 is ours minus LIBSVM's dual objective, both evaluated by
 ``machine.dual_objective`` in our convention, relative to |ours| (positive:
 ours is the better dual value): LIBSVM's
@@ -48,7 +66,10 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MACHINES = ("C-SVC", "nu-SVC", "eps-SVR", "nu-SVR", "one-class")
-SIZES = (1000, 5000, 10000, 20000)
+SIZES = (100, 300, 1000, 5000, 10000, 20000)
+#: the estimator table's rows: (name, data) with data "synth-N", "digits" or "issue18"
+ESTIMATOR_ROWS = (("C-SVC", "synth-100"), ("C-SVC", "synth-300"), ("C-SVC", "synth-1000"),
+                  ("OvO", "digits"), ("C-SVC", "issue18"))
 REAL = ("digits", "diabetes")
 C, NU, EPSILON, TOL, CACHE_MB = 1.0, 0.5, 0.1, 1e-3, 200
 TASK = {"C-SVC": "classification", "nu-SVC": "classification", "one-class": "classification",
@@ -123,29 +144,34 @@ def equivalent_tol(m) -> float:
 def fit_ours(machine_name: str, m, N: int) -> tuple[float, dict]:
     from sparsekernel.solvers.smo import smo
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     sol = smo(m, tol=equivalent_tol(m), cache_mb=CACHE_MB)
     seconds = time.perf_counter() - start - sol.compile_time
-    return seconds, {"iterations": sol.iterations, "objective": sol.dual_objective, "n_support": sol.n_support}
+    cpu = time.process_time() - cpu - sol.compile_time
+    return seconds, {"iterations": sol.iterations, "objective": sol.dual_objective, "n_support": sol.n_support,
+                     "cpu": cpu}
 
 
 def fit_libsvm(machine_name: str, m, X: np.ndarray, t: np.ndarray, gamma: float) -> tuple[float, dict]:
     N = X.shape[0]
     est = libsvm(machine_name, N, gamma)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     est.fit(X) if machine_name == "one-class" else est.fit(X, t)
     seconds = time.perf_counter() - start
+    cpu = time.process_time() - cpu
     z = libsvm_multipliers(machine_name, est, N)
     return seconds, {"iterations": int(np.ravel(est.n_iter_)[0]), "objective": m.dual_objective(z),
-                     "n_support": int(est.support_.size)}
+                     "n_support": int(est.support_.size), "cpu": cpu}
 
 
 def worker(spec: dict) -> dict:
-    """``time``: both solvers, fits interleaved (ours, LIBSVM, ours, ...), median times;
+    """``estimator``: ``estimator_worker``; ``time``: both solvers, fits interleaved (ours, LIBSVM, ours, ...), median times;
     ``memory-smo`` / ``memory-libsvm``: one fit, peak resident memory above the baseline."""
     from sparsekernel.solvers.kernel_cache import row_dtype
     from sparsekernel.solvers.smo import ensure_compiled
 
+    if spec["mode"] == "estimator":
+        return estimator_worker(spec)
     machine_name, data, mode = spec["machine"], spec["data"], spec["mode"]
     X, t = load(data, TASK[machine_name])
     N, D = X.shape
@@ -154,14 +180,17 @@ def worker(spec: dict) -> dict:
     jit = ensure_compiled(row_dtype(N))           # numba's compile or cache load, before anything is measured
     if mode == "time":
         times = {"smo": [], "libsvm": []}
+        cpus = {"smo": [], "libsvm": []}
         info = {}
         for _ in range(spec["repeats"]):
             seconds, info["smo"] = fit_ours(machine_name, m, N)
             times["smo"].append(seconds)
+            cpus["smo"].append(info["smo"]["cpu"])
             seconds, info["libsvm"] = fit_libsvm(machine_name, m, X, t, gamma)
             times["libsvm"].append(seconds)
-        return {solver: {**info[solver], "time": statistics.median(times[solver]), "N": N, "jit": jit}
-                for solver in times}
+            cpus["libsvm"].append(info["libsvm"]["cpu"])
+        return {solver: {**info[solver], "time": statistics.median(times[solver]),
+                         "cpu": statistics.median(cpus[solver]), "N": N, "jit": jit} for solver in times}
     rss0 = resident_bytes()
     if mode == "memory-smo":
         fit_ours(machine_name, m, N)
@@ -169,6 +198,60 @@ def worker(spec: dict) -> dict:
         fit_libsvm(machine_name, m, X, t, gamma)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024       # Linux: kilobytes
     return {"peak_mb": max(peak - rss0, 0) / 2**20}
+
+
+def estimator_data(data: str) -> tuple[np.ndarray, np.ndarray, object]:
+    """(X, labels, gamma) of a row of the estimator table."""
+    from sklearn.datasets import load_digits, make_classification
+    from sklearn.preprocessing import StandardScaler
+
+    if data == "digits":
+        d = load_digits()
+        return d.data, d.target, "scale"
+    if data == "issue18":                                 # issue 18's configuration: raw X
+        X, y = make_classification(n_samples=5000, n_features=20, random_state=0)
+        return X, y, 1.0 / 20
+    X, y = make_classification(n_samples=int(data.split("-")[1]), n_features=20, random_state=0)
+    return StandardScaler().fit_transform(X), y, 1.0 / 20
+
+
+def estimator_worker(spec: dict) -> dict:
+    """Interleaved fits of our SVC and scikit-learn's on one row's data: median wall and CPU times."""
+    from sklearn import svm
+
+    from sparsekernel.estimators import SVC
+
+    X, y, gamma = estimator_data(spec["data"])
+    common = dict(C=C, kernel="rbf", gamma=gamma, tol=TOL, cache_size=CACHE_MB)
+    makers = {"smo": lambda: SVC(**common), "libsvm": lambda: svm.SVC(**common)}
+    for make in makers.values():
+        make().fit(X, y)                                  # warm-up: numba's load or compile, BLAS, caches
+    wall = {name: [] for name in makers}
+    cpu = {name: [] for name in makers}
+    fitted = {}
+    for _ in range(spec["repeats"]):
+        for name, make in makers.items():
+            est = make()
+            w0, c0 = time.perf_counter(), time.process_time()
+            est.fit(X, y)
+            wall[name].append(time.perf_counter() - w0)
+            cpu[name].append(time.process_time() - c0)
+            fitted[name] = est
+    info = {name: {"n_support": int(est.support_.size), "accuracy": float(np.mean(est.predict(X) == y))}
+            for name, est in fitted.items()}                  # after the timed fits: no BLAS threads left spinning
+    return {name: {**info[name], "wall": statistics.median(wall[name]), "cpu": statistics.median(cpu[name]),
+                   "N": int(X.shape[0])} for name in makers}
+
+
+ESTIMATOR_HEADER = (f"{'estimator':9s} {'data':>10s} {'N':>6s} {'ours s':>8s} {'libsvm s':>9s} {'ratio':>6s} "
+                    f"{'ours cpu':>9s} {'lib cpu':>8s} {'cpu ratio':>9s} {'nSV ours':>8s} {'nSV lib':>8s} "
+                    f"{'acc ours':>8s} {'acc lib':>8s}")
+
+
+def estimator_row(name: str, data: str, a: dict, b: dict) -> str:
+    return (f"{name:9s} {data:>10s} {a['N']:6d} {a['wall']:8.4f} {b['wall']:9.4f} {a['wall'] / b['wall']:6.2f} "
+            f"{a['cpu']:9.4f} {b['cpu']:8.4f} {a['cpu'] / b['cpu']:9.2f} {a['n_support']:8d} {b['n_support']:8d} "
+            f"{a['accuracy']:8.4f} {b['accuracy']:8.4f}")
 
 
 def resident_bytes() -> int:
@@ -198,14 +281,15 @@ def run_cell(machine_name: str, data: str, repeats: int) -> tuple[dict, dict]:
 # -- the table ------------------------------------------------------------------------------------
 HEADER = (f"{'machine':10s} {'data':>8s} {'N':>6s} {'ours s':>8s} {'libsvm s':>9s} {'ratio':>6s} "
           f"{'it ours':>8s} {'it lib':>8s} {'nSV ours':>8s} {'nSV lib':>8s} {'obj diff':>9s} "
-          f"{'MB ours':>8s} {'MB lib':>7s} {'jit s':>6s}")
+          f"{'MB ours':>8s} {'MB lib':>7s} {'jit s':>6s} {'cpu ratio':>9s}")
 
 
 def row(machine_name: str, data: str, a: dict, b: dict) -> str:
     diff = (a["objective"] - b["objective"]) / max(abs(a["objective"]), 1e-300)
     return (f"{machine_name:10s} {data:>8s} {a['N']:6d} {a['time']:8.3f} {b['time']:9.3f} "
             f"{a['time'] / b['time']:6.2f} {a['iterations']:8d} {b['iterations']:8d} {a['n_support']:8d} "
-            f"{b['n_support']:8d} {diff:9.1e} {a['peak_mb']:8.0f} {b['peak_mb']:7.0f} {a['jit']:6.2f}")
+            f"{b['n_support']:8d} {diff:9.1e} {a['peak_mb']:8.0f} {b['peak_mb']:7.0f} {a['jit']:6.2f} "
+            f"{a['cpu'] / b['cpu']:9.2f}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -215,6 +299,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--machines", nargs="*", default=list(MACHINES), choices=MACHINES)
     parser.add_argument("--real", nargs="*", default=list(REAL), choices=REAL)
     parser.add_argument("--repeats", type=int, default=None, help="fits per cell (median time); default 3")
+    parser.add_argument("--estimators-only", action="store_true", help="only the estimator table")
+    parser.add_argument("--no-estimators", action="store_true", help="only the machine table")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -222,6 +308,23 @@ def main(argv: list[str] | None = None) -> None:
         return
     sizes = args.sizes if args.sizes is not None else ((1000, 5000) if args.quick else SIZES)
     repeats = args.repeats or (1 if args.quick else 3)
+    if not args.estimators_only:
+        machine_table(args, sizes, repeats)
+    if not args.no_estimators:
+        estimator_table(max(repeats, 5))
+
+
+def estimator_table(repeats: int) -> None:
+    print(f"\nEstimators: sparsekernel.estimators.SVC vs sklearn.svm.SVC, C = {C}, tol = {TOL}, cache {CACHE_MB} "
+          f"MB; median of {repeats} interleaved fit pairs in one warm process (compile excluded); "
+          f"ratio = ours / LIBSVM (wall; cpu = process CPU time)")
+    print(ESTIMATOR_HEADER)
+    for name, data in ESTIMATOR_ROWS:
+        timed = run_worker({"mode": "estimator", "data": data, "repeats": repeats})
+        print(estimator_row(name, data, timed["smo"], timed["libsvm"]), flush=True)
+
+
+def machine_table(args: argparse.Namespace, sizes: list[int], repeats: int) -> None:
     print(f"SMO (sparsekernel) vs LIBSVM (scikit-learn): RBF gamma = 1/D, C = {C}, nu = {NU}, "
           f"epsilon = {EPSILON}, tol = {TOL} (LIBSVM's scale), cache {CACHE_MB} MB; median of {repeats} "
           f"interleaved fit(s) per solver; ratio = ours / LIBSVM fit time (ours without JIT); "

@@ -42,11 +42,13 @@ def libsvm_dual_coef(coef: Array, labels: NDArray[np.intp], support: NDArray[np.
         return coef[:, support]
     out = np.zeros((K - 1, support.shape[0]))
     pair_of = {pair: k for k, pair in enumerate(pairs)}
-    for col, n in enumerate(support):
-        c = labels[n]
+    support_labels = labels[support]
+    for c in range(K):                           # the columns of class c, one row (opponent o) at a time
+        cols = np.flatnonzero(support_labels == c)
+        points = support[cols]
         for o in range(K):
             if o != c:
-                out[o if o < c else o - 1, col] = coef[pair_of[(min(c, o), max(c, o))], n]
+                out[o if o < c else o - 1, cols] = coef[pair_of[(min(c, o), max(c, o))], points]
     return out
 
 

@@ -204,8 +204,10 @@ class _BaseSVM(BaseEstimator):
         if isinstance(self.kernel, Kernel) or callable(self.kernel) and not isinstance(self.kernel, str):
             return make_kernel(self.kernel)
         gamma = None if self.gamma == "scale" else (1.0 / X.shape[1] if self.gamma == "auto" else float(self.gamma))
-        with np.errstate(over="ignore"):            # an overflowing variance is refused by make_kernel
-            variance = sparse.variance(X)
+        variance = None
+        if gamma is None:                            # X's variance only where gamma is "scale"
+            with np.errstate(over="ignore"):         # an overflowing variance is refused by make_kernel
+                variance = sparse.variance(X)
         return make_kernel(self.kernel, gamma=gamma, degree=self.degree, coef0=self.coef0,
                            n_features=X.shape[1], X_var=variance)
 

@@ -274,21 +274,37 @@ def _block_function(kernel: Kernel, X: Array) -> BlockFunction:
 
 def _rbf_block(X: Array, gamma: float) -> BlockFunction:
     """exp(-gamma ||x_n - x_m||^2) from one product of augmented matrices."""
-    Xc = X - X.mean(axis=0)
-    sq = np.einsum("ij,ij->i", Xc, Xc)
-    root = math.sqrt(2.0 * gamma)
-    ones = np.ones((Xc.shape[0], 1))
-    left = np.hstack([root * Xc, -gamma * sq[:, None], ones])            # (N, D + 2)
-    right_t = np.ascontiguousarray(np.hstack([root * Xc, ones, -gamma * sq[:, None]]).T)   # (D + 2, N)
+    left, right_t = _augmented(X, gamma)
     work = _Workspace()
 
     def block(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.float32]) -> None:
+        if out.dtype == np.float64 and out.flags.c_contiguous:     # float64 rows: the exponent in place
+            np.matmul(left[rows], right_t[:, c0:c1], out=out)       # -gamma ||x_n - x_m||^2
+            np.exp(out, out=out)
+            return
         exponent = work.get(rows.size, c1 - c0)
-        np.matmul(left[rows], right_t[:, c0:c1], out=exponent)   # -gamma ||x_n - x_m||^2
+        np.matmul(left[rows], right_t[:, c0:c1], out=exponent)
         out[:] = exponent   # a rounding error of +1e-16 in the exponent is lost in float32
         np.exp(out, out=out)
 
     return block
+
+
+def _augmented(X: Array, gamma: float) -> tuple[Array, Array]:
+    """left = [sqrt(2 gamma) Xc, -gamma ||xc||^2, 1] (N, D + 2) and right^T, right = [sqrt(2 gamma) Xc, 1,
+    -gamma ||xc||^2], Xc = X centred: left @ right^T = -gamma ||x_n - x_m||^2."""
+    Xc = X - X.mean(axis=0)
+    sq = np.einsum("ij,ij->i", Xc, Xc)
+    N, D = Xc.shape
+    left = np.empty((N, D + 2))
+    np.multiply(Xc, math.sqrt(2.0 * gamma), out=left[:, :D])
+    np.multiply(sq, -gamma, out=left[:, D])
+    left[:, D + 1] = 1.0
+    right_t = np.empty((D + 2, N))
+    right_t[:D] = left[:, :D].T
+    right_t[D] = 1.0
+    right_t[D + 1] = left[:, D]
+    return left, right_t
 
 
 def _dot_block(X: Array, kernel: Kernel) -> BlockFunction:
@@ -372,16 +388,11 @@ def _exact_function(kernel: Kernel, X: Array) -> ExactFunction:
     if issparse(X) and isinstance(kernel, (RBF, Linear, Polynomial, Sigmoid)):
         return _sparse_exact(X, kernel)
     if isinstance(kernel, RBF):
-        Xc = X - X.mean(axis=0)
-        sq = np.einsum("ij,ij->i", Xc, Xc)
-        root = math.sqrt(2.0 * kernel.gamma)
-        ones = np.ones((Xc.shape[0], 1))
-        left = np.hstack([root * Xc, -kernel.gamma * sq[:, None], ones])
-        right = np.hstack([root * Xc, ones, -kernel.gamma * sq[:, None]])
+        left, right_all = _augmented(X, kernel.gamma)
         work = _Workspace()
 
         def rbf_columns(cols: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], Array]:
-            right_t = np.ascontiguousarray(right[cols].T)            # (D + 2, len(cols)), once
+            right_t = np.ascontiguousarray(right_all[:, cols])       # (D + 2, len(cols)), once
 
             def rbf(rows: NDArray[np.int64]) -> Array:
                 block = work.get(rows.size, cols.size)

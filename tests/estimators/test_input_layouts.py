@@ -1,0 +1,89 @@
+"""Every input layout reaches the same fit and the same compiled loops.
+
+C- and F-ordered float64, read-only, float32 and CSR inputs give the same
+solution as C-ordered float64 (a float32 X is the float64 X rounded, so it is
+compared with a fit on that rounded X), and after the SMO's loops are loaded
+for one layout a fit with another adds no numba specialisation: a user's
+first F-ordered, read-only, float32 or sparse fit pays no second compile.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numba.core.registry import CPUDispatcher
+
+from sparsekernel.estimators import SVC, SVR
+from sparsekernel.solvers.smo import ensure_compiled
+
+N, D = 120, 5
+TOL = 1e-3
+
+
+def _data(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(N, D))
+    labels = np.where(X[:, 0] + 0.7 * rng.normal(size=N) > 0, 1, 0)
+    values = np.sin(X[:, 0]) + 0.1 * rng.normal(size=N)
+    return X, labels, values
+
+
+def _read_only(X: np.ndarray) -> np.ndarray:
+    X = X.copy()
+    X.flags.writeable = False
+    return X
+
+
+LAYOUTS = {
+    "F": np.asfortranarray,
+    "read-only": _read_only,
+    "non-contiguous": lambda X: np.repeat(X, 2, axis=1)[:, ::2],
+    "csr": sp.csr_matrix,
+}
+
+
+def _signatures() -> dict[str, int]:
+    """Specialisations of every jitted function of the SMO's compiled loops."""
+    module = importlib.import_module("sparsekernel.solvers._smo_numba")
+    return {name: len(f.signatures) for name, f in vars(module).items() if isinstance(f, CPUDispatcher)}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("estimator, target", [(SVC(gamma=0.5, tol=TOL), "labels"),
+                                               (SVR(gamma=0.5, tol=TOL), "values")])
+def test_a_layout_gives_the_c_ordered_float64_solution(layout: str, estimator, target: str) -> None:
+    X, labels, values = _data()
+    y = labels if target == "labels" else values
+    reference = estimator.__class__(**estimator.get_params()).fit(X, y)
+    other = estimator.__class__(**estimator.get_params()).fit(LAYOUTS[layout](X), y)
+    np.testing.assert_array_equal(other.support_, reference.support_)
+    np.testing.assert_allclose(other.dual_coef_, reference.dual_coef_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(other.intercept_, reference.intercept_, rtol=1e-10, atol=1e-12)
+    assert other.n_iter_ == reference.n_iter_
+
+
+def test_float32_inputs_give_the_solution_of_their_float64_values() -> None:
+    X, labels, _ = _data()
+    X32 = X.astype(np.float32)
+    reference = SVC(gamma=0.5, tol=TOL).fit(X32.astype(np.float64), labels)
+    other = SVC(gamma=0.5, tol=TOL).fit(X32, labels)
+    np.testing.assert_array_equal(other.support_, reference.support_)
+    np.testing.assert_allclose(other.dual_coef_, reference.dual_coef_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(other.intercept_, reference.intercept_, rtol=1e-10, atol=1e-12)
+    assert other.kkt_report_.ok
+
+
+def test_no_layout_adds_a_numba_specialisation() -> None:
+    X, labels, values = _data(1)
+    ensure_compiled(np.float64)                     # every loop the solver calls, for float64 rows
+    SVC(gamma=0.5, tol=TOL).fit(X, labels)
+    before = _signatures()
+    for layout in [*LAYOUTS.values(), lambda Z: Z.astype(np.float32)]:
+        Z = layout(X)
+        SVC(gamma=0.5, tol=TOL).fit(Z, labels)
+        SVR(gamma=0.5, tol=TOL).fit(Z, values)
+        SVC(gamma=0.5, tol=TOL, shrinking=False).fit(Z, labels)
+    assert _signatures() == before
