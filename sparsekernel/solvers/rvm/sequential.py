@@ -202,6 +202,9 @@ TOP_DOWN_SIZE = 500
 #: TOP_DOWN_ALPHAS: friedman1 at N = 1,000 with raw inputs and gamma 0.1 (issue 16) ends 106 nats higher
 #: from there (-1865.7 against -1971.6; noise sd 0.995, the truth 1) for about 1 s more at N = 1,000.
 TOP_DOWN_WIDE_SIZE = 1500
+#: Nats within which a top-down start's tracked evidence must match (7.85) recomputed (``_reproduced``)
+#: when tol is tighter: the rounding of log |C| over ~100 nearly collinear columns reaches 1e-3.
+REPRODUCE_TOL = 1e-2
 #: Pool of candidate pairs of ``fast_laplace``'s runs on the effective problem (sweeps reach the rest).
 LAPLACE_POOL = 500
 #: Single moves tried one by one, each at its own mode, when the best one lowers the Laplace evidence.
@@ -1165,7 +1168,10 @@ def _reproduced(trial: _Run, basis: _Basis, opts: FastOptions) -> bool:
     A start from a weak prior can end with large weights on nearly collinear
     columns, where A + beta Phi^T Phi (the steps' factor) has no digits left
     and the tracked evidence drifts from the true one (0.4 nats on friedman3
-    with raw inputs); such a point is not kept, as nothing certifies it.
+    with raw inputs); such a point is not kept, as nothing certifies it. The
+    two agree to ``REPRODUCE_TOL`` at least (not only ``tol``): on friedman1 at
+    N = 1,000 (146 functions, raw inputs) they differ by 1.8e-3 nats with one
+    BLAS thread and by less with two, rounding rather than drift.
     """
     state = trial.state
     if state.active.size == 0:
@@ -1175,7 +1181,7 @@ def _reproduced(trial: _Run, basis: _Basis, opts: FastOptions) -> bool:
         value = log_evidence_direct(Phi_a, basis.t, state.alpha, state.beta)
     except np.linalg.LinAlgError:
         return False
-    return abs(value - trial.value) <= opts.tol
+    return abs(value - trial.value) <= max(opts.tol, REPRODUCE_TOL)
 
 
 def worth_replacing(value: float, size: int, incumbent: float, incumbent_size: int, tol: float) -> bool:
