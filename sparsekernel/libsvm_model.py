@@ -415,13 +415,16 @@ def save_fitted_model(path: str | Path, estimator: Any) -> None:
         For an estimator that is not a fitted SVC or NuSVC of this library, a kernel LIBSVM does not
         have (callable, precomputed), or labels that are not integers.
     """
+    from sklearn.base import is_classifier
     from sklearn.utils.validation import check_is_fitted
 
-    from .estimators import SVC, NuSVC
+    from .estimators.svm import _BaseSVM
+    from .formulations.libsvm import machine_for_twin
 
-    if not isinstance(estimator, (SVC, NuSVC)):
+    if not (isinstance(estimator, _BaseSVM) and is_classifier(estimator)):
         raise fail("estimator", "a fitted sparsekernel.estimators.SVC or NuSVC", type(estimator).__name__)
     check_is_fitted(estimator)
+    svm_type = machine_for_twin(estimator._twin).libsvm_svm_type       # c_svc or nu_svc
     kernel = estimator.solutions_[0].kernel
     kernel_type = {v: k for k, v in _KERNELS.items()}.get(kernel.name)
     if kernel_type is None:
@@ -432,7 +435,7 @@ def save_fitted_model(path: str | Path, estimator: Any) -> None:
     sign = -1.0 if classes.size == 2 else 1.0                 # scikit-learn's two-class flip, undone
     coef = sign * np.asarray(estimator.dual_coef_, dtype=np.float64)
     rho = sign * -np.asarray(estimator.intercept_, dtype=np.float64)
-    lines = [f"svm_type {'nu_svc' if isinstance(estimator, NuSVC) else 'c_svc'}", f"kernel_type {kernel_type}"]
+    lines = [f"svm_type {svm_type}", f"kernel_type {kernel_type}"]
     lines += _kernel_lines(kernel_type, kernel)
     lines += [f"nr_class {classes.size}", f"total_sv {coef.shape[1]}",
               "rho " + " ".join(f"{r:.17g}" for r in rho),

@@ -330,7 +330,10 @@ def test_load_with_slow_idle_and_heavy_clients(server) -> None:
 
     print("slowest light requests:", sorted(((round(r[3], 2), r[0], r[1], r[2]) for r in light_results if r[4]),
                                             reverse=True)[:8])
-    assert all(status < 500 for status in statuses), [r for r in light_results if r[2] >= 500]
+    # a fuzzed /api/rvm body that is a valid fit goes to the heavy pool, every RVM fit does: a 503 there
+    # is the busy answer by design (as for the RVM clients); any other 5xx is a server error
+    errors = [r for r in light_results if r[2] >= 500 and not (r[2] == 503 and r[1] == "/api/rvm")]
+    assert not errors, errors
     # the heavy pool (HEAVY_SOLVES running, 6 waiting) is shared with the RVM fits: a full pool answers 503, as it should
     assert {s for s, _ in heavy_results} <= {200, 503} and [s for s, _ in heavy_results].count(200) >= 1
     assert {r[2] for r in rvm_results} <= {200, 503} and any(r[2] == 200 for r in rvm_results)

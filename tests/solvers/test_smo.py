@@ -429,22 +429,22 @@ def test_any_input_layout_solves_without_a_new_compiled_specialisation(layout):
 
 def test_an_interrupt_stops_a_long_run_within_seconds():
     """Ctrl-C reaches a long SMO run: the compiled loop returns to Python every ~1e5 steps or fewer.
-    (Issue 15's nu-SVR at an unreachable tol, without shrinking: every row cached, nothing else
-    makes the loop return; before the chunks it ran to its cap, about 20 s.)"""
+    (A degenerate nu-SVC at a tight tol, without shrinking: 3 million steps, about 30 s, with every
+    row cached, so nothing else makes the loop return. Issue 15's nu-SVR at tol 1e-15 served until
+    the SMO learned to finish it in 2 s.)"""
     import signal
     import subprocess
     import sys
     import time
 
     code = (
-        "import numpy as np, sys\n"
-        "from sparsekernel.formulations import NuSVR\n"
-        "from sparsekernel.kernels import Linear\n"
-        "rng = np.random.default_rng(1080973324); X = rng.normal(size=(165, 26))\n"
-        "t = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=165)\n"
-        "NuSVR(X[:20], t[:20], Linear(), C=1.0, nu=0.5).solve('smo')\n"
+        "from sparsekernel import datasets\n"
+        "from sparsekernel.formulations import NuSVC\n"
+        "from sparsekernel.kernels import RBF\n"
+        "X, t = datasets.ripley_mixture(n=2000)\n"
+        "NuSVC(X[:20], t[:20], RBF(2.0), nu=0.5).solve('smo', shrinking=False)\n"
         "print('started', flush=True)\n"
-        "NuSVR(X, t, Linear(), C=2035.19, nu=0.4839).solve('smo', tol=1e-15, shrinking=False, max_iter=50_000_000)\n"
+        "NuSVC(X, t, RBF(2.0), nu=0.1).solve('smo', tol=1e-9, shrinking=False, max_iter=50_000_000)\n"
         "print('finished', flush=True)\n")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
