@@ -442,7 +442,7 @@ def test_an_interrupt_stops_a_long_run_within_seconds():
         "from sparsekernel.formulations import NuSVC\n"
         "from sparsekernel.kernels import RBF\n"
         "X, t = datasets.ripley_mixture(n=2000)\n"
-        "NuSVC(X[:20], t[:20], RBF(2.0), nu=0.5).solve('smo', shrinking=False)\n"
+        "NuSVC(X, t, RBF(2.0), nu=0.1).solve('smo', tol=0.5, shrinking=False)\n"   # every loop loaded first
         "print('started', flush=True)\n"
         "NuSVC(X, t, RBF(2.0), nu=0.1).solve('smo', tol=1e-9, shrinking=False, max_iter=50_000_000)\n"
         "print('finished', flush=True)\n")
