@@ -438,6 +438,7 @@ def test_an_interrupt_stops_a_long_run_within_seconds():
     import time
 
     code = (
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"  # even if inherited ignored
         "from sparsekernel import datasets\n"
         "from sparsekernel.formulations import NuSVC\n"
         "from sparsekernel.kernels import RBF\n"
