@@ -138,7 +138,8 @@ class _BaseSVM(BaseEstimator):
     def _fit_machine(self, machine: Machine) -> tuple[Solution, Any]:
         """Solve ``machine``; its KKT report is the solve's certificate (at the tolerance matched to
         the method and ``tol``, ``formulations.solve.matched_tol``), computed once."""
-        self._convexity.append((machine.convex, machine.eigenvalue_range))
+        if hasattr(self, "_convexity"):                  # inside _warned_once: counted for its one warning
+            self._convexity.append((machine.convex, machine.eigenvalue_range))
         sol = self._solve(machine)
         return sol, sol.report
 
