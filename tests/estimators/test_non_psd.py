@@ -14,7 +14,7 @@ from sklearn.preprocessing import StandardScaler
 
 from sparsekernel.duality import check
 from sparsekernel.errors import NonConvexWarning, ValidationError
-from sparsekernel.estimators import SVC, SVR, NuSVC, OneClassSVM
+from sparsekernel.estimators import SVC, NuSVC, OneClassSVM
 from sparsekernel.formulations import EpsilonSVR, NuSVC as NuSVCMachine, SoftMarginSVC
 from sparsekernel.kernels import RBF, Sigmoid
 
