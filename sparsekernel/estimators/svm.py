@@ -284,9 +284,8 @@ class _BaseSVM(BaseEstimator):
             except SolverError:
                 if path is None:
                     raise
-                # an answer that fails its certificate (at a large C the float32 rows' rounding, which
-                # the steps accumulate into the gradient, can reach tol): the cold fit decides, as it
-                # would without the path
+                # a warm solve whose answer fails its certificate: the cold fit decides, as it would
+                # without the path (a safeguard; the SMO itself checks a stop on float32 rows)
                 fitted[k] = clone(self).set_params(**{name: items[k]}).fit(X, y, sample_weight=sample_weight)
         return fitted
 
@@ -472,16 +471,16 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
             if self._precomputed:
                 self._full_solutions = list(self._solutions)
             else:
-                self._full_solutions = [self._with_rows(index, sol) for index, sol in zip(self._index, self._solutions)]
+                where = np.empty(self.shape_fit_[0], dtype=np.intp)     # a point's row in support_vectors_
+                where[self.support_] = np.arange(self.support_.shape[0])
+                self._full_solutions = [self._with_rows(where[index[sol.support]], sol) for index, sol in
+                                        zip(self._index, self._solutions)]
         return self._full_solutions
 
-    def _with_rows(self, index: NDArray[np.intp], sol: Solution) -> Solution:
-        """A pair's Solution with its support vectors as rows of ``support_vectors_``, its support in
-        their order: ``support_vectors_`` itself (shared, not copied) where the pair's support is
-        the whole of it, as a binary problem's is."""
-        where = np.empty(self.shape_fit_[0], dtype=np.intp)
-        where[self.support_] = np.arange(self.support_.shape[0])
-        position = where[index[sol.support]]
+    def _with_rows(self, position: NDArray[np.intp], sol: Solution) -> Solution:
+        """A pair's Solution with its support vectors as rows of ``support_vectors_`` (``position``:
+        each one's row), its support in their order: ``support_vectors_`` itself (shared, not copied)
+        where the pair's support is the whole of it, as a binary problem's is."""
         order = np.argsort(position, kind="stable")
         whole = position.shape[0] == self.support_.shape[0]
         rows = self.support_vectors_ if whole else self.support_vectors_[position[order]]

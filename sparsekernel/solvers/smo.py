@@ -596,17 +596,12 @@ class _Run:
         a, V, G_bar, perm, flags = self.st
         n, N, scale = a.shape[0], self.cache.N, float(self.fpar[nb.F_SCALE])
         everywhere = np.arange(N)
-
-        def Q_times(coef: Array, points: NDArray[np.int64], signs: Array) -> Array:
-            """scale y_t ((K + diag(shift)) u)[index_t], u = sum_j signs_j coef_j e_points_j."""
-            u = np.bincount(points, weights=signs * coef, minlength=N)
-            support = np.flatnonzero(u != 0.0)
-            return scale * self.cache.products(everywhere, support, u[support])
-
-        G = p + y * Q_times(a, index, y)[index]                              # G = Q a + p
+        u = np.bincount(index, weights=y * a, minlength=N)                   # u_n = sum y_i a_i
+        G = p + scale * y * self._K_times(u, everywhere)[index]             # G = Q a + p
         V[:] = -y * G
-        bound = (a >= upper) & np.isfinite(upper)
-        G_bar[:] = y0 * Q_times(np.where(bound, upper, 0.0)[np.argsort(perm)], index0, y0)[index0]
+        at_upper = np.where((a >= upper) & np.isfinite(upper), upper, 0.0)[np.argsort(perm)]   # caller's order
+        u_bar = np.bincount(index0, weights=y0 * at_upper, minlength=N)
+        G_bar[:] = scale * y0 * self._K_times(u_bar, everywhere)[index0]     # G_bar = sum_{a_j = u_j} u_j Q_j
         self.fpar[nb.F_OBJ] = 0.5 * float(a @ (G - p)) + float(p @ a)
         self.fpar[nb.F_PTA] = float(p @ a)
         self.ctrl[nb.C_EXT_VALID] = 0
@@ -753,9 +748,15 @@ class _Run:
             Ku = shifted
         else:
             Ku = np.zeros(self.cache.N)
-            Ku[support] = self.cache.products(support, support, u[support])
+            Ku[support] = self._K_times(u, support)
         Gz[on_support] = qp.p[on_support] + qp.scale * qp.y[on_support] * Ku[qp.index[on_support]]   # G = Q z + p
         self.fpar[nb.F_OBJ] = 0.5 * float(z @ (Gz - qp.p)) + float(qp.p @ z)
+
+    def _K_times(self, u: Array, rows: NDArray[np.intp]) -> Array:
+        """((K + diag(shift)) u)[rows] in float64 from the kernel itself (not the cached rows), over
+        the points where u is not zero."""
+        support = np.flatnonzero(u != 0.0)
+        return self.cache.products(rows, support, u[support])
 
     def _trace(self) -> SMOTrace | None:
         if self.ctrl[nb.C_RECORD] == 0:
@@ -808,11 +809,13 @@ def ensure_compiled(dtype: type = np.float64, wss: str | None = None) -> float:
     those of rule ``wss`` (None: every rule); seconds spent, 0 once done in this process."""
     name = np.dtype(dtype).name
     loops = sorted(set(LOOP_OF.values())) if wss is None else [LOOP_OF[wss]]
+    missing = [loop for loop in loops if (name, loop) not in _COMPILED]
+    if not missing:
+        return 0.0
     start = time.perf_counter()
-    for loop in loops:
-        if (name, loop) not in _COMPILED:
-            _warm_up(dtype, [rule for rule, of in LOOP_OF.items() if of == loop])
-            _COMPILED.add((name, loop))
+    for loop in missing:
+        _warm_up(dtype, [rule for rule, of in LOOP_OF.items() if of == loop])
+        _COMPILED.add((name, loop))
     return time.perf_counter() - start
 
 

@@ -132,9 +132,8 @@ class RegularisationPath:
     A kept cache holds float64 rows wherever the whole float64 Gram matrix fits its budget (N <=
     about 4,600 at 200 MB), float32 (``kernel_cache.row_dtype``) beyond: computed once for the
     whole path, the exact rows cost little more, and they spare the large C of a path the float32
-    rounding that the steps accumulate into the gradient (at N = 5,000, gamma = 1e-3, C = 1e3 the
-    cold float32 fit of a fold fails its certificate by 2.2e-3 against 2e-3; the float64 path
-    passes on every fold).
+    rounding that the steps accumulate into the gradient, and so the SMO's float64 re-checks of its
+    stop (``smo._Run.refined``), which found that rounding at N = 5,000, gamma = 1e-3, C = 1e3.
 
     Parameters
     ----------
