@@ -219,13 +219,7 @@ def _sv_lines(body: list[str], n_coef: int, first_line: int, path: str) -> tuple
 
 def _feature_key(row: Any) -> tuple:
     """A row's nonzero features rounded as LIBSVM writes them (``%.8g``)."""
-    if issparse(row):
-        row = row.tocsr()
-        pairs = zip(row.indices.tolist(), row.data.tolist())
-    else:
-        values = np.asarray(row, dtype=np.float64).ravel()
-        pairs = ((int(i), float(values[i])) for i in np.flatnonzero(values))
-    return tuple(sorted((i, float(f"{v:.{FEATURE_DIGITS}g}")) for i, v in pairs if v != 0.0))
+    return tuple((i, float(f"{v:.{FEATURE_DIGITS}g}")) for i, v in _nonzeros(row))
 
 
 def _match_support_vectors(model: LibsvmModel, X: Any, y: Array | None) -> NDArray[np.intp]:
@@ -462,8 +456,14 @@ def _kernel_lines(kernel_type: str, k: Kernel) -> list[str]:
 
 
 def _features(X: Any, n: int) -> list[tuple[int, float]]:
-    if issparse(X):
-        row = X[n]
+    """Row n's nonzero (index, value) pairs, in index order."""
+    return _nonzeros(X[n])
+
+
+def _nonzeros(row: Any) -> list[tuple[int, float]]:
+    """A row's (index, value) pairs where the value is not zero, in index order (dense or sparse)."""
+    if issparse(row):
+        row = sp.csr_matrix(row)
         return [(int(i), float(v)) for i, v in sorted(zip(row.indices, row.data)) if v != 0.0]
-    values = X[n]
+    values = np.asarray(row, dtype=np.float64).ravel()
     return [(int(i), float(values[i])) for i in np.flatnonzero(values)]
