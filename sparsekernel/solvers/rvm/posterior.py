@@ -20,6 +20,7 @@ are ours minus one: his a = b = c = d = 0 is our flat default.)
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -89,21 +90,37 @@ FLAT = Hyperprior()
 
 @dataclass(frozen=True)
 class Posterior:
-    """N(w | m, Sigma) of Result 7.12 with the Cholesky factor of Sigma^-1.
+    """N(w | m, Sigma) of Result 7.12, held as m and the Cholesky factor of Sigma^-1.
 
     Attributes
     ----------
     m : array (M,)
         Posterior mean (7.82).
-    Sigma : array (M, M)
-        Posterior covariance (7.83).
     R : array (M, M)
         Upper triangular, R^T R = Sigma^-1.
+    Sigma : array (M, M)
+        Posterior covariance (7.83), formed on first use (LAPACK potri).
+    Sigma_diag : array (M,)
+        Its diagonal, from the rows of R^-1 when Sigma was not formed: MacKay's
+        and EM's updates need only the diagonal, and a triangular inverse costs
+        half of potri's full one (an M^3 / 3 against 2 M^3 / 3 flops).
     """
 
     m: Array
-    Sigma: Array
     R: Array
+
+    @functools.cached_property
+    def Sigma(self) -> Array:
+        return covariance_from_factor(self.R)
+
+    @functools.cached_property
+    def Sigma_diag(self) -> Array:
+        if "Sigma" in self.__dict__ or self.R.shape[0] == 0:
+            return np.diag(self.Sigma).copy()
+        R_inv, info = scipy.linalg.lapack.dtrtri(self.R, lower=0)
+        if info != 0:
+            raise SolverError(f"LAPACK trtri failed with info={info}", status=f"trtri info={info}", solver="rvm")
+        return np.einsum("ij,ij->i", R_inv, R_inv)  # Sigma = R^-1 R^-T: row i of R^-1 squared
 
     @property
     def log_det_Sigma(self) -> float:
@@ -158,7 +175,7 @@ def posterior(PhiTPhi: Array, PhiTt: Array, alpha: Array, beta: float) -> Poster
     H = np.diag(alpha) + beta * PhiTPhi  # (7.83): Sigma^-1 = A + beta Phi^T Phi
     R = precision_factor(H)
     m = beta * scipy.linalg.cho_solve((R, False), PhiTt, check_finite=False)  # (7.82)
-    return Posterior(m=m, Sigma=covariance_from_factor(R), R=R)
+    return Posterior(m=m, R=R)
 
 
 def gamma_of(alpha: Array, Sigma_diag: Array) -> Array:

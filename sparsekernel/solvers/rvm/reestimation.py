@@ -81,7 +81,7 @@ def new_hyperparameters(
     post: Posterior, alpha: Array, beta: float, E_D: float, N: int, opts: IterativeOptions
 ) -> tuple[Array, float]:
     """One MacKay or EM update of (alpha, beta)."""
-    prior, m2, Sigma_ii = opts.prior, post.m**2, np.diag(post.Sigma)
+    prior, m2, Sigma_ii = opts.prior, post.m**2, post.Sigma_diag
     gamma = gamma_of(alpha, Sigma_ii)  # (7.89)
     with np.errstate(divide="ignore", invalid="ignore"):
         if opts.method == "mackay":

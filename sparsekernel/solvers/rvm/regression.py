@@ -332,7 +332,7 @@ def _regression_result(problem: _Problem, run: _RunResult, method: str, alpha_ma
         beta=float(run.beta / units.t_scale**2),
         mean=frozen(post.m * D),
         covariance=frozen(post.Sigma * np.outer(D, D)),
-        gamma=frozen(gamma_of(alpha, np.diag(post.Sigma))),
+        gamma=frozen(gamma_of(alpha, post.Sigma_diag)),
         log_evidence=frozen(history - shift),
         iterations=int(run.iterations),
         converged=bool(run.converged),
