@@ -58,7 +58,7 @@ class IterativeOptions:
     max_iter: int
     alpha_max: float
     beta_max: float
-    alpha_init: float
+    alpha_init: float | Array  # one value for every column, or one per column
     prior: Hyperprior
 
 
@@ -117,7 +117,7 @@ def iterative_regression(
 ) -> IterativeOutcome:
     """MacKay or EM over the M columns whose Gram matrix is ``PhiTPhi`` and Phi^T t is ``b``."""
     active = np.arange(b.size)
-    alpha = np.full(b.size, opts.alpha_init)
+    alpha = np.broadcast_to(np.asarray(opts.alpha_init, dtype=np.float64), b.shape).copy()
     history: list[float] = []
     converged, iterations, previous = False, 0, -math.inf
     while iterations < opts.max_iter and active.size:

@@ -87,10 +87,12 @@ Then ``mackay_polish`` re-estimates every kept alpha and beta jointly by
 (7.87)-(7.88) while that raises the evidence, and the steps run again, so
 the result is certified by the same single-alpha test.
 
-On a basis of at most ``TOP_DOWN_SIZE`` functions three more starts come from
+On a basis of at most ``TOP_DOWN_SIZE`` functions four more starts come from
 the other end (``top_down_start``): MacKay's re-estimation from every
-function at alpha_i = 1, 1e-2 and 1e-4, copies merged, then the steps and the
-polish; up to ``TOP_DOWN_WIDE_SIZE`` functions, the one from 1e-4. Wide kernels give the evidence several maxima, and the steps from the
+function at alpha_i = 1, 1e-2 and 1e-4 (unit-norm columns) and at Tipping's
+one alpha for the caller's columns (``FastOptions.raw_start``), copies
+merged, then the steps and the polish; up to ``TOP_DOWN_WIDE_SIZE``
+functions, the one from 1e-4. Wide kernels give the evidence several maxima, and the steps from the
 empty model and the re-estimation from the full one reach different ones,
 neither always the higher (benchmarks/rvm_accuracy.py); the highest is kept,
 except that a start which ends with the noise at its floor (the model
@@ -252,6 +254,8 @@ class FastOptions:
     update_beta: bool = True
     span_tol: float = 1e-6  # S_i <= span_tol beta ||phi_i||^2: phi_i numerically in the active span
     align_max: float = 1.0 - 1e-6  # cosine above which a candidate copies an included function
+    #: one more top-down start: alpha_i per column of the design (see ``regression.raw_units_start``)
+    raw_start: Array | None = None
 
 
 @dataclass(frozen=True)
@@ -1076,8 +1080,9 @@ def held_start(run: _Run, basis: _Basis, opts: FastOptions, beta_hold: float) ->
 
 
 def top_down_start(run: _Run, basis: _Basis, opts: FastOptions, beta: float,
-                   alpha_init: float) -> tuple[_Run, bool]:
-    """A start from the other end: every pool member included with alpha_i = ``alpha_init``.
+                   alpha_init: float | Array) -> tuple[_Run, bool]:
+    """A start from the other end: every pool member included with alpha_i = ``alpha_init`` (one value,
+    or one per column of the design).
 
     MacKay's joint re-estimation (7.87)-(7.88) over the pool's Gram matrix
     (held already; no kernel evaluation) runs as ``method="mackay"`` does, to
@@ -1089,6 +1094,8 @@ def top_down_start(run: _Run, basis: _Basis, opts: FastOptions, beta: float,
     """
     state = run.state
     pool = state.pool
+    if np.ndim(alpha_init):
+        alpha_init = np.asarray(alpha_init)[pool.index]
     iterative = IterativeOptions("mackay", opts.tol, DEFAULT_MAX_ITER["mackay"], opts.alpha_max, opts.beta_max,
                                  alpha_init, opts.prior)
     try:
@@ -1246,14 +1253,15 @@ def fast_regression(
     return _outcome(run, converged and refused <= opts.tol, refused)
 
 
-def _top_down_alphas(size: int, opts: FastOptions) -> tuple[float, ...]:
-    """The top-down starts' alpha_i on a basis of ``size`` functions: all of TOP_DOWN_ALPHAS up to
-    TOP_DOWN_SIZE, the weakest alone up to TOP_DOWN_WIDE_SIZE, none above (nor without restarts,
-    with beta held, or under a prior that is not flat)."""
+def _top_down_alphas(size: int, opts: FastOptions) -> tuple[float | Array, ...]:
+    """The top-down starts' alpha_i on a basis of ``size`` functions: all of TOP_DOWN_ALPHAS and
+    ``opts.raw_start`` (one alpha_i per column of the design) up to TOP_DOWN_SIZE, the weakest of
+    TOP_DOWN_ALPHAS alone up to TOP_DOWN_WIDE_SIZE, none above (nor without restarts, with beta held,
+    or under a prior that is not flat)."""
     if not (opts.restarts and opts.update_beta and opts.prior.flat):
         return ()
     if size <= TOP_DOWN_SIZE:
-        return TOP_DOWN_ALPHAS
+        return TOP_DOWN_ALPHAS + (() if opts.raw_start is None else (opts.raw_start,))
     return (min(TOP_DOWN_ALPHAS),) if size <= TOP_DOWN_WIDE_SIZE else ()
 
 
@@ -1269,6 +1277,8 @@ def _span_retry(run: _Run, basis: _Basis, opts: FastOptions) -> FastOptions:
     trial = _Run(state=run.state.copy(), value=run.value, history=[], iterations=run.iterations,
                  sweeps=run.sweeps)
     trial.state.blocked[:] = False
+    trial.state.span_tol = loose.span_tol  # the tier is chosen by the state's test: the refused may join it
+    trial.state.select_tier()
     try:
         ok = converge(trial, basis, loose)
         value = refresh(trial.state)
