@@ -34,7 +34,7 @@ the regression machines share the N rows (Q_ij = scale y_i y_j k(x_index(i),
 x_index(j)) is expanded with its signs by the solver).
 
 Rows are stored as float64 while the whole float64 Gram matrix would take at
-most 32 MiB (N <= 2048) and as float32 above, like LIBSVM's ``Qfloat``: the
+most 16 MiB (N <= 1448) and as float32 above, like LIBSVM's ``Qfloat``: the
 exponent and the dot products are always formed in float64 and rounded once,
 so a float32 value is the kernel value to a relative 6e-8; the solver
 accumulates its gradient in float64. Float32 halves the memory and the
@@ -64,8 +64,10 @@ __all__ = ["KernelRowCache", "row_dtype", "MIN_SLOTS", "slots_for"]
 Array = NDArray[np.float64]
 
 #: Rows are float64 while the whole float64 Gram matrix takes at most this many bytes
-#: (N <= 2048), float32 (LIBSVM's Qfloat) above.
-DOUBLE_GRAM_BYTES = 32 * (1 << 20)
+#: (N <= 1448), float32 (LIBSVM's Qfloat) above. At 32 MiB (N <= 2048) a fit at N = 2,000 held
+#: 1.8-1.9 times LIBSVM's peak memory (benchmarks/sparse_vs_libsvm.py); the float64 refinement of
+#: the float32 runs (``smo._Run.refined``) keeps their answers to the float64 ones' tolerance.
+DOUBLE_GRAM_BYTES = 16 * (1 << 20)
 #: Fewest rows the cache holds whatever ``cache_mb`` says (a step needs two rows,
 #: the nu selection three, and one more may be pinned while they are fetched).
 MIN_SLOTS = 4
@@ -77,7 +79,7 @@ PRODUCT_ENTRIES = 1 << 17
 COLUMN_CHUNK = 1024
 MEGABYTE = 1 << 20
 #: Entries of the dense float64 block of dot products of a sparse X (8 MB).
-SPARSE_GROUP_ENTRIES = 1 << 20
+SPARSE_GROUP_ENTRIES = 1 << 18
 
 
 def row_dtype(n_points: int) -> type:

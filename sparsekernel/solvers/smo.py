@@ -55,7 +55,7 @@ found wrongly shrunk variables), which LIBSVM does not do.
 Q is an interface, never a stored matrix: kernel rows come from
 ``kernel_cache.KernelRowCache`` (least recently used rows in 80% of
 ``cache_mb``, computed in BLAS blocks or, for RBF into float32 rows, by a
-compiled distance loop; float64 rows for N <= 2048, float32 above, like
+compiled distance loop; float64 rows for N <= 1448, float32 above, like
 LIBSVM's Qfloat); the regression machines' 2N variables share the N rows,
 expanded with their signs. While the cache has room a missing row comes
 together with the rows of the most violating uncached variables, up to
@@ -240,7 +240,7 @@ class SMOResult(QPResult):
     holds, ``compact`` whether compact rows were used. ``outputs`` is K u on
     every training point (u_n = sum_i y_i a_i over the variables of point n),
     summed in float64 from the kernel rows of the support points (the cached
-    ones, float32 for N > 2048, and the others computed), not from the
+    ones, float32 for N > 1448, and the others computed), not from the
     gradient the steps maintained; ``outputs_error`` bounds its rounding
     (float32 rows: eps_32 sum_n |u_n| max_n k(x_n, x_n); float64 rows: 0).
     """
@@ -704,7 +704,7 @@ class _Run:
 
     def _row_products(self, u: Array) -> Array:
         """(K + diag(shift)) u on every point, in float64, from the support points' kernel rows: the
-        cached ones where they are (float32 for N > 2048), computed where not."""
+        cached ones where they are (float32 for N > 1448), computed where not."""
         cache = self.cache
         support = np.flatnonzero(u != 0.0)
         slots = cache.slot_of[support]

@@ -245,7 +245,7 @@ def test_class_weights_match_libsvm():
 
 @pytest.mark.parametrize("kind", ["soft", "nu"])
 def test_float32_rows_of_a_larger_problem_match_libsvm(kind):
-    """N = 2500 > 2048: the rows are float32 (LIBSVM's Qfloat), the RBF ones from the direct
+    """N = 2500 > 1448: the rows are float32 (LIBSVM's Qfloat), the RBF ones from the direct
     distance loop; the answer still equals LIBSVM's."""
     from sklearn.datasets import make_classification
 
@@ -479,7 +479,7 @@ def test_a_stop_on_float32_rows_is_checked_on_a_float64_gradient(machine: str) -
     else:
         r = np.sin(3 * X[:, 0]) + X[:, 1] + 0.1 * np.random.default_rng(0).normal(size=3000)
         m = EpsilonSVR(X, r, RBF(2.0), C=30.0, epsilon=0.05)
-    assert m.N > 2048                                   # float32 rows (kernel_cache.row_dtype)
+    assert m.N > 1448                                   # float32 rows (kernel_cache.row_dtype)
     sol = solve_by(m, "smo")
     assert sol.status == "optimal"
     assert check(m, sol, tol=sol.tol).ok
