@@ -79,7 +79,7 @@ PRODUCT_ENTRIES = 1 << 17
 COLUMN_CHUNK = 1024
 MEGABYTE = 1 << 20
 #: Entries of the dense float64 block of dot products of a sparse X (8 MB).
-SPARSE_GROUP_ENTRIES = 1 << 18
+SPARSE_GROUP_ENTRIES = 1 << 20
 
 
 def row_dtype(n_points: int) -> type:
@@ -141,6 +141,7 @@ class KernelRowCache:
         self._filled = np.zeros(1, dtype=np.int64)      # slots filled so far (they fill in order)
         self._block_fn: BlockFunction | None = None          # built on first use
         self._exact_fn: ExactFunction | None = None
+        self._Xt = None                                      # a sparse X's transpose as CSR, built once
         self._direct = None
         if isinstance(kernel, RBF) and self.dtype == np.float32 and not issparse(X):
             self._direct = (np.ascontiguousarray((X - X.mean(axis=0)).T, dtype=np.float32), float(kernel.gamma),
@@ -224,14 +225,20 @@ class KernelRowCache:
         return out
 
 
+    def _transposed(self):
+        """X^T as CSR (D, N) for a sparse X, one copy shared by the rows and the float64 products."""
+        if self._Xt is None and issparse(self.X):
+            self._Xt = self.X.T.tocsr()
+        return self._Xt
+
     def _block(self, rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.floating]) -> None:
         if self._block_fn is None:
-            self._block_fn = _block_function(self.kernel, self.X)
+            self._block_fn = _block_function(self.kernel, self.X, self._transposed())
         self._block_fn(rows, c0, c1, out)
 
     def _exact(self, cols: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], Array]:
         if self._exact_fn is None:
-            self._exact_fn = _exact_function(self.kernel, self.X)
+            self._exact_fn = _exact_function(self.kernel, self.X, self._transposed())
         return self._exact_fn(cols)
 
     def products(self, rows: NDArray[np.intp], cols: NDArray[np.intp], coef: Array) -> Array:
@@ -256,10 +263,11 @@ class KernelRowCache:
 BlockFunction = Callable[[NDArray[np.int64], int, int, NDArray[np.float32]], None]
 
 
-def _block_function(kernel: Kernel, X: Array) -> BlockFunction:
-    """(rows, c0, c1, out) -> out[:] = K[rows, c0:c1] in float32, by the fastest route for the kernel."""
+def _block_function(kernel: Kernel, X: Array, Xt=None) -> BlockFunction:
+    """(rows, c0, c1, out) -> out[:] = K[rows, c0:c1] in float32, by the fastest route for the kernel
+    (``Xt``: a sparse X's transpose as CSR)."""
     if issparse(X) and isinstance(kernel, (RBF, Linear, Polynomial, Sigmoid)):
-        return _sparse_block(X, kernel)
+        return _sparse_block(X, kernel, Xt)
     if isinstance(kernel, Precomputed):
         def precomputed(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.float32]) -> None:
             out[:] = X[rows, c0:c1]
@@ -323,16 +331,15 @@ def _dot_block(X: Array, kernel: Kernel) -> BlockFunction:
     return block
 
 
-def _sparse_block(X, kernel: Kernel) -> BlockFunction:
+def _sparse_block(X, kernel: Kernel, Xt) -> BlockFunction:
     """Rows of a kernel of x_n^T x_m on a CSR X: dots = X[rows] @ X^T, a sparse-times-sparse product.
 
-    X^T is kept once as CSR (nnz entries more), so that a row costs the products of its stored
+    X^T is kept once as CSR (``Xt``, nnz entries more), so that a row costs the products of its stored
     entries with the matching columns only (for text-like data a small fraction of nnz(X)), and
     the rows are taken in groups of at most ``SPARSE_GROUP_ENTRIES / N`` so that the dense float64
     block of dot products stays small whatever the number of rows asked for.
     """
     sq = row_squared_norms(X) if isinstance(kernel, RBF) else None
-    Xt = X.T.tocsr()                                                  # (D, N)
     N = X.shape[0]
     group = max(1, SPARSE_GROUP_ENTRIES // max(N, 1))
 
@@ -382,13 +389,14 @@ class _Workspace:
 ExactFunction = Callable[[NDArray[np.int64]], Callable[[NDArray[np.int64]], Array]]
 
 
-def _exact_function(kernel: Kernel, X: Array) -> ExactFunction:
-    """cols -> (rows -> K[rows][:, cols] in float64), by the same routes as the rows.
+def _exact_function(kernel: Kernel, X: Array, Xt=None) -> ExactFunction:
+    """cols -> (rows -> K[rows][:, cols] in float64), by the same routes as the rows (``Xt``: a sparse
+    X's transpose as CSR).
 
     The returned block lives in a workspace that the next call overwrites.
     """
     if issparse(X) and isinstance(kernel, (RBF, Linear, Polynomial, Sigmoid)):
-        return _sparse_exact(X, kernel)
+        return _sparse_exact(X, kernel, Xt)
     if isinstance(kernel, RBF):
         left, right_all = _augmented(X, kernel.gamma)
         work = _Workspace()
@@ -408,15 +416,24 @@ def _exact_function(kernel: Kernel, X: Array) -> ExactFunction:
     return lambda cols: (lambda rows: np.asarray(kernel(X[rows], X[cols]), dtype=np.float64))
 
 
-def _sparse_exact(X, kernel: Kernel) -> ExactFunction:
-    """cols -> (rows -> K[rows][:, cols]) in float64 on a CSR X (X[cols] densified once, when small)."""
+def _sparse_exact(X, kernel: Kernel, Xt) -> ExactFunction:
+    """cols -> (rows -> K[rows][:, cols]) in float64 on a CSR X.
+
+    For at least half of the points as columns (the support of most fits)
+    the products are taken against the whole ``Xt`` and the columns picked
+    from the dense block, with no copy of X[cols]; for fewer, X[cols]^T is
+    formed once (small).
+    """
     sq = row_squared_norms(X) if isinstance(kernel, RBF) else None
 
     def columns(cols: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], Array]:
-        right = X[cols].T.tocsr()                                    # (D, len(cols)), sparse, once
+        whole = 2 * cols.size >= X.shape[0]
+        right = Xt if whole else X[cols].T.tocsr()                  # (D, N) or (D, len(cols))
 
         def rows_of(rows: NDArray[np.int64]) -> Array:
             dots = np.asarray((X[rows] @ right).toarray(), dtype=np.float64)
+            if whole:
+                dots = dots[:, cols]
             _dot_kernel(kernel, dots, None if sq is None else sq[rows], None if sq is None else sq[cols])
             return dots
         return rows_of
