@@ -50,6 +50,7 @@ only :meth:`KernelRowCache.fill` writes rows.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -141,7 +142,7 @@ class KernelRowCache:
         self._filled = np.zeros(1, dtype=np.int64)      # slots filled so far (they fill in order)
         self._block_fn: BlockFunction | None = None          # built on first use
         self._exact_fn: ExactFunction | None = None
-        self._Xt = None                                      # a sparse X's transpose as CSR, built once
+        self._shared_operand = None                          # see ``_shared``, built once
         self._direct = None
         if isinstance(kernel, RBF) and self.dtype == np.float32 and not issparse(X):
             self._direct = (np.ascontiguousarray((X - X.mean(axis=0)).T, dtype=np.float32), float(kernel.gamma),
@@ -225,20 +226,24 @@ class KernelRowCache:
         return out
 
 
-    def _transposed(self):
-        """X^T as CSR (D, N) for a sparse X, one copy shared by the rows and the float64 products."""
-        if self._Xt is None and issparse(self.X):
-            self._Xt = self.X.T.tocsr()
-        return self._Xt
+    def _shared(self):
+        """The operand that the rows and the float64 products share, one copy built on first use:
+        X^T as CSR (D, N) for a sparse X, ``RBFOperands`` for the RBF kernel on a dense X, else None."""
+        if self._shared_operand is None:
+            if issparse(self.X):
+                self._shared_operand = self.X.T.tocsr()
+            elif isinstance(self.kernel, RBF):
+                self._shared_operand = rbf_operands(self.X, self.kernel.gamma)
+        return self._shared_operand
 
     def _block(self, rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.floating]) -> None:
         if self._block_fn is None:
-            self._block_fn = _block_function(self.kernel, self.X, self._transposed())
+            self._block_fn = _block_function(self.kernel, self.X, self._shared())
         self._block_fn(rows, c0, c1, out)
 
     def _exact(self, cols: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], Array]:
         if self._exact_fn is None:
-            self._exact_fn = _exact_function(self.kernel, self.X, self._transposed())
+            self._exact_fn = _exact_function(self.kernel, self.X, self._shared())
         return self._exact_fn(cols)
 
     def products(self, rows: NDArray[np.intp], cols: NDArray[np.intp], coef: Array) -> Array:
@@ -263,17 +268,17 @@ class KernelRowCache:
 BlockFunction = Callable[[NDArray[np.int64], int, int, NDArray[np.float32]], None]
 
 
-def _block_function(kernel: Kernel, X: Array, Xt=None) -> BlockFunction:
+def _block_function(kernel: Kernel, X: Array, shared=None) -> BlockFunction:
     """(rows, c0, c1, out) -> out[:] = K[rows, c0:c1] in float32, by the fastest route for the kernel
-    (``Xt``: a sparse X's transpose as CSR)."""
+    (``shared``: ``KernelRowCache._shared``)."""
     if issparse(X) and isinstance(kernel, (RBF, Linear, Polynomial, Sigmoid)):
-        return _sparse_block(X, kernel, Xt)
+        return _sparse_block(X, kernel, shared)
     if isinstance(kernel, Precomputed):
         def precomputed(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.float32]) -> None:
             out[:] = X[rows, c0:c1]
         return precomputed
     if isinstance(kernel, RBF):
-        return _rbf_block(X, kernel.gamma)
+        return _rbf_block(shared if shared is not None else rbf_operands(X, kernel.gamma))
     if isinstance(kernel, (Linear, Polynomial, Sigmoid)):
         return _dot_block(X, kernel)
 
@@ -282,49 +287,55 @@ def _block_function(kernel: Kernel, X: Array, Xt=None) -> BlockFunction:
     return generic
 
 
-def _rbf_block(X: Array, gamma: float) -> BlockFunction:
-    """exp(-gamma ||x_n - x_m||^2) from one product of augmented matrices."""
-    left, right_t = _augmented(X, gamma)
+@dataclass(frozen=True)
+class RBFOperands:
+    """The RBF exponent as one product: -gamma ||x_n - x_m||^2 = z_n^T z_m + s_n + s_m, with
+    Z = sqrt(2 gamma) (X - mean) (N, D) and s = -gamma ||x - mean||^2 (N,). Centring X keeps the
+    cancellation of the three terms small; the products read Z and a transposed view of it (one
+    N x D copy of X in all)."""
+
+    Z: Array
+    s: Array
+
+    def exponent(self, rows: NDArray[np.int64], c0: int, c1: int, out: Array) -> Array:
+        """out[:] = -gamma ||x_r - x_m||^2 for r in ``rows``, m in [c0, c1) (float64)."""
+        np.matmul(self.Z[rows], self.Z[c0:c1].T, out=out)
+        out += self.s[rows, None]
+        out += self.s[None, c0:c1]
+        return out
+
+
+def rbf_operands(X: Array, gamma: float) -> RBFOperands:
+    """``RBFOperands`` of a dense X."""
+    Z = np.subtract(X, np.mean(X, axis=0), dtype=np.float64)
+    Z *= math.sqrt(2.0 * gamma)
+    return RBFOperands(Z, -0.5 * np.einsum("ij,ij->i", Z, Z))
+
+
+def _rbf_block(ops: RBFOperands) -> BlockFunction:
+    """exp(-gamma ||x_n - x_m||^2) from the shared operands."""
     work = _Workspace()
 
     def block(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.float32]) -> None:
         if out.dtype == np.float64 and out.flags.c_contiguous:     # float64 rows: the exponent in place
-            np.matmul(left[rows], right_t[:, c0:c1], out=out)       # -gamma ||x_n - x_m||^2
-            np.exp(out, out=out)
+            np.exp(ops.exponent(rows, c0, c1, out), out=out)
             return
-        exponent = work.get(rows.size, c1 - c0)
-        np.matmul(left[rows], right_t[:, c0:c1], out=exponent)
+        exponent = ops.exponent(rows, c0, c1, work.get(rows.size, c1 - c0))
         out[:] = exponent   # a rounding error of +1e-16 in the exponent is lost in float32
         np.exp(out, out=out)
 
     return block
 
 
-def _augmented(X: Array, gamma: float) -> tuple[Array, Array]:
-    """left = [sqrt(2 gamma) Xc, -gamma ||xc||^2, 1] (N, D + 2) and right^T, right = [sqrt(2 gamma) Xc, 1,
-    -gamma ||xc||^2], Xc = X centred: left @ right^T = -gamma ||x_n - x_m||^2."""
-    Xc = X - X.mean(axis=0)
-    sq = np.einsum("ij,ij->i", Xc, Xc)
-    N, D = Xc.shape
-    left = np.empty((N, D + 2))
-    np.multiply(Xc, math.sqrt(2.0 * gamma), out=left[:, :D])
-    np.multiply(sq, -gamma, out=left[:, D])
-    left[:, D + 1] = 1.0
-    right_t = np.empty((D + 2, N))
-    right_t[:D] = left[:, :D].T
-    right_t[D] = 1.0
-    right_t[D + 1] = left[:, D]
-    return left, right_t
-
-
 def _dot_block(X: Array, kernel: Kernel) -> BlockFunction:
-    """Kernels that are a function of x_n^T x_m."""
-    Xt = np.ascontiguousarray(X.T)
+    """Kernels that are a function of x_n^T x_m. X[c0:c1].T is a view that BLAS reads transposed: no
+    copy of X^T (20 MB at 5,000 x 500)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
     work = _Workspace()
 
     def block(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.float32]) -> None:
         dots = work.get(rows.size, c1 - c0)
-        np.matmul(X[rows], Xt[:, c0:c1], out=dots)
+        np.matmul(X[rows], X[c0:c1].T, out=dots)
         _dot_kernel(kernel, dots, None, None)                         # Linear, Polynomial, Sigmoid: no norms
         out[:] = dots
 
@@ -389,31 +400,43 @@ class _Workspace:
 ExactFunction = Callable[[NDArray[np.int64]], Callable[[NDArray[np.int64]], Array]]
 
 
-def _exact_function(kernel: Kernel, X: Array, Xt=None) -> ExactFunction:
-    """cols -> (rows -> K[rows][:, cols] in float64), by the same routes as the rows (``Xt``: a sparse
-    X's transpose as CSR).
+def _exact_function(kernel: Kernel, X: Array, shared=None) -> ExactFunction:
+    """cols -> (rows -> K[rows][:, cols] in float64), by the same routes as the rows (``shared``:
+    ``KernelRowCache._shared``).
 
     The returned block lives in a workspace that the next call overwrites.
     """
     if issparse(X) and isinstance(kernel, (RBF, Linear, Polynomial, Sigmoid)):
-        return _sparse_exact(X, kernel, Xt)
+        return _sparse_exact(X, kernel, shared)
     if isinstance(kernel, RBF):
-        left, right_all = _augmented(X, kernel.gamma)
-        work = _Workspace()
-
-        def rbf_columns(cols: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], Array]:
-            right_t = np.ascontiguousarray(right_all[:, cols])       # (D + 2, len(cols)), once
-
-            def rbf(rows: NDArray[np.int64]) -> Array:
-                block = work.get(rows.size, cols.size)
-                np.matmul(left[rows], right_t, out=block)             # -gamma ||x_n - x_m||^2
-                np.minimum(block, 0.0, out=block)
-                return np.exp(block, out=block)
-            return rbf
-        return rbf_columns
+        return _rbf_exact(shared if shared is not None else rbf_operands(X, kernel.gamma))
     if isinstance(kernel, Precomputed):
         return lambda cols: (lambda rows: X[np.ix_(rows, cols)])
     return lambda cols: (lambda rows: np.asarray(kernel(X[rows], X[cols]), dtype=np.float64))
+
+
+def _rbf_exact(ops: RBFOperands) -> ExactFunction:
+    """cols -> (rows -> exp(-gamma ||x_r - x_m||^2)[:, cols]): against every point when ``cols`` holds
+    at least half of them (the columns picked from the block), else against a copy of Z[cols]."""
+    work = _Workspace()
+    N = ops.Z.shape[0]
+
+    def columns(cols: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], Array]:
+        whole = 2 * cols.size >= N
+        part = None if whole else RBFOperands(np.ascontiguousarray(ops.Z[cols]), ops.s[cols])
+
+        def rbf(rows: NDArray[np.int64]) -> Array:
+            if whole:
+                block = ops.exponent(rows, 0, N, work.get(rows.size, N))[:, cols]
+            else:
+                block = work.get(rows.size, cols.size)
+                np.matmul(ops.Z[rows], part.Z.T, out=block)
+                block += ops.s[rows, None]
+                block += part.s[None, :]
+            np.minimum(block, 0.0, out=block)                     # a distance is >= 0
+            return np.exp(block, out=block)
+        return rbf
+    return columns
 
 
 def _sparse_exact(X, kernel: Kernel, Xt) -> ExactFunction:
