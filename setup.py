@@ -2,8 +2,9 @@
 
 Everything else about the package is in pyproject.toml. This adds the optional
 extension ``sparsekernel.solvers._smo_compiled`` (see
-``sparsekernel/solvers/_smo_aot.py``); without it (no C compiler) the
-package still installs and compiles its loops with numba's JIT on first use.
+``sparsekernel/solvers/_smo_aot.py``); without it (no C compiler, or one
+that fails) the package still installs and compiles its loops with numba's
+JIT on first use.
 """
 
 import atexit
@@ -35,5 +36,15 @@ def _load(name):
     return module
 
 
-aot = _load("_smo_aot")
-setup(ext_modules=[aot.extension(_load("_smo_numba"), aot)])
+def _extensions():
+    """The compiled loops' extension; none where pycc finds no C compiler (the JIT will do)."""
+    aot = _load("_smo_aot")
+    try:
+        return [aot.extension(_load("_smo_numba"), aot)]
+    except RuntimeError as error:         # pycc's Toolchain: "... without the compiler ... present"
+        print(f"sparsekernel: not compiling the SMO's loops ahead of time ({error}); numba's JIT will "
+              "compile them on first use", file=sys.stderr)
+        return []
+
+
+setup(ext_modules=_extensions())

@@ -808,8 +808,9 @@ _COMPILED: set[tuple[str, str]] = set()
 
 
 def ensure_compiled(dtype: type = np.float64, wss: str | None = None) -> float:
-    """Load (or compile) the numba loops for kernel rows of ``dtype`` by solving tiny problems:
-    those of rule ``wss`` (None: every rule); seconds spent, 0 once done in this process."""
+    """Load the compiled loops for kernel rows of ``dtype`` (compile them, with numba's JIT, where
+    the install did not build them) by solving tiny problems: those of rule ``wss`` (None: every
+    rule); seconds spent, 0 once done in this process."""
     name = np.dtype(dtype).name
     loops = sorted(set(LOOP_OF.values())) if wss is None else [LOOP_OF[wss]]
     missing = [loop for loop in loops if (name, loop) not in _COMPILED]
