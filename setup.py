@@ -37,11 +37,12 @@ def _load(name):
 
 
 def _extensions():
-    """The compiled loops' extension; none where pycc finds no C compiler (the JIT will do)."""
+    """The compiled loops' extension; none where pycc finds no C compiler, or where numba has no
+    pycc any more (pending deprecation since numba 0.57): the JIT will do."""
     aot = _load("_smo_aot")
     try:
         return [aot.extension(_load("_smo_numba"), aot)]
-    except RuntimeError as error:         # pycc's Toolchain: "... without the compiler ... present"
+    except (ImportError, RuntimeError) as error:    # RuntimeError: pycc's "... without the compiler ... present"
         print(f"sparsekernel: not compiling the SMO's loops ahead of time ({error}); numba's JIT will "
               "compile them on first use", file=sys.stderr)
         return []
