@@ -43,7 +43,7 @@ ill-conditioned problems (a rank-2 linear kernel with a large C, say) the
 rounding of Q, on which SMO can creep for millions of steps short of tol 1e-6.
 
 The arrays ``store``, ``slot_of`` and ``last_used`` are shared with the
-compiled solver loop (``_smo_numba``), which reads rows and marks them used;
+compiled solver loop (``_smo_numba``, bound by ``_smo_loops``), which reads rows and marks them used;
 only :meth:`KernelRowCache.fill` writes rows.
 """
 
@@ -58,7 +58,8 @@ from numpy.typing import NDArray
 
 from ..kernels import RBF, Kernel, Linear, Polynomial, Precomputed, Sigmoid
 from ..sparse import issparse, row_squared_norms
-from ._smo_numba import RBF_CHUNK, claim_slots, rbf_exponents
+from ._smo_loops import claim_slots, rbf_exponents
+from ._smo_numba import RBF_CHUNK
 
 __all__ = ["KernelRowCache", "row_dtype", "MIN_SLOTS", "slots_for"]
 

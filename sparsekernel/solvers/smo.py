@@ -63,10 +63,11 @@ together with the rows of the most violating uncached variables, up to
 active, the loops read compact rows (the active entries only, the other 20%
 of ``cache_mb``), as LIBSVM's rows of active length. At the end the gradient
 of the support points is recomputed in float64, so that the objective and
-rho reported are those of the returned multipliers. The loops are compiled
-with numba (``_smo_numba``); the first call in a process loads or compiles
-them (Platt's loop only when its rule is asked for) and reports that time as
-``compile_time``.
+rho reported are those of the returned multipliers. The loops are written
+for numba (``_smo_numba``) and compiled ahead of time when the package is
+installed (``_smo_loops``); without that build, the first call in a process
+loads or compiles them with numba's JIT (Platt's loop only when its rule is
+asked for). Either way the time of that first call is ``compile_time``.
 
 Warm starts: ``initial`` replaces the QP's ``initial_point()`` by any feasible
 point (checked against the box and the equalities to ``FEASIBILITY_TOL``),
@@ -115,8 +116,10 @@ __all__ = ["smo", "smo_standard", "compute_rho", "SMOTrace", "SMOResult", "OUTCO
 
 Array = NDArray[np.float64]
 
-# The compiled loops and the row cache (numba) load on the first solve, not on import.
+# The compiled loops and the row cache (numba) load on the first solve, not on import: the
+# constants from their source, the entry points from _smo_loops (ahead of time or numba's JIT).
 nb = lazy_module(f"{__package__}._smo_numba")
+loops = lazy_module(f"{__package__}._smo_loops")
 kernel_cache = lazy_module(f"{__package__}.kernel_cache")
 
 #: Working-set rules and their codes in the compiled loop (``_smo_numba.WSS_PLATT``, ``WSS_FIRST``,
@@ -444,8 +447,8 @@ class _Run:
         self.st = (a, self.prob[1].copy(), np.zeros(n), np.arange(n, dtype=np.int64), flags)
         self.ctrl = self._control(n, wss, shrinking, max_iter, record, qp.is_nu)
         self.ctrl[nb.C_CLOCK] = int(np.max(cache.last_used, initial=-1)) + 1     # a kept cache's clock goes on
-        nb.set_flags(self.prob, self.st, qp.is_nu)
-        nb.leave_compact(self.cache_arrays, self.ctrl)         # full rows to begin with
+        loops.set_flags(self.prob, self.st, qp.is_nu)
+        loops.leave_compact(self.cache_arrays, self.ctrl)         # full rows to begin with
         self.fpar = self._floats(tol * float(qp.tol_scale), qp.scale, QD)
         self.trace = _trace_buffers(TRACE_CHUNK if record else 1)
         self._small_gram()
@@ -524,12 +527,12 @@ class _Run:
         self._accumulate(at_upper, upper[at_upper], G_bar, 0, n)
         self.fpar[nb.F_OBJ] = 0.5 * float(a @ (G - p)) + float(p @ a)     # 1/2 a^T Q a + p^T a
         self.fpar[nb.F_PTA] = float(p @ a)
-        m0, m1, M0, M1, *_ = nb.extremes(self.prob, self.st, n)
-        self.initial_violation = float(nb.violation(m0, m1, M0, M1))
+        m0, m1, M0, M1, *_ = loops.extremes(self.prob, self.st, n)
+        self.initial_violation = float(loops.violation(m0, m1, M0, M1))
         self.initial_objective = float(self.fpar[nb.F_OBJ])
         if self.ctrl[nb.C_WSS] == nb.WSS_PLATT:
             self.ctrl[nb.C_EXT_VALID] = 0
-            nb.set_thresholds(self.prob, self.st, self.ctrl, self.fpar)
+            loops.set_thresholds(self.prob, self.st, self.ctrl, self.fpar)
 
     def _accumulate(self, variables: NDArray[np.intp], coef: Array, target: Array, start: int,
                     stop: int) -> None:
@@ -551,17 +554,17 @@ class _Run:
             missing = chunk[self.cache.slot_of[chunk] < 0]
             self.ctrl[nb.C_CLOCK] = self.cache.fill(missing, clock)
             slots = self.cache.slot_of[points[lo:hi]]
-            nb.add_rows(variables[lo:hi], slots, coef[lo:hi], self.cache.store, self.prob[0], index,
-                        target, start, stop, float(self.fpar[nb.F_SCALE]))
+            loops.add_rows(variables[lo:hi], slots, coef[lo:hi], self.cache.store, self.prob[0], index,
+                           target, start, stop, float(self.fpar[nb.F_SCALE]))
 
     def _settle_pending(self, fill: int) -> None:
         """Before a fill of ``fill`` rows: keep the rows of waiting bound changes, or apply those first."""
         if self.ctrl[nb.C_NPEND] == 0:
             return
         if fill + self.ctrl[nb.C_NPEND] + PINNED_ROWS < self.cache.n_slots:
-            nb.protect_pending(self.cache_arrays, self.ctrl)
+            loops.protect_pending(self.cache_arrays, self.ctrl)
         else:
-            nb.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
+            loops.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
 
     def reconstruct(self) -> None:
         """G_t = G_bar_t + p_t + sum_{free j} a_j Q_tj for the shrunk t; all variables active again."""
@@ -569,15 +572,15 @@ class _Run:
         a, V, G_bar, perm, flags = self.st
         n = a.shape[0]
         size = int(self.ctrl[nb.C_ACTIVE])
-        nb.leave_compact(self.cache_arrays, self.ctrl)
+        loops.leave_compact(self.cache_arrays, self.ctrl)
         if size < n:
-            nb.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
+            loops.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
             G = np.zeros(n)
             G[size:] = G_bar[perm[size:]] + p[size:]
             free = np.flatnonzero((a > lower) & (a < upper))
             self._accumulate(free, a[free], G, size, n)
             V[size:] = -y[size:] * G[size:]
-            nb.restore_order(self.prob, self.st)
+            loops.restore_order(self.prob, self.st)
         self.ctrl[nb.C_ACTIVE] = n
 
     def refined(self) -> bool:
@@ -591,7 +594,7 @@ class _Run:
         kernel values), and the loop goes on from it if a pair still violates.
         """
         self.reconstruct()
-        nb.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
+        loops.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
         y, p, lower, upper, index, QD, y0, index0 = self.prob
         a, V, G_bar, perm, flags = self.st
         n, N, scale = a.shape[0], self.cache.N, float(self.fpar[nb.F_SCALE])
@@ -605,13 +608,13 @@ class _Run:
         self.fpar[nb.F_OBJ] = 0.5 * float(a @ (G - p)) + float(p @ a)
         self.fpar[nb.F_PTA] = float(p @ a)
         self.ctrl[nb.C_EXT_VALID] = 0
-        m0, m1, M0, M1, *_ = nb.extremes(self.prob, self.st, n)
-        return bool(nb.violation(m0, m1, M0, M1) < self.fpar[nb.F_TOL])
+        m0, m1, M0, M1, *_ = loops.extremes(self.prob, self.st, n)
+        return bool(loops.violation(m0, m1, M0, M1) < self.fpar[nb.F_TOL])
 
     # -- the loop ----------------------------------------------------------------------
     def iterate(self) -> int:
         """Call the compiled loop until it stops for good; serve its requests in between."""
-        loop = nb.run_platt if self.ctrl[nb.C_WSS] == nb.WSS_PLATT else nb.run_smo
+        loop = loops.run_platt if self.ctrl[nb.C_WSS] == nb.WSS_PLATT else loops.run_smo
         cache = self.cache_arrays
         cap = int(self.ctrl[nb.C_MAX_ITER])
         chunk = max(MIN_CHUNK_STEPS, min(MAX_CHUNK_STEPS, CHUNK_WORK // max(self.qp.n, 1)))
@@ -655,8 +658,8 @@ class _Run:
         floor = ROUNDOFF_FACTOR * np.finfo(np.float64).eps * float(np.max(QD)) * float(np.max(np.abs(a)))
         if not floor > tol:
             return False
-        m0, m1, M0, M1, *_ = nb.extremes(self.prob, self.st, int(self.ctrl[nb.C_ACTIVE]))
-        return float(nb.violation(m0, m1, M0, M1)) <= floor
+        m0, m1, M0, M1, *_ = loops.extremes(self.prob, self.st, int(self.ctrl[nb.C_ACTIVE]))
+        return float(loops.violation(m0, m1, M0, M1)) <= floor
 
     def _fetch_rows(self) -> None:
         """Compute the requested rows, with the most violating uncached ones while the cache has room."""
@@ -666,8 +669,8 @@ class _Run:
         extra = min(ROW_BLOCK, self.cache.n_free, self.cache.n_slots - 1) - requested.size
         if extra > 0 and ctrl[nb.C_COMPACT] == 0:
             candidates = np.empty(extra, dtype=np.int64)
-            count = nb.prefetch_candidates(self.prob, self.st, ctrl, self.fpar, self.cache.slot_of,
-                                           int(ctrl[nb.C_ACTIVE]), requested, candidates)
+            count = loops.prefetch_candidates(self.prob, self.st, ctrl, self.fpar, self.cache.slot_of,
+                                              int(ctrl[nb.C_ACTIVE]), requested, candidates)
             requested = np.concatenate([requested, candidates[:count]])
         self._settle_pending(requested.size)
         ctrl[nb.C_CLOCK] = self.cache.fill(requested, int(ctrl[nb.C_CLOCK]))
@@ -690,13 +693,13 @@ class _Run:
         self._exact_gradient(z, u, Gz, shifted)
         outputs = self._outputs(u, shifted)
         rho = compute_rho(qp, z, Gz)
-        m0, m1, M0, M1, *_ = nb.extremes(self.prob, self.st, n)
+        m0, m1, M0, M1, *_ = loops.extremes(self.prob, self.st, n)
         status = {nb.OPTIMAL: "optimal", nb.MAX_ITER: "max_iter", nb.UNBOUNDED: "unbounded",
                   ROUNDOFF: "roundoff"}[code]
         return SMOResult(a=z, G=Gz, rho=rho, outcome=OUTCOME_OF[status], status=status, solver="SMO",
                          iterations=int(self.ctrl[nb.C_ITER]),
                          objective=float(self.fpar[nb.F_OBJ]),
-                         violation=float(nb.violation(m0, m1, M0, M1)) / float(qp.tol_scale),
+                         violation=float(loops.violation(m0, m1, M0, M1)) / float(qp.tol_scale),
                          solve_time=time.perf_counter() - start,
                          rows_computed=self.cache.rows_computed - self.rows_before,
                          cache_rows=self.cache.n_slots, compact=bool(self.ctrl[nb.C_COMPACT_USED]),
@@ -805,8 +808,9 @@ _COMPILED: set[tuple[str, str]] = set()
 
 
 def ensure_compiled(dtype: type = np.float64, wss: str | None = None) -> float:
-    """Load (or compile) the numba loops for kernel rows of ``dtype`` by solving tiny problems:
-    those of rule ``wss`` (None: every rule); seconds spent, 0 once done in this process."""
+    """Load the compiled loops for kernel rows of ``dtype`` (compile them, with numba's JIT, where
+    the install did not build them) by solving tiny problems: those of rule ``wss`` (None: every
+    rule); seconds spent, 0 once done in this process."""
     name = np.dtype(dtype).name
     loops = sorted(set(LOOP_OF.values())) if wss is None else [LOOP_OF[wss]]
     missing = [loop for loop in loops if (name, loop) not in _COMPILED]

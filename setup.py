@@ -1,0 +1,51 @@
+"""Build hook beside pyproject.toml: the SMO's loops compiled ahead of time (numba.pycc).
+
+Everything else about the package is in pyproject.toml. This adds the optional
+extension ``sparsekernel.solvers._smo_compiled`` (see
+``sparsekernel/solvers/_smo_aot.py``); without it (no C compiler, or one
+that fails) the package still installs and compiles its loops with numba's
+JIT on first use.
+"""
+
+import atexit
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+
+# numba compiles the forwarded functions just in time while building: an empty cache of its own
+# keeps cached callees (object code, which cannot be linked into the extension) out of the build
+# and leaves no cache files in the source tree. Set before numba is imported.
+_cache_dir = tempfile.mkdtemp(prefix="sparsekernel-build-numba-")
+atexit.register(shutil.rmtree, _cache_dir, ignore_errors=True)
+os.environ["NUMBA_CACHE_DIR"] = _cache_dir
+
+from setuptools import setup  # noqa: E402
+
+SOLVERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sparsekernel", "solvers")
+
+
+def _load(name):
+    """``sparsekernel.solvers.<name>`` from its file alone: the package's ``__init__`` imports
+    scipy and others, which the build environment does not have."""
+    spec = importlib.util.spec_from_file_location(f"sparsekernel.solvers.{name}", os.path.join(SOLVERS, f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _extensions():
+    """The compiled loops' extension; none where pycc finds no C compiler, or where numba has no
+    pycc any more (pending deprecation since numba 0.57): the JIT will do."""
+    aot = _load("_smo_aot")
+    try:
+        return [aot.extension(_load("_smo_numba"), aot)]
+    except (ImportError, RuntimeError) as error:    # RuntimeError: pycc's "... without the compiler ... present"
+        print(f"sparsekernel: not compiling the SMO's loops ahead of time ({error}); numba's JIT will "
+              "compile them on first use", file=sys.stderr)
+        return []
+
+
+setup(ext_modules=_extensions())
