@@ -4,7 +4,7 @@ The extension ``_smo_compiled`` holds every function of ``_smo_numba.ENTRY_POINT
 (what ``smo.py`` and ``kernel_cache.py`` call) for the argument types the solver
 passes: its own buffers, all C-contiguous and writable, so one signature per
 entry point, or two (``<name>_float64``, ``<name>_float32``) for those that
-read kernel rows, which are float64 for N <= 2048 and float32 above. A pycc
+read kernel rows, which are float64 for N <= 1448 and float32 above. A pycc
 function converts its arguments without numba's type dispatch (an array of
 another layout or a same-sized dtype would be misread), so these signatures
 must be exactly the ones the JIT compiles for; a test holds them to that.
