@@ -233,6 +233,8 @@ class KernelRowCache:
         if self._shared_operand is None:
             if issparse(self.X):
                 self._shared_operand = self.X.T.tocsr()
+            elif isinstance(self.kernel, RBF) and self._direct is not None:   # float32 rows: no Z kept
+                self._shared_operand = CentredRBF(self.X, self.kernel.gamma)
             elif isinstance(self.kernel, RBF):
                 self._shared_operand = rbf_operands(self.X, self.kernel.gamma)
         return self._shared_operand
@@ -254,10 +256,14 @@ class KernelRowCache:
         out = np.zeros(rows.size)
         if cols.size == 0:
             return out
-        exact = self._exact(cols)
-        step = max(1, PRODUCT_ENTRIES // cols.size)
-        for r0 in range(0, rows.size, step):
-            out[r0:r0 + step] = exact(rows[r0:r0 + step]) @ coef
+        shared = self._shared()
+        if isinstance(shared, CentredRBF):
+            shared.products(rows, cols, coef, out)
+        else:
+            exact = self._exact(cols)
+            step = max(1, PRODUCT_ENTRIES // cols.size)
+            for r0 in range(0, rows.size, step):
+                out[r0:r0 + step] = exact(rows[r0:r0 + step]) @ coef
         if self.shift is not None:
             position = np.full(self.N, -1, dtype=np.int64)
             position[cols] = np.arange(cols.size)
@@ -279,7 +285,7 @@ def _block_function(kernel: Kernel, X: Array, shared=None) -> BlockFunction:
             out[:] = X[rows, c0:c1]
         return precomputed
     if isinstance(kernel, RBF):
-        return _rbf_block(shared if shared is not None else rbf_operands(X, kernel.gamma))
+        return _rbf_block(shared if isinstance(shared, RBFOperands) else rbf_operands(X, kernel.gamma))
     if isinstance(kernel, (Linear, Polynomial, Sigmoid)):
         return _dot_block(X, kernel)
 
@@ -304,6 +310,46 @@ class RBFOperands:
         out += self.s[rows, None]
         out += self.s[None, c0:c1]
         return out
+
+
+class CentredRBF:
+    """The RBF exponent of ``RBFOperands`` without its N x D copy Z: rows of Z formed when needed.
+
+    For the float32 rows of a dense X (N > 1448) the rows come from the
+    compiled distance loop, which holds its own float32 copy of X; a float64 Z
+    beside it, for the float64 products of the final gradient alone, doubled
+    that (20 MB at 5,000 x 500). Here those products take the columns in
+    chunks of ``COLUMN_CHUNK`` points, each chunk's rows of Z formed once.
+    """
+
+    def __init__(self, X: Array, gamma: float) -> None:
+        self.X, self.c = X, math.sqrt(2.0 * gamma)
+        self.mean = np.mean(X, axis=0)
+        self.s = np.empty(X.shape[0])
+        for r0 in range(0, X.shape[0], COLUMN_CHUNK):
+            Z = self.rows(np.arange(r0, min(r0 + COLUMN_CHUNK, X.shape[0])))
+            self.s[r0:r0 + Z.shape[0]] = -0.5 * np.einsum("ij,ij->i", Z, Z)   # -gamma ||x - mean||^2
+
+    def rows(self, idx: NDArray[np.int64]) -> Array:
+        """Z[idx] = sqrt(2 gamma) (X[idx] - mean)."""
+        Z = np.subtract(self.X[idx], self.mean, dtype=np.float64)
+        Z *= self.c
+        return Z
+
+    def products(self, rows: NDArray[np.int64], cols: NDArray[np.int64], coef: Array, out: Array) -> None:
+        """out += K[rows][:, cols] @ coef in float64, chunk of columns by chunk of columns."""
+        for c0 in range(0, cols.size, COLUMN_CHUNK):
+            chunk = cols[c0:c0 + COLUMN_CHUNK]
+            Zc, sc = self.rows(chunk), self.s[chunk]
+            step = max(1, PRODUCT_ENTRIES // chunk.size)
+            for r0 in range(0, rows.size, step):
+                part = rows[r0:r0 + step]
+                block = self.rows(part) @ Zc.T
+                block += self.s[part, None]
+                block += sc[None, :]
+                np.minimum(block, 0.0, out=block)                 # a distance is >= 0
+                np.exp(block, out=block)
+                out[r0:r0 + step] += block @ coef[c0:c0 + COLUMN_CHUNK]
 
 
 def rbf_operands(X: Array, gamma: float) -> RBFOperands:
@@ -410,7 +456,7 @@ def _exact_function(kernel: Kernel, X: Array, shared=None) -> ExactFunction:
     if issparse(X) and isinstance(kernel, (RBF, Linear, Polynomial, Sigmoid)):
         return _sparse_exact(X, kernel, shared)
     if isinstance(kernel, RBF):
-        return _rbf_exact(shared if shared is not None else rbf_operands(X, kernel.gamma))
+        return _rbf_exact(shared if isinstance(shared, RBFOperands) else rbf_operands(X, kernel.gamma))
     if isinstance(kernel, Precomputed):
         return lambda cols: (lambda rows: X[np.ix_(rows, cols)])
     return lambda cols: (lambda rows: np.asarray(kernel(X[rows], X[cols]), dtype=np.float64))
