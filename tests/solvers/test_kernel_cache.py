@@ -1,0 +1,65 @@
+"""The row cache's float64 products against the kernel computed directly, on every route.
+
+``KernelRowCache.products`` gives the SMO its final gradient and outputs in
+float64 whatever the rows' dtype: from shared operands (a sparse X's
+transpose, the RBF's scaled and centred X) or, for float32 RBF rows of a dense
+X, from centred rows formed a chunk at a time. Each route must give
+(K + diag(shift))[rows][:, cols] @ coef to float64 rounding, on inputs far
+from the origin (where an uncentred RBF exponent loses digits).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sparsekernel.kernels import RBF, Linear, Polynomial
+from sparsekernel.solvers import kernel_cache
+from sparsekernel.solvers.kernel_cache import KernelRowCache
+
+
+def reference(kernel, X, rows, cols, coef, shift):
+    """The same product in float64 from the kernel's own Gram matrix."""
+    Xd = X.toarray() if sp.issparse(X) else X
+    if isinstance(kernel, RBF):  # from the differences themselves: no cancellation of large norms
+        K = np.exp(-kernel.gamma * ((Xd[rows][:, None, :] - Xd[cols][None, :, :]) ** 2).sum(axis=2))
+    else:
+        K = np.asarray(kernel(Xd[rows], Xd[cols]), dtype=np.float64)
+    out = K @ coef
+    if shift is not None:
+        for r, point in enumerate(rows):
+            hit = np.flatnonzero(cols == point)
+            out[r] += shift[point] * coef[hit].sum()
+    return out
+
+
+@pytest.mark.parametrize("N", [300, 1600])                     # float64 rows, float32 rows
+@pytest.mark.parametrize("kernel", [RBF(0.02), Linear(), Polynomial(degree=2, gamma=0.05, coef0=1.0)],
+                         ids=["rbf", "linear", "poly"])
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+@pytest.mark.parametrize("support", ["most", "few"])           # the whole-X route, the X[cols] route
+def test_products_equal_the_kernel_computed_directly(N, kernel, layout, support):
+    rng = np.random.default_rng(N)
+    X = 1e3 + rng.normal(size=(N, 12))                         # far from the origin
+    if layout == "csr":
+        X = sp.random(N, 40, density=0.2, format="csr", random_state=N,
+                      data_rvs=lambda k: rng.exponential(1.0, size=k))
+    shift = rng.uniform(0.0, 0.5, size=N)
+    cache = KernelRowCache(kernel, X, 1.0, shift=shift)
+    assert cache.dtype == (np.float64 if N <= 1448 else np.float32)
+    cols = np.sort(rng.choice(N, int(0.8 * N) if support == "most" else 7, replace=False))
+    rows = rng.permutation(N)[: N // 3]
+    coef = rng.normal(size=cols.size)
+    expected = reference(kernel, X, rows, cols, coef, shift)
+    got = cache.products(rows, cols, coef)
+    scale = np.abs(coef).sum() * max(1.0, float(np.max(np.abs(expected))))
+    assert np.max(np.abs(got - expected)) <= 1e-12 * scale
+
+
+def test_float32_rbf_rows_keep_no_float64_copy_of_x():
+    """Dense X, RBF, N > 1448: the final products take centred rows a chunk at a time."""
+    X = np.random.default_rng(0).normal(size=(1600, 5))
+    cache = KernelRowCache(RBF(0.1), X, 1.0)
+    cache.products(np.arange(1600), np.arange(1600), np.ones(1600))
+    assert isinstance(cache._shared(), kernel_cache.CentredRBF)
