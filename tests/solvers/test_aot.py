@@ -26,7 +26,8 @@ BUILT = importlib.util.find_spec("sparsekernel.solvers._compiled") is not None
 needs_extension = pytest.mark.skipif(not BUILT, reason="the ahead-of-time extension is not built")
 
 #: fits whose every number the two compilations must share, float64 rows (N = 300) and float32 (N = 2100),
-#: after warming every rule for both row types; a RVR and a RVC fit; then the specialisations the JIT made of
+#: after warming every rule for both row types; a RVR and a RVC fit, and a RVR under a Gamma hyperprior (the
+#: Python steps); then the specialisations the JIT made of
 #: each entry point, the SMO's and the RVM's
 FITS = """
 import json
@@ -67,8 +68,8 @@ for module in (sequential, design):
             setattr(module, name, checked(name, getattr(module, name)))
 out = {"aot": _smo_loops.AOT, "rvm aot": _bound_loops.AOT}
 X, t = make_friedman1(n_samples=300, random_state=0)
-for name, model, target in (("rvr", RVR(), t), ("rvc", RVC(), (t > np.median(t)).astype(int))):
-    fit = model.fit(X, target)
+for name, model, n in (("rvr", RVR(), 300), ("rvc", RVC(), 300), ("rvr prior", RVR(hyperprior=(2.0, 0.1, 1.001, 1e-4)), 150)):
+    fit = model.fit(X[:n], (t > np.median(t)).astype(int)[:n] if name == "rvc" else t[:n])
     numbers = np.concatenate([fit.alpha_.ravel(), fit.mean_.ravel(), [fit.beta_]])
     out[name] = [float(v).hex() for v in numbers]
     out[f"{name} relevance"] = fit.relevance_vectors_.tolist()
