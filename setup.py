@@ -28,7 +28,7 @@ SOLVERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sparsekernel
 
 def _load(name):
     """``sparsekernel.solvers.<name>`` (``rvm._loops``, say) from its file alone: the package's
-    ``__init__`` imports scipy and others, which the build environment does not have."""
+    ``__init__`` imports scikit-learn and others, which the build environment does not have."""
     path = os.path.join(SOLVERS, *name.split(".")) + ".py"
     spec = importlib.util.spec_from_file_location(f"sparsekernel.solvers.{name}", path)
     module = importlib.util.module_from_spec(spec)

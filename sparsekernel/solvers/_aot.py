@@ -27,7 +27,7 @@ wheel carried to another machine) is noticed at import (``load``) and the JIT
 used instead.
 
 This module is loaded by file at build time, without the package (whose
-``__init__`` imports scipy and others that a build does not install): it
+``__init__`` imports scikit-learn and others that a build does not install): it
 imports nothing from ``sparsekernel`` and gets the loops' modules as arguments.
 """
 
