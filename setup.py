@@ -1,8 +1,8 @@
-"""Build hook beside pyproject.toml: the SMO's loops compiled ahead of time (numba.pycc).
+"""Build hook beside pyproject.toml: the SMO's and the RVM's loops compiled ahead of time (numba.pycc).
 
 Everything else about the package is in pyproject.toml. This adds the optional
-extension ``sparsekernel.solvers._smo_compiled`` (see
-``sparsekernel/solvers/_smo_aot.py``); without it (no C compiler, or one
+extension ``sparsekernel.solvers._compiled`` (see
+``sparsekernel/solvers/_aot.py``); without it (no C compiler, or one
 that fails) the package still installs and compiles its loops with numba's
 JIT on first use.
 """
@@ -27,9 +27,10 @@ SOLVERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sparsekernel
 
 
 def _load(name):
-    """``sparsekernel.solvers.<name>`` from its file alone: the package's ``__init__`` imports
-    scipy and others, which the build environment does not have."""
-    spec = importlib.util.spec_from_file_location(f"sparsekernel.solvers.{name}", os.path.join(SOLVERS, f"{name}.py"))
+    """``sparsekernel.solvers.<name>`` (``rvm._loops``, say) from its file alone: the package's
+    ``__init__`` imports scikit-learn and others, which the build environment does not have."""
+    path = os.path.join(SOLVERS, *name.split(".")) + ".py"
+    spec = importlib.util.spec_from_file_location(f"sparsekernel.solvers.{name}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -39,11 +40,11 @@ def _load(name):
 def _extensions():
     """The compiled loops' extension; none where pycc finds no C compiler, or where numba has no
     pycc any more (pending deprecation since numba 0.57): the JIT will do."""
-    aot = _load("_smo_aot")
+    aot = _load("_aot")
     try:
-        return [aot.extension(_load("_smo_numba"), aot)]
+        return [aot.extension({"smo": _load("_smo_numba"), "rvm": _load("rvm._loops")}, aot)]
     except (ImportError, RuntimeError) as error:    # RuntimeError: pycc's "... without the compiler ... present"
-        print(f"sparsekernel: not compiling the SMO's loops ahead of time ({error}); numba's JIT will "
+        print(f"sparsekernel: not compiling the SMO's and the RVM's loops ahead of time ({error}); numba's JIT will "
               "compile them on first use", file=sys.stderr)
         return []
 

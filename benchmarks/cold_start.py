@@ -8,7 +8,7 @@ Run from the repository root:
     python benchmarks/cold_start.py --jit                # numba's JIT, as without the install's build
 
 An install compiles the SMO's loops ahead of time (``setup.py``, numba.pycc:
-the extension ``sparsekernel/solvers/_smo_compiled``, see ``_smo_loops``);
+the extension ``sparsekernel/solvers/_compiled``, see ``_smo_loops``);
 where that extension is missing, and with ``--jit`` (``SPARSEKERNEL_JIT=1``),
 the loops are numba functions with ``cache=True``: the first process that
 needs them compiles them and writes them to ``NUMBA_CACHE_DIR``; later

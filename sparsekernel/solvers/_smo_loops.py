@@ -2,59 +2,30 @@
 
 Installing the package (``setup.py``) compiles the functions of
 ``_smo_numba.ENTRY_POINTS`` with numba.pycc into the extension
-``_smo_compiled`` (see ``_smo_aot``), for float64 and for float32 kernel
-rows, so that a fresh install never waits for numba's compiler. This module
-binds each entry point to the extension's function, chosen by the type of
-the kernel rows it is handed. It binds them to ``_smo_numba``'s dispatchers
-instead (compiled on first use and cached by numba) where
-
-- the extension is missing (a source checkout that was never built, or an
-  install without a C compiler),
-- it was built from other sources than the ones beside it (an editable
-  install edited since: rebuild with ``pip install -e .``), or for another
-  CPU than this one (a wheel built elsewhere), with a warning,
-- or ``SPARSEKERNEL_JIT=1`` asks for the JIT (numba's debugging tools need it).
+``_compiled`` (see ``_aot``, which also compiles the RVM's loops there), for
+float64 and for float32 kernel rows, so that a fresh install never waits for
+numba's compiler. This module binds each entry point to the extension's
+function, chosen by the type of the kernel rows it is handed. It binds them
+to ``_smo_numba``'s dispatchers instead (compiled on first use and cached by
+numba) where the extension is missing, stale, built for another CPU, or
+where ``SPARSEKERNEL_JIT=1`` asks for the JIT (``_aot.load``).
 
 ``AOT`` says which: True when the extension's functions are used.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import os
-import warnings
 from types import ModuleType
 from typing import Any, Callable
 
 import numpy as np
 
+from . import _aot
 from . import _smo_numba as jit
 
 #: the parameters that hold kernel rows: the row cache (a tuple whose first member is the store) or the store
 ROW_PARAMETERS = {"cache": True, "store": False}
-
-
-def _extension() -> ModuleType | None:
-    """The ahead-of-time extension, when it is there, current and wanted."""
-    if os.environ.get("SPARSEKERNEL_JIT", "0") not in ("", "0"):
-        return None
-    try:
-        compiled = importlib.import_module(f"{__package__}._smo_compiled")
-    except ImportError:
-        return None
-    if compiled.source_digest() != jit.source_digest():
-        _fall_back("from other sources than sparsekernel/solvers/_smo_numba.py")
-        return None
-    if compiled.cpu_digest() != jit.cpu_digest():
-        _fall_back(f"for another CPU than this {jit.host_cpu()[0]}")
-        return None
-    return compiled
-
-
-def _fall_back(why: str) -> None:
-    warnings.warn(f"the ahead-of-time compiled SMO loops were built {why}: using numba's JIT, which compiles "
-                  "them on first use (rebuild: pip install .)", RuntimeWarning, stacklevel=3)
 
 
 def _by_row_type(name: str, compiled: ModuleType) -> Callable[..., Any]:
@@ -75,7 +46,7 @@ def _by_row_type(name: str, compiled: ModuleType) -> Callable[..., Any]:
     return call
 
 
-_compiled = _extension()
+_compiled = _aot.load()
 AOT = _compiled is not None
 _bound = {name: _by_row_type(name, _compiled) if AOT else getattr(jit, name) for name in jit.ENTRY_POINTS}
 

@@ -45,9 +45,6 @@ G_bar = sum_{a_j = u_j} u_j Q_j over all variables, in batches.
 
 from __future__ import annotations
 
-import hashlib
-import os
-
 import numpy as np
 from numba import njit
 
@@ -1165,43 +1162,8 @@ def rbf_exponents(Xt, points, gamma, store, slots, acc):
 
 
 # ======================================================================================
-# what Python calls (the exports of the ahead-of-time build, see _smo_aot and _smo_loops)
+# what Python calls (the exports of the ahead-of-time build, see _aot and _smo_loops)
 # ======================================================================================
 ENTRY_POINTS = ("set_flags", "extremes", "violation", "set_thresholds", "restore_order", "prefetch_candidates",
                 "leave_compact", "protect_pending", "flush_G_bar", "run_smo", "run_platt", "add_rows",
                 "claim_slots", "rbf_exponents")
-#: the files an ahead-of-time build compiles from: this one and its signatures
-BUILT_FROM = ("_smo_numba.py", "_smo_aot.py")
-
-
-def _digest(parts: list[bytes]) -> int:
-    """56 bits of the sha256 of ``parts``: an int64 for the extension to return."""
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(part)
-    return int.from_bytes(digest.digest()[:7], "little")
-
-
-def source_digest() -> int:
-    """Digest of the BUILT_FROM files as they are now."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    parts = []
-    for name in BUILT_FROM:
-        with open(os.path.join(here, name), "rb") as f:
-            parts.append(f.read())
-    return _digest(parts)
-
-
-def host_cpu() -> tuple[str, str]:
-    """The CPU model and features numba's JIT compiles for here (NUMBA_CPU_NAME and
-    NUMBA_CPU_FEATURES included): the ahead-of-time build targets the same."""
-    import llvmlite.binding as ll
-    from numba.core import config
-    from numba.core.codegen import get_host_cpu_features
-
-    return (config.CPU_NAME or ll.get_host_cpu_name(), config.CPU_FEATURES or get_host_cpu_features())
-
-
-def cpu_digest() -> int:
-    """Digest of ``host_cpu()``."""
-    return _digest([part.encode() for part in host_cpu()])

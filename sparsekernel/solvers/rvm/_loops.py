@@ -30,6 +30,10 @@ __all__ = [
     "mackay_beta", "moves_beta", "pool_steps", "posterior_factor", "shift", "symmetric_product", "symmetrize",
     "tier_rows",
 ]
+#: what Python calls (the exports of the ahead-of-time build, see solvers/_aot and _bound_loops)
+ENTRY_POINTS = ("add_function", "aligned", "assemble_gram", "best_excluded_flat", "best_included_flat",
+                "beta_step_due", "delete_function", "factors_over_rows", "gather_rows", "moves_beta", "pool_steps",
+                "posterior_factor", "shift", "symmetrize", "tier_rows")
 
 
 @njit(cache=True, error_model="numpy")

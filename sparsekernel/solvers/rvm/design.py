@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ...validation import fail
 from ...kernels import RBF, Kernel, make_kernel
-from ._loops import assemble_gram
+from ._bound_loops import assemble_gram
 
 __all__ = [
     "Design",

@@ -138,7 +138,7 @@ from .posterior import (
     factors_from_posterior,
     included_sparsity_quality,
 )
-from ._loops import (
+from ._bound_loops import (
     add_function,
     aligned,
     best_excluded_flat,
