@@ -226,10 +226,10 @@ class KernelRowCache:
         self._add_shift(points, out)
         return out
 
-
     def _shared(self):
-        """The operand that the rows and the float64 products share, one copy built on first use:
-        X^T as CSR (D, N) for a sparse X, ``RBFOperands`` for the RBF kernel on a dense X, else None."""
+        """The operand that the rows and the float64 products share, built on first use: X^T as CSR
+        (D, N) for a sparse X; for the RBF kernel on a dense X ``RBFOperands`` (float64 rows) or
+        ``CentredRBF`` (float32 rows, which the compiled loop computes); else None."""
         if self._shared_operand is None:
             if issparse(self.X):
                 self._shared_operand = self.X.T.tocsr()
