@@ -228,8 +228,9 @@ def raw_units_start(problem: _Problem, design: Design, bias: bool) -> Array | No
     beta from 0.1 std(t), the solver's ``beta0`` too: a prior that is weaker
     on the columns of small norm (points far from the others, under a
     kernel). The evidence of wide kernels has several maxima, and on Boston
-    housing (raw and standardised) and friedman1 (standardised, gamma 0.1)
-    this start reaches 5-13 nats above the others (benchmarks/rvm_accuracy.py).
+    housing (raw, gamma 3.68e-5, and standardised, gamma 0.00769) this start
+    ends 7-9 nats above the others (benchmarks/rvm_accuracy.py), on friedman
+    draws of the tests 1-10 nats (test_rvm_maxima.py).
     A weight w on phi_i / c_i is w / (c_i s_i t_scale) on the solver's column
     s_i phi_i for the target t / t_scale, so alpha_i = (c_i s_i t_scale / M)^2.
     None when the basis is too large for top-down starts (no extra pass over Phi).
