@@ -42,11 +42,30 @@ def _extensions():
     pycc any more (pending deprecation since numba 0.57): the JIT will do."""
     aot = _load("_aot")
     try:
-        return [aot.extension({"smo": _load("_smo_numba"), "rvm": _load("rvm._loops")}, aot)]
+        return [_survivable(aot.extension({"smo": _load("_smo_numba"), "rvm": _load("rvm._loops")}, aot))]
     except (ImportError, RuntimeError) as error:    # RuntimeError: pycc's "... without the compiler ... present"
         print(f"sparsekernel: not compiling the SMO's and the RVM's loops ahead of time ({error}); numba's JIT will "
               "compile them on first use", file=sys.stderr)
         return []
+
+
+def _survivable(extension):
+    """The extension with any failure of numba's compile (a typing or LLVM error, say) turned into the
+    CompileError that setuptools lets an optional extension survive: the install goes on without it,
+    and the loops are compiled by the JIT on first use."""
+    from setuptools.errors import CompileError
+
+    prepare = extension._prepare_object_files          # pycc's step that runs numba's compiler
+
+    def guarded(build_ext):
+        try:
+            prepare(build_ext)
+        except Exception as error:
+            raise CompileError(f"numba.pycc could not compile the loops ({type(error).__name__}: {error}); "
+                               "numba's JIT will compile them on first use") from error
+
+    extension._prepare_object_files = guarded
+    return extension
 
 
 setup(ext_modules=_extensions())
