@@ -38,8 +38,12 @@ def _load(name):
 
 
 def _extensions():
-    """The compiled loops' extension; none where pycc finds no C compiler, or where numba has no
-    pycc any more (pending deprecation since numba 0.57): the JIT will do."""
+    """The compiled loops' extension; none where pycc finds no C compiler, where numba has no pycc
+    any more (pending deprecation since numba 0.57) or where ``SPARSEKERNEL_NO_AOT=1`` asks for a
+    build without it: the JIT will do."""
+    if os.environ.get("SPARSEKERNEL_NO_AOT", "0") not in ("", "0"):  # a pure build: the JIT on first use
+        print("sparsekernel: SPARSEKERNEL_NO_AOT is set; not compiling the loops ahead of time", file=sys.stderr)
+        return []
     aot = _load("_aot")
     try:
         return [_survivable(aot.extension({"smo": _load("_smo_numba"), "rvm": _load("rvm._loops")}, aot))]
