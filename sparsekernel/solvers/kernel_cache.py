@@ -339,7 +339,7 @@ class CentredRBF:
             Z = self.rows(np.arange(r0, min(r0 + COLUMN_CHUNK, X.shape[0])))
             self.s[r0:r0 + Z.shape[0]] = -0.5 * np.einsum("ij,ij->i", Z, Z)   # -gamma ||x - mean||^2
 
-    def rows(self, idx: NDArray[np.int64]) -> Array:
+    def rows(self, idx: NDArray[np.int64] | slice) -> Array:
         """Z[idx] = sqrt(2 gamma) (X[idx] - mean)."""
         Z = np.subtract(self.X[idx], self.mean, dtype=np.float64)
         Z *= self.c
@@ -362,10 +362,9 @@ class CentredRBF:
 
 
 def rbf_operands(X: Array, gamma: float) -> RBFOperands:
-    """``RBFOperands`` of a dense X."""
-    Z = np.subtract(X, np.mean(X, axis=0), dtype=np.float64)
-    Z *= math.sqrt(2.0 * gamma)
-    return RBFOperands(Z, -0.5 * np.einsum("ij,ij->i", Z, Z))
+    """``RBFOperands`` of a dense X: the rows of ``CentredRBF``, all of them kept."""
+    centred = CentredRBF(X, gamma)
+    return RBFOperands(centred.rows(slice(None)), centred.s)
 
 
 def _rbf_block(ops: RBFOperands) -> BlockFunction:

@@ -9,8 +9,8 @@ and cached by numba) where the extension is missing, stale, built for
 another CPU, or where ``SPARSEKERNEL_JIT=1`` asks for the JIT (the same
 rules as for the SMO, ``_aot.load``). The extension's functions do not
 dispatch on their arguments' types: the callers pass exactly the types of
-``_aot.rvm_argument_types`` (C-contiguous float64, int64 and boolean arrays
-of their own, in the main).
+``_aot.rvm_argument_types`` (contiguous float64, int64 and boolean arrays of
+their own: C order, except the F-ordered pool buffer, tier, W and syrk result).
 
 ``AOT`` says which: True when the extension's functions are used.
 """
