@@ -63,6 +63,12 @@ SPREAD_POINTS = 1000
 #: N above which a kernel that is not always PSD is not eigen-checked at construction.
 PSD_CHECK_MAX_N = 5000
 
+#: ``kernel_times`` computes K[block, support] @ u in blocks of about this many kernel entries (4 MiB
+#: of float64; 4,096 rows of 496 support vectors, 16 MiB, were the peak of a dense 5,000 x 500 fit), and
+#: at least this many rows.
+KERNEL_TIMES_ENTRIES = 1 << 19
+KERNEL_TIMES_MIN_ROWS = 64
+
 #: A multiplier within this fraction of its box width from a bound counts as at the
 #: bound (when telling free multipliers for b, rho, epsilon and R^2) and, above the
 #: lower bound, as a support vector. Interior-point solutions resolve the multipliers
@@ -828,9 +834,11 @@ class Machine(abc.ABC):
         if self.kernel.name == "precomputed":
             return self.X[:, nz] @ u[nz]
         out = np.zeros(self.N)
-        for start in range(0, self.N, 4096):
-            block = slice(start, min(start + 4096, self.N))
-            out[block] = self.kernel(self.X[block], self.X[nz]) @ u[nz]
+        X_nz, u_nz = self.X[nz], u[nz]
+        rows = max(KERNEL_TIMES_MIN_ROWS, KERNEL_TIMES_ENTRIES // nz.size)   # a block of at most 4 MiB
+        for start in range(0, self.N, rows):
+            block = slice(start, min(start + rows, self.N))
+            out[block] = self.kernel(self.X[block], X_nz) @ u_nz
         return out
 
     def _assemble(self, a, a_hat, u, fields, slacks, w, primal, dual, info, notes, bound_tol, trace) -> Solution:

@@ -172,7 +172,8 @@ def posterior(PhiTPhi: Array, PhiTt: Array, alpha: Array, beta: float) -> Poster
     alpha : array (M,)
     beta : float
     """
-    H = np.diag(alpha) + beta * PhiTPhi  # (7.83): Sigma^-1 = A + beta Phi^T Phi
+    H = beta * PhiTPhi  # (7.83): Sigma^-1 = A + beta Phi^T Phi, A added on the diagonal in place
+    H.flat[:: H.shape[0] + 1] += alpha
     R = precision_factor(H)
     m = beta * scipy.linalg.cho_solve((R, False), PhiTt, check_finite=False)  # (7.82)
     return Posterior(m=m, R=R)

@@ -120,8 +120,10 @@ def iterative_regression(
     alpha = np.broadcast_to(np.asarray(opts.alpha_init, dtype=np.float64), b.shape).copy()
     history: list[float] = []
     converged, iterations, previous = False, 0, -math.inf
+    G, ba = PhiTPhi, b
     while iterations < opts.max_iter and active.size:
-        G, ba = PhiTPhi[np.ix_(active, active)], b[active]
+        if G.shape[0] != active.size:  # gathered again only after a pruning
+            G, ba = PhiTPhi[np.ix_(active, active)], b[active]
         post = posterior(G, ba, alpha, beta)
         E_D = _misfit(G, ba, tt, post.m)
         value = log_evidence_star(N, beta, alpha, post, E_D)  # (7.85) by (*)
