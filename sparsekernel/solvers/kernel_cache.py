@@ -96,13 +96,6 @@ def slots_for(cache_mb: float, n_points: int, dtype: type = np.float32) -> int:
     return max(min(MIN_SLOTS, n_points), min(fit, n_points))
 
 
-#: A prefetched row not read in this many fills since its own gives its slot to a new row (``fill``).
-#: On the dense 5,000 x 500 linear fit of benchmarks/sparse_vs_libsvm.py (2,144 rows computed, 785
-#: of them never read): 4 fills touched 1,382 slots but computed 4,360 rows (+15% time); 64 touch
-#: 1,605 and compute 2,920 (+7%); no limit touches all 2,144.
-IDLE_PREFETCH_FILLS = 64
-
-
 class KernelRowCache:
     """Least-recently-used cache of kernel rows, filled in BLAS blocks.
 
@@ -148,9 +141,6 @@ class KernelRowCache:
         self.last_used = np.full(self.n_slots, -1, dtype=np.int64)
         self.rows_computed = 0
         self._filled = np.zeros(1, dtype=np.int64)      # slots filled so far (they fill in order)
-        self._fills = 0                                      # calls of fill with rows to compute
-        self._prefetched = np.full(self.n_slots, -1, dtype=np.int64)  # last_used at a prefetch's fill, else -1
-        self._prefetch_fill = np.zeros(self.n_slots, dtype=np.int64)  # and the fill's number
         self._block_fn: BlockFunction | None = None          # built on first use
         self._exact_fn: ExactFunction | None = None
         self._shared_operand = None                          # see ``_shared``, built once
@@ -173,15 +163,12 @@ class KernelRowCache:
         if self.shift is not None:
             out[np.arange(points.size), points] += self.shift[points]
 
-    def fill(self, points: NDArray[np.intp], clock: int, prefetched: int = 0) -> int:
+    def fill(self, points: NDArray[np.intp], clock: int) -> int:
         """Compute the rows of ``points`` (not cached, distinct) into the least recently used slots.
 
         At most ``n_slots`` points; a row in use while the solver asks for
         more is the most recently used one and survives a fill of fewer than
-        ``n_slots`` rows. The last ``prefetched`` points are guesses (rows the
-        solver may ask for next): while never-filled slots remain, the slot of
-        a guess not read in ``IDLE_PREFETCH_FILLS`` fills is taken first, so
-        that wrong guesses do not grow the memory the cache touches. Returns the clock after marking the new rows as used.
+        ``n_slots`` rows. Returns the clock after marking the new rows as used.
         """
         points = np.asarray(points, dtype=np.int64)
         k = points.size
@@ -190,36 +177,12 @@ class KernelRowCache:
         if k > self.n_slots:
             raise ValueError(f"cannot fill {k} rows into a cache of {self.n_slots} rows")
         slots = np.empty(k, dtype=np.int64)
-        idle = self._idle_prefetches(k) if self.n_free else slots[:0]
-        clock = self._reuse(points[:idle.size], idle, clock)
-        slots[:idle.size] = idle
-        clock = claim_slots(points[idle.size:], slots[idle.size:], self.slot_of, self.owner, self.last_used,
-                            self._filled, clock)
-        self._fills += 1
-        self._prefetched[slots] = -1
-        guesses = slots[k - prefetched:] if prefetched else slots[:0]
-        self._prefetched[guesses] = self.last_used[guesses]
-        self._prefetch_fill[guesses] = self._fills
+        clock = claim_slots(points, slots, self.slot_of, self.owner, self.last_used, self._filled, clock)
         self._compute_into(points, slots)
         if self.shift is not None:
             self.store[slots, points] += self.shift[points].astype(self.dtype)
         self.rows_computed += k
         return clock
-
-    def _idle_prefetches(self, k: int) -> NDArray[np.int64]:
-        """Up to k slots of prefetched rows unread since their fill, IDLE_PREFETCH_FILLS fills ago or more."""
-        idle = np.flatnonzero((self._prefetched >= 0) & (self.last_used == self._prefetched)
-                              & (self._prefetch_fill <= self._fills - IDLE_PREFETCH_FILLS))
-        return idle[:k].astype(np.int64)
-
-    def _reuse(self, points: NDArray[np.int64], slots: NDArray[np.int64], clock: int) -> int:
-        """Give ``slots`` (of rows never read) to ``points``, marked as just used; the clock after."""
-        if slots.size:
-            self.slot_of[self.owner[slots]] = -1
-            self.owner[slots] = points
-            self.slot_of[points] = slots
-            self.last_used[slots] = np.arange(clock, clock + slots.size)
-        return clock + slots.size
 
     def touch(self, points: NDArray[np.intp], clock: int) -> int:
         """Mark the cached rows of ``points`` as just used (so that a fill keeps them)."""

@@ -59,9 +59,7 @@ compiled distance loop; float64 rows for N <= 1448, float32 above, like
 LIBSVM's Qfloat); the regression machines' 2N variables share the N rows,
 expanded with their signs. While the cache has room a missing row comes
 together with the rows of the most violating uncached variables, up to
-``ROW_BLOCK`` rows; a prefetched row still unread after
-``kernel_cache.IDLE_PREFETCH_FILLS`` fills gives its slot to the next row
-(while the cache has room; then least recently used rows go). Once shrinking leaves at most an eighth of the variables
+``ROW_BLOCK`` rows. Once shrinking leaves at most an eighth of the variables
 active, the loops read compact rows (the active entries only, the other 20%
 of ``cache_mb``), as LIBSVM's rows of active length. At the end the gradient
 of the support points is recomputed in float64, so that the objective and
@@ -669,14 +667,13 @@ class _Run:
         requested = ctrl[nb.C_REQ:nb.C_REQ + ctrl[nb.C_NREQ]].copy()    # distinct
         ctrl[nb.C_NREQ] = 0
         extra = min(ROW_BLOCK, self.cache.n_free, self.cache.n_slots - 1) - requested.size
-        count = 0
         if extra > 0 and ctrl[nb.C_COMPACT] == 0:
             candidates = np.empty(extra, dtype=np.int64)
             count = loops.prefetch_candidates(self.prob, self.st, ctrl, self.fpar, self.cache.slot_of,
                                               int(ctrl[nb.C_ACTIVE]), requested, candidates)
             requested = np.concatenate([requested, candidates[:count]])
         self._settle_pending(requested.size)
-        ctrl[nb.C_CLOCK] = self.cache.fill(requested, int(ctrl[nb.C_CLOCK]), prefetched=count)
+        ctrl[nb.C_CLOCK] = self.cache.fill(requested, int(ctrl[nb.C_CLOCK]))
 
     # -- the answer --------------------------------------------------------------------
     def result(self, code: int, start: float) -> SMOResult:

@@ -65,45 +65,6 @@ def test_float32_rbf_rows_keep_no_float64_copy_of_x():
     assert isinstance(cache._shared(), kernel_cache.CentredRBF)
 
 
-def _rows_match(cache: KernelRowCache, X: np.ndarray) -> None:
-    """Every cached row is the kernel row of the point its slot says it holds."""
-    K = cache.kernel(X, X)
-    for point in np.flatnonzero(cache.slot_of >= 0):
-        slot = cache.slot_of[point]
-        assert cache.owner[slot] == point
-        np.testing.assert_allclose(cache.store[slot], K[point], rtol=1e-6, atol=1e-7)
-
-
-def test_unread_prefetched_rows_give_their_slots_to_new_rows():
-    """A guessed row unread for IDLE_PREFETCH_FILLS fills is replaced before a never-filled slot is
-    touched; a guessed row that was read, and a row asked for, stay."""
-    X = np.random.default_rng(3).normal(size=(400, 6))
-    cache = KernelRowCache(RBF(0.3), X, 1.0)                      # 1 MiB: 327 float64 rows of 400
-    clock = cache.fill(np.array([0, 1, 2, 3]), 0, prefetched=2)    # 2, 3 guessed
-    clock = cache.touch(np.array([3]), clock)                     # 3 read; 2 never
-    for k in range(kernel_cache.IDLE_PREFETCH_FILLS):            # fills that guess nothing
-        clock = cache.fill(np.array([10 + k]), clock)
-    filled = cache.n_slots - cache.n_free
-    slot_of_2 = cache.slot_of[2]
-    clock = cache.fill(np.array([200]), clock)
-    assert cache.n_slots - cache.n_free == filled                 # no new slot touched
-    assert cache.slot_of[2] == -1 and cache.slot_of[200] == slot_of_2
-    assert cache.slot_of[[0, 1, 3]].min() >= 0                    # asked for, or guessed and read
-    clock = cache.fill(np.array([201]), clock)
-    assert cache.n_slots - cache.n_free == filled + 1             # nothing else idle
-    _rows_match(cache, X)
-
-
-def test_a_recent_guess_is_kept():
-    X = np.random.default_rng(4).normal(size=(300, 4))
-    cache = KernelRowCache(Linear(), X, 1.0)
-    clock = cache.fill(np.array([5, 6]), 0, prefetched=1)
-    for k in range(kernel_cache.IDLE_PREFETCH_FILLS - 1):
-        clock = cache.fill(np.array([20 + k]), clock)
-    assert cache.slot_of[6] >= 0
-    _rows_match(cache, X)
-
-
 @pytest.mark.parametrize("kernel", [RBF(0.5), Linear()], ids=["rbf", "linear"])
 def test_kernel_times_in_blocks_equals_the_whole_product(kernel, monkeypatch):
     """The certificate's K u over small blocks of rows (the whole product's memory cut to a block):
