@@ -249,10 +249,11 @@ class KernelRowCache:
         return self._exact_fn(cols)
 
     def products(self, rows: NDArray[np.intp], cols: NDArray[np.intp], coef: Array) -> Array:
-        """(K + diag(shift))[rows][:, cols] @ coef in float64 throughout (blocks of rows, nothing cached)."""
+        """(K + diag(shift))[rows][:, cols] @ coef in float64 throughout (blocks of rows, nothing cached);
+        ``coef`` (len(cols),) or (len(cols), m): m products for the kernel work of one."""
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
-        out = np.zeros(rows.size)
+        out = np.zeros((rows.size,) + np.shape(coef)[1:])
         if cols.size == 0:
             return out
         shared = self._shared()
@@ -267,7 +268,8 @@ class KernelRowCache:
             position = np.full(self.N, -1, dtype=np.int64)
             position[cols] = np.arange(cols.size)
             hit = position[rows] >= 0
-            out[hit] += self.shift[rows[hit]] * coef[position[rows[hit]]]
+            shift = self.shift[rows[hit]]
+            out[hit] += (shift if out.ndim == 1 else shift[:, None]) * coef[position[rows[hit]]]
         return out
 
 
@@ -346,7 +348,8 @@ class CentredRBF:
         return Z
 
     def products(self, rows: NDArray[np.int64], cols: NDArray[np.int64], coef: Array, out: Array) -> None:
-        """out += K[rows][:, cols] @ coef in float64, chunk of columns by chunk of columns."""
+        """out += K[rows][:, cols] @ coef in float64 (coef a vector or a matrix), chunk of columns by
+        chunk of columns."""
         for c0 in range(0, cols.size, COLUMN_CHUNK):
             chunk = cols[c0:c0 + COLUMN_CHUNK]
             Zc, sc = self.rows(chunk), self.s[chunk]

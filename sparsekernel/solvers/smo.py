@@ -451,6 +451,7 @@ class _Run:
         loops.leave_compact(self.cache_arrays, self.ctrl)         # full rows to begin with
         self.fpar = self._floats(tol * float(qp.tol_scale), qp.scale, QD)
         self.trace = _trace_buffers(TRACE_CHUNK if record else 1)
+        self.exact_outputs: tuple[Array, Array] | None = None   # (u, (K + diag(shift)) u) of ``refined``
         self._small_gram()
         self._initial_gradient()
 
@@ -600,11 +601,13 @@ class _Run:
         n, N, scale = a.shape[0], self.cache.N, float(self.fpar[nb.F_SCALE])
         everywhere = np.arange(N)
         u = np.bincount(index, weights=y * a, minlength=N)                   # u_n = sum y_i a_i
-        G = p + scale * y * self._K_times(u, everywhere)[index]             # G = Q a + p
-        V[:] = -y * G
         at_upper = np.where((a >= upper) & np.isfinite(upper), upper, 0.0)[np.argsort(perm)]   # caller's order
         u_bar = np.bincount(index0, weights=y0 * at_upper, minlength=N)
-        G_bar[:] = scale * y0 * self._K_times(u_bar, everywhere)[index0]     # G_bar = sum_{a_j = u_j} u_j Q_j
+        KU = self._K_times(np.column_stack([u, u_bar]), everywhere)          # one pass over the kernel
+        G = p + scale * y * KU[index, 0]                                     # G = Q a + p
+        V[:] = -y * G
+        G_bar[:] = scale * y0 * KU[index0, 1]                                # G_bar = sum_{a_j = u_j} u_j Q_j
+        self.exact_outputs = (u, KU[:, 0])                                   # for result, if no step follows
         self.fpar[nb.F_OBJ] = 0.5 * float(a @ (G - p)) + float(p @ a)
         self.fpar[nb.F_PTA] = float(p @ a)
         self.ctrl[nb.C_EXT_VALID] = 0
@@ -689,9 +692,11 @@ class _Run:
         Gz[perm] = -y * V
         qp = self.qp
         u = np.bincount(qp.index, weights=qp.y * z, minlength=self.cache.N)     # u_n = sum y_i z_i
-        shifted = self._row_products(u)                                        # (K + diag(shift)) u
-        self._exact_gradient(z, u, Gz, shifted)
-        outputs = self._outputs(u, shifted)
+        kept = self.exact_outputs
+        exact = kept is not None and np.array_equal(kept[0], u)               # refined's product, still valid
+        shifted = kept[1] if exact else self._row_products(u)                 # (K + diag(shift)) u
+        self._exact_gradient(z, u, Gz, shifted, exact)
+        outputs = self._outputs(u, shifted, exact)
         rho = compute_rho(qp, z, Gz)
         m0, m1, M0, M1, *_ = loops.extremes(self.prob, self.st, n)
         status = {nb.OPTIMAL: "optimal", nb.MAX_ITER: "max_iter", nb.UNBOUNDED: "unbounded",
@@ -723,31 +728,33 @@ class _Run:
             out += cache.products(np.arange(cache.N), uncached, u[uncached])
         return out
 
-    def _outputs(self, u: Array, shifted: Array) -> dict[str, Any]:
-        """SMOResult's ``outputs`` (K u, the diagonal term taken out) and ``outputs_error``."""
+    def _outputs(self, u: Array, shifted: Array, exact: bool) -> dict[str, Any]:
+        """SMOResult's ``outputs`` (K u, the diagonal term taken out) and ``outputs_error`` (0 where
+        ``shifted`` is the float64 product of the kernel itself)."""
         cache = self.cache
         Ku = shifted if cache.shift is None else shifted - cache.shift * u
         error = 0.0
-        if cache.dtype != np.float64:
+        if cache.dtype != np.float64 and not exact:
             diagonal = float(np.max(np.abs(self.prob[5]))) / float(self.qp.scale)      # max Q_ii / scale
             error = float(np.finfo(np.float32).eps) * float(np.sum(np.abs(u))) * diagonal
         return {"outputs": Ku, "outputs_error": error}
 
-    def _exact_gradient(self, z: Array, u: Array, Gz: Array, shifted: Array) -> None:
+    def _exact_gradient(self, z: Array, u: Array, Gz: Array, shifted: Array, exact: bool) -> None:
         """G on the support points in float64: G_i = p_i + scale y_i ((K + diag(shift)) u)_index(i).
 
         Float32 rows' rounding (6e-8) would reach the objective f = 1/2 z^T (G + p)
         through cancellation (hard margin: sum a - 1/2 a^T Q a with both terms near
         sum a). With float64 rows ``shifted`` is that product already; with float32
         rows one float64 product over the support points is computed (the
-        objective and rho need G only where z != 0 and on free variables).
+        objective and rho need G only where z != 0 and on free variables),
+        unless ``shifted`` is already ``refined``'s float64 product (``exact``).
         """
         qp = self.qp
         support = np.flatnonzero(u != 0.0)
         if support.size == 0:
             return
         on_support = (u != 0.0)[qp.index]
-        if self.cache.dtype == np.float64:
+        if self.cache.dtype == np.float64 or exact:
             Ku = shifted
         else:
             Ku = np.zeros(self.cache.N)
@@ -757,8 +764,8 @@ class _Run:
 
     def _K_times(self, u: Array, rows: NDArray[np.intp]) -> Array:
         """((K + diag(shift)) u)[rows] in float64 from the kernel itself (not the cached rows), over
-        the points where u is not zero."""
-        support = np.flatnonzero(u != 0.0)
+        the points where u is not zero (u a vector, or one column per product)."""
+        support = np.flatnonzero(u != 0.0 if u.ndim == 1 else np.any(u != 0.0, axis=1))
         return self.cache.products(rows, support, u[support])
 
     def _trace(self) -> SMOTrace | None:
