@@ -187,10 +187,8 @@ class RegularisationPath:
             return None
         kept = kernel_cache.KernelRowCache(qp.kernel, qp.X, budget, dtype)
         if kept.n_slots == N:               # the whole Gram matrix fits: in a few large blocks, once
-            clock = 0
             with limit_blas(BLAS_THREADS):
-                for p0 in range(0, N, PREFILL_BLOCK):
-                    clock = kept.fill(np.arange(p0, min(p0 + PREFILL_BLOCK, N), dtype=np.int64), clock)
+                kept.fill_all(PREFILL_BLOCK)
         self._caches[key] = kept
         return kept
 
