@@ -483,3 +483,28 @@ def test_a_stop_on_float32_rows_is_checked_on_a_float64_gradient(machine: str) -
     sol = solve_by(m, "smo")
     assert sol.status == "optimal"
     assert check(m, sol, tol=sol.tol).ok
+
+
+@pytest.mark.parametrize("N", [300, 2000])                      # float64 rows, float32 rows (and compact rows)
+def test_the_steps_compiled_without_reference_counts_leave_every_array_to_be_freed(N):
+    """``_steps`` runs without numba's reference counting: it must neither take a reference (the
+    row store would outlive the solve) nor drop one it did not take (it would be freed under the
+    solve). After a solve on an explicit cache, the cache's store and the inputs are freed with
+    their last Python reference, and a second solve on the same cache gives the same answer."""
+    import gc
+    import weakref
+
+    from sparsekernel.solvers.kernel_cache import KernelRowCache
+
+    rng = np.random.default_rng(N)
+    X = rng.normal(size=(N, 5))
+    t = np.where(X[:, 0] + 0.3 * rng.normal(size=N) > 0, 1.0, -1.0)
+    qp = SoftMarginSVC(X, t, RBF(0.5), C=1.0).standard_qp()
+    cache = KernelRowCache(qp.kernel, qp.X, 50.0)
+    first = smo(qp, tol=1e-3, cache=cache)
+    again = smo(qp, tol=1e-3, cache=cache)
+    np.testing.assert_allclose(again.a, first.a, atol=1e-6)
+    store, inputs = weakref.ref(cache.store), weakref.ref(X)
+    del cache, qp, X
+    gc.collect()
+    assert store() is None and inputs() is None
