@@ -149,7 +149,10 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
         tol = libsvm_tol(machine, tol)
     machine.warn_if_not_convex("the SMO")
     qp = machine.standard_qp()
-    along = {} if path is None else dict(initial=path.start(path_key, qp), cache=path.cache(path_key, qp))
+    along = {}
+    if path is not None:
+        start, gradient = path.start_and_gradient(path_key, qp)
+        along = dict(initial=start, initial_gradient=gradient, cache=path.cache(path_key, qp))
     result = smo(qp, tol=tol, **opts, **along)
     if path is not None:
         path.record(path_key, qp, result.a, result.G)

@@ -269,6 +269,7 @@ def smo(
     record: bool = False,
     initial: Array | None = None,
     cache: Any = None,
+    initial_gradient: Array | None = None,
 ) -> Any:
     """Solve a StandardQP by SMO.
 
@@ -299,6 +300,11 @@ def smo(
     cache : KernelRowCache or None
         Kernel rows kept from earlier solves on the same kernel and X (a regularisation path,
         ``warm_start.RegularisationPath``); None: a new cache of ``cache_mb``. StandardQP only.
+    initial_gradient : array (n,) or None
+        G = Q a + p at ``initial``, where the caller has it without kernel rows (a path's scaled
+        start, ``warm_start.warm_start_and_gradient``); None: built from the kernel rows. It is
+        trusted (the certificate of the answer is computed from the kernel, not from it). With
+        ``initial`` only.
 
     Returns
     -------
@@ -318,9 +324,10 @@ def smo(
     if not isinstance(problem, StandardQP):
         if not callable(getattr(problem, "solve", None)) or not callable(getattr(problem, "standard_qp", None)):
             raise _validation.fail("problem", "a StandardQP or a sparsekernel machine", problem)
-        return problem.solve("smo", initial=initial, cache=cache, **opts)
+        return problem.solve("smo", initial=initial, cache=cache, initial_gradient=initial_gradient, **opts)
     _check_diagonal(problem)
-    opts.update(initial=_check_initial(problem, initial), cache=_check_cache(problem, cache))
+    opts.update(initial=_check_initial(problem, initial), cache=_check_cache(problem, cache),
+                initial_gradient=_check_initial_gradient(problem, initial, initial_gradient))
     dtype = kernel_cache.row_dtype(int(problem.X.shape[0])) if cache is None else cache.dtype
     compile_time = ensure_compiled(dtype, opts["wss"])
     return replace(_solve(problem, opts, None), compile_time=compile_time)
@@ -346,6 +353,16 @@ def _check_initial(qp: StandardQP, initial: Any) -> Array | None:
         raise _validation.fail("initial", "a feasible point of the QP (in its box, meeting its equalities)",
                                "a point outside the feasible set")
     return np.clip(a, qp.lower, qp.upper)
+
+
+def _check_initial_gradient(qp: StandardQP, initial: Any, gradient: Any) -> Array | None:
+    """n finite numbers, given with a starting point."""
+    if gradient is None:
+        return None
+    G = np.asarray(gradient, dtype=np.float64)
+    if initial is None or G.shape != (qp.n,) or not np.all(np.isfinite(G)):
+        raise _validation.fail("initial_gradient", f"None, or {qp.n} finite numbers given with initial", gradient)
+    return G
 
 
 def _check_cache(qp: StandardQP, cache: Any) -> Any:
@@ -401,10 +418,11 @@ def smo_standard(
     record: bool = False,
     initial: Array | None = None,
     cache: Any = None,
+    initial_gradient: Array | None = None,
 ) -> SMOResult:
     """Solve a StandardQP by SMO (no argument checks; see ``smo``)."""
     return _solve(qp, dict(tol=tol, wss=wss, shrinking=shrinking, cache_mb=cache_mb, max_iter=max_iter,
-                           record=record, initial=initial, cache=cache), None)
+                           record=record, initial=initial, cache=cache, initial_gradient=initial_gradient), None)
 
 
 def _solve(qp: StandardQP, opts: dict[str, Any], dtype: type | None) -> SMOResult:
@@ -424,7 +442,7 @@ class _Run:
 
     def __init__(self, qp: StandardQP, tol: float, wss: str, shrinking: bool, cache_mb: float,
                  max_iter: int | None, record: bool, dtype: type | None = None, initial: Array | None = None,
-                 cache: Any = None) -> None:
+                 cache: Any = None, initial_gradient: Array | None = None) -> None:
         n = qp.n
         self.qp = qp
         self.wss = wss
@@ -452,8 +470,9 @@ class _Run:
         self.fpar = self._floats(tol * float(qp.tol_scale), qp.scale, QD)
         self.trace = _trace_buffers(TRACE_CHUNK if record else 1)
         self.exact_outputs: tuple[Array, Array] | None = None   # (u, (K + diag(shift)) u) of ``refined``
-        self._small_gram()
-        self._initial_gradient()
+        if initial_gradient is None:
+            self._small_gram()            # a warm start handed its gradient needs rows only as the steps ask
+        self._initial_gradient(initial_gradient)
 
     def _compact_arrays(self, qp: StandardQP, n: int, cache_mb: float) -> tuple:
         """Store of compact rows (COMPACT_SHARE of the budget) and, for RBF, the inputs to compute them."""
@@ -512,17 +531,21 @@ class _Run:
             self.ctrl[nb.C_CLOCK] = self.cache.fill(points, int(self.ctrl[nb.C_CLOCK]))
 
     # -- gradient assembly ---------------------------------------------------------
-    def _initial_gradient(self) -> None:
-        """G = Q a + p (kept as v = -y G) and G_bar = sum_{a_j = u_j} u_j Q_j at the start; f, p^T a."""
+    def _initial_gradient(self, given: Array | None = None) -> None:
+        """G = Q a + p (kept as v = -y G; ``given``: the caller's) and G_bar = sum_{a_j = u_j} u_j Q_j
+        at the start; f, p^T a."""
         y, p, lower, upper, index, QD, y0, index0 = self.prob
         a, V, G_bar, perm, flags = self.st
         n = a.shape[0]
-        # Q a first, p after: the regression forms start with a_n = a_hat_n on some points, whose rows
-        # cancel exactly; added to p one by one they would absorb p when the kernel is large (1e36)
-        G = np.zeros(n)
-        nonzero = np.flatnonzero(a != 0.0)
-        self._accumulate(nonzero, a[nonzero], G, 0, n)
-        G += p
+        if given is not None:
+            G = np.array(given, dtype=np.float64)
+        else:
+            # Q a first, p after: the regression forms start with a_n = a_hat_n on some points, whose rows
+            # cancel exactly; added to p one by one they would absorb p when the kernel is large (1e36)
+            G = np.zeros(n)
+            nonzero = np.flatnonzero(a != 0.0)
+            self._accumulate(nonzero, a[nonzero], G, 0, n)
+            G += p
         V[:] = -y * G                                  # v_t = -y_t G_t: I_up/I_low compare v (gap 7.3's t E)
         at_upper = np.flatnonzero(a >= upper)
         self._accumulate(at_upper, upper[at_upper], G_bar, 0, n)

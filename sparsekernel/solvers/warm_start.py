@@ -27,8 +27,10 @@ G = Q a + p_old, is moved into the new feasible set in one of two ways:
     those of largest g first), each up to its bound.
 
 Either start is feasible, so the SMO (``smo(qp, initial=a0)``) starts from it
-as from its own ``initial_point``; it rebuilds G from the kernel rows, which
-``RegularisationPath`` keeps in one ``KernelRowCache`` across the path.
+as from its own ``initial_point``. It rebuilds G from the kernel rows, which
+``RegularisationPath`` keeps in one ``KernelRowCache`` across the path, except
+after ``scale_into_box``, whose gradient s (G - p_old) + p_new it is handed
+(``initial_gradient``).
 """
 
 from __future__ import annotations
@@ -63,21 +65,34 @@ def _same_Q(old: StandardQP, new: StandardQP) -> bool:
 def warm_start(old: StandardQP, a: Array, G: Array, new: StandardQP) -> Array | None:
     """A feasible start for ``new`` from the solution ``a`` (gradient ``G``) of ``old``; None
     where the two do not share Q or no feasible start is found (the SMO then starts cold)."""
+    return warm_start_and_gradient(old, a, G, new)[0]
+
+
+def warm_start_and_gradient(old: StandardQP, a: Array, G: Array,
+                            new: StandardQP) -> tuple[Array | None, Array | None]:
+    """``warm_start``'s point a0 and, where it is the old solution scaled (``scale_into_box``), its
+    gradient Q a0 + p_new = s (G - p_old) + p_new, which needs no kernel row; else None for it (the
+    SMO builds it from the rows: a sweep over every support vector's row)."""
     if not _same_Q(old, new):
-        return None
+        return None, None
     if new.nu_sum is None and new.delta == 0.0 and np.all(new.lower == 0.0):
-        return scale_into_box(a, a @ (G - old.p), new.p, new.upper)
-    return refill_sums(new, np.clip(a, new.lower, new.upper), G - old.p + new.p)
+        s = _scale_factor(a, a @ (G - old.p), new.p, new.upper)
+        return np.minimum(s * a, new.upper), s * (G - old.p) + new.p
+    return refill_sums(new, np.clip(a, new.lower, new.upper), G - old.p + new.p), None
 
 
 def scale_into_box(a: Array, aQa: float, p: Array, upper: Array) -> Array:
     """s* a with s* = argmin_{0 <= s <= s_max} s^2/2 a^T Q a + s p^T a, s_max = min_{a_i > 0} u_i / a_i."""
+    return np.minimum(_scale_factor(a, aQa, p, upper) * a, upper)
+
+
+def _scale_factor(a: Array, aQa: float, p: Array, upper: Array) -> float:
+    """``scale_into_box``'s s* (0 where no a_i is positive)."""
     positive = a > 0.0
     if not np.any(positive):
-        return np.zeros_like(a)
+        return 0.0
     s_max = float(np.min(upper[positive] / a[positive]))
-    s = s_max if aQa <= 0.0 else min(max(-float(p @ a) / aQa, 0.0), s_max)     # f(s a), a parabola in s
-    return np.minimum(s * a, upper)
+    return s_max if aQa <= 0.0 else min(max(-float(p @ a) / aQa, 0.0), s_max)     # f(s a), a parabola in s
 
 
 def _sum_groups(qp: StandardQP) -> list[tuple[NDArray[np.bool_], float]]:
@@ -162,8 +177,13 @@ class RegularisationPath:
 
     def start(self, key: Hashable, qp: StandardQP) -> Array | None:
         """The warm start of slot ``key`` for ``qp`` (None: cold)."""
+        return self.start_and_gradient(key, qp)[0]
+
+    def start_and_gradient(self, key: Hashable, qp: StandardQP) -> tuple[Array | None, Array | None]:
+        """The warm start of slot ``key`` for ``qp`` and its gradient where known without kernel rows
+        (``warm_start_and_gradient``); (None, None): cold."""
         previous = self._previous.get(key)
-        return None if previous is None else warm_start(*previous, qp)
+        return (None, None) if previous is None else warm_start_and_gradient(*previous, qp)
 
     def cache(self, key: Hashable, qp: StandardQP) -> Any:
         """Slot ``key``'s row cache for ``qp`` (a new one where the kernel or X changed); None where

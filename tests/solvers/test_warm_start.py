@@ -76,3 +76,33 @@ def test_a_kept_row_cache_gives_the_cold_answer() -> None:
         cold = smo(qp, tol=1e-8)
         np.testing.assert_allclose(result.objective, cold.objective, rtol=1e-9)
     assert path.cache(0, c_svc(100.0)).rows_computed == X.shape[0]        # each row once, on the path
+
+
+@pytest.mark.parametrize("C_old, C_new", [(0.3, 3.0), (3.0, 0.3), (1.0, 1.0)])
+def test_the_scaled_start_comes_with_its_gradient(C_old, C_new) -> None:
+    """scale_into_box's point a0 = s a comes with Q a0 + p_new = s (G - p_old) + p_new, which equals
+    the gradient computed from the kernel; handed to the SMO it gives the answer of a start without it."""
+    from sparsekernel.solvers.warm_start import warm_start_and_gradient
+
+    old, new = c_svc(C_old), c_svc(C_new)
+    first = smo(old, tol=1e-6)
+    a0, G0 = warm_start_and_gradient(old, first.a, first.G, new)
+    Q = (T[:, None] * T[None, :]) * KERNEL(X)
+    np.testing.assert_allclose(G0, Q @ a0 + new.p, rtol=0, atol=1e-9)
+    given = smo(new, tol=1e-6, initial=a0, initial_gradient=G0)
+    built = smo(new, tol=1e-6, initial=a0)
+    assert given.status == built.status == "optimal"
+    np.testing.assert_allclose(given.a, built.a, atol=1e-5 * C_new)
+    cold = smo(new, tol=1e-6)
+    assert abs(given.objective - cold.objective) <= 1e-6 * abs(cold.objective)
+
+
+def test_no_gradient_for_a_refilled_start_and_none_without_a_start() -> None:
+    from sparsekernel.solvers.warm_start import warm_start_and_gradient
+
+    old = nu_svc(0.3)
+    first = smo(old, tol=1e-6)
+    a0, G0 = warm_start_and_gradient(old, first.a, first.G, nu_svc(0.5))
+    assert a0 is not None and G0 is None
+    with pytest.raises(ValidationError, match="initial_gradient"):
+        smo(c_svc(1.0), initial_gradient=np.zeros(X.shape[0]))
