@@ -71,7 +71,8 @@ asked for). Either way the time of that first call is ``compile_time``.
 
 Warm starts: ``initial`` replaces the QP's ``initial_point()`` by any feasible
 point (checked against the box and the equalities to ``FEASIBILITY_TOL``),
-from which G and G_bar are built as from the cold start; ``cache`` is a
+from which G and G_bar are built as from the cold start (G is taken as given
+with ``initial_gradient``: a path's scaled start knows it); ``cache`` is a
 ``KernelRowCache`` of the same kernel and X kept from earlier solves, whose
 rows and clock the run continues (``warm_start.RegularisationPath`` keeps one
 along a path of C or nu). Without them a run is the cold one, step for step.
