@@ -228,16 +228,18 @@ def get_row(point, prob, cache, ctrl, fpar, pin):
     row of point ``pin`` (the other row of the step). ok is False (and the row
     requested) when it is missing.
     """
+    store, slot_of, last_used, pend_slot, pend_coef, cbuf, cslot_of, cowner, ident, Xd = cache
+    index = prob[4]
     if ctrl[C_COMPACT] == 1:
         cs = compact_slot(point, prob, cache, ctrl, fpar, pin)
         if cs < 0:
-            return False, cache[0][0], prob[4], -1
+            return False, store[0], index, -1
         L = ctrl[C_CLEN]
-        return True, cache[5][cs * L:(cs + 1) * L], cache[8], -1
-    s = row_slot(point, cache[1], cache[2], ctrl)
+        return True, cbuf[cs * L:(cs + 1) * L], ident, -1
+    s = row_slot(point, slot_of, last_used, ctrl)
     if s < 0:
-        return False, cache[0][0], prob[4], -1
-    return True, cache[0][s], prob[4], s
+        return False, store[0], index, -1
+    return True, store[s], index, s
 
 
 @njit(cache=True)
@@ -572,7 +574,7 @@ def protect_pending(cache, ctrl):
         ctrl[C_CLOCK] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def bound_change(k, was_upper, s, prob, st, cache, ctrl, scale):
     """Keep G_bar = sum_{a_j = u_j} u_j Q_j: queue +-u_k Q_k when a_k reaches or leaves u_k."""
     y, p, lower, upper, index, QD, y0, index0 = prob
@@ -663,10 +665,8 @@ def apply_pair(i, j, ai_new, aj_new, Ki, Kj, idx, Kij, eta, si, sj, prob, st, ca
     m0, m1, M0, M1, i0, i1, j0, j1 = scan(prob, st, ctrl[C_ACTIVE], Ki, Kj, idx,
                                           scale * y[i] * dai, scale * y[j] * daj, True)
     keep_extremes(ctrl, fpar, m0, m1, M0, M1, i0, i1, j0, j1)
-    if (a[i] >= upper[i]) != upper_i:          # tested here: under run_platt a call counts references
-        bound_change(i, upper_i, si, prob, st, cache, ctrl, scale)
-    if (a[j] >= upper[j]) != upper_j:
-        bound_change(j, upper_j, sj, prob, st, cache, ctrl, scale)
+    bound_change(i, upper_i, si, prob, st, cache, ctrl, scale)
+    bound_change(j, upper_j, sj, prob, st, cache, ctrl, scale)
     if ctrl[C_RECORD] == 1:
         record_step(i, j, daj, L, H, eta, st, ctrl, fpar, trace)
 

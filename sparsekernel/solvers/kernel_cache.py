@@ -184,14 +184,15 @@ class KernelRowCache:
         self.rows_computed += k
         return clock
 
-    def fill_all(self, block: int = 256) -> None:
-        """Every row not cached yet, ``block`` rows at a time (the cache must hold all N rows)."""
+    def fill_all(self, block: int, clock: int) -> int:
+        """Every row not cached yet, ``block`` rows at a time (the cache must hold all N rows);
+        returns the clock after them."""
         if self.n_slots < self.N:
             raise ValueError(f"cannot hold all {self.N} rows in a cache of {self.n_slots} rows")
-        clock = int(np.max(self.last_used, initial=-1)) + 1
         for p0 in range(0, self.N, block):
             points = np.arange(p0, min(p0 + block, self.N), dtype=np.int64)
-            clock = self.fill(points[self.slot_of[points] < 0], clock)
+            clock = self.fill(points[self.slot_of[points] < 0], clock)       # a kept cache has some already
+        return clock
 
     def touch(self, points: NDArray[np.intp], clock: int) -> int:
         """Mark the cached rows of ``points`` as just used (so that a fill keeps them)."""

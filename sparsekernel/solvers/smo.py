@@ -471,8 +471,7 @@ class _Run:
         self.fpar = self._floats(tol * float(qp.tol_scale), qp.scale, QD)
         self.trace = _trace_buffers(TRACE_CHUNK if record else 1)
         self.exact_outputs: tuple[Array, Array] | None = None   # (u, (K + diag(shift)) u) of ``refined``
-        if initial_gradient is None:
-            self._small_gram()            # a warm start handed its gradient needs rows only as the steps ask
+        self._small_gram()
         self._initial_gradient(initial_gradient)
 
     def _compact_arrays(self, qp: StandardQP, n: int, cache_mb: float) -> tuple:
@@ -526,10 +525,7 @@ class _Run:
         N = self.cache.N
         if N > SMALL_GRAM_POINTS or self.cache.n_slots < N:
             return
-        for p0 in range(0, N, SMALL_GRAM_BLOCK):
-            points = np.arange(p0, min(p0 + SMALL_GRAM_BLOCK, N), dtype=np.int64)
-            points = points[self.cache.slot_of[points] < 0]             # a kept cache has some already
-            self.ctrl[nb.C_CLOCK] = self.cache.fill(points, int(self.ctrl[nb.C_CLOCK]))
+        self.ctrl[nb.C_CLOCK] = self.cache.fill_all(SMALL_GRAM_BLOCK, int(self.ctrl[nb.C_CLOCK]))
 
     # -- gradient assembly ---------------------------------------------------------
     def _initial_gradient(self, given: Array | None = None) -> None:
