@@ -250,9 +250,10 @@ def included_sparsity_quality(alpha: Array, Sigma: Array, m: Array) -> tuple[Arr
     Sigma^-1 - A, S = A - A Sigma A and Q = A m, so S_i = alpha_i - alpha_i^2
     Sigma_ii, Q_i = alpha_i m_i and alpha_i - S_i = alpha_i^2 Sigma_ii. Then
     (7.104)-(7.105) read q_i = m_i / Sigma_ii and s_i = 1/Sigma_ii - alpha_i =
-    gamma_i / Sigma_ii, free of the cancellation in alpha_i - S_i.
+    gamma_i / Sigma_ii, free of the cancellation in alpha_i - S_i. ``Sigma`` may be the
+    covariance or its diagonal alone (all they need).
     """
-    d = np.diag(Sigma)
+    d = np.diag(Sigma) if np.ndim(Sigma) == 2 else Sigma
     return 1.0 / d - alpha, m / d  # (7.105), (7.104)
 
 

@@ -60,6 +60,7 @@ class IterativeOptions:
     beta_max: float
     alpha_init: float | Array  # one value for every column, or one per column
     prior: Hyperprior
+    hopeless_ratio: float = 0.0  # > 0: prune q_i^2 <= hopeless_ratio s_i from the first iteration (``_hopeless``)
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,9 @@ def new_hyperparameters(
     return alpha_new, min(beta_new, opts.beta_max)
 
 
-def _hopeless(alpha: Array, Sigma: Array, m: Array) -> NDArray[np.bool_]:
-    """The included functions whose own optimum is alpha_i = inf: q_i^2 <= s_i (Result 7.18).
+def _hopeless(alpha: Array, Sigma_diag: Array, m: Array, ratio: float = 1.0) -> NDArray[np.bool_]:
+    """The included functions whose own optimum is alpha_i = inf: q_i^2 <= s_i (Result 7.18), or, with
+    ``ratio`` < 1, those clearly so: q_i^2 <= ratio s_i.
 
     EM's update raises an irrelevant alpha_i by about s_i per iteration (it
     tends to alpha_i + s_i), so it would take ~alpha_max / s_i iterations to
@@ -107,9 +109,9 @@ def _hopeless(alpha: Array, Sigma: Array, m: Array) -> NDArray[np.bool_]:
     the deletion step of Algorithm 7.2 applied to all at once. The fast steps
     that finish every run test each pruned function again.
     """
-    s, q = included_sparsity_quality(alpha, Sigma, m)  # (7.104)-(7.105); at a Laplace mode: of
+    s, q = included_sparsity_quality(alpha, Sigma_diag, m)  # (7.104)-(7.105); at a Laplace mode: of
     # the effective problem (7.117)-(7.119), whose Gaussian posterior has the mode's w and Sigma
-    return q * q <= s
+    return q * q <= ratio * s
 
 
 def iterative_regression(
@@ -134,7 +136,8 @@ def iterative_regression(
             converged = True
             break
         crawling = opts.method == "em" and opts.prior.flat and change <= CRAWL * opts.tol
-        hopeless = _hopeless(alpha, post.Sigma, post.m) if crawling else np.zeros(alpha.size, dtype=bool)
+        ratio = 1.0 if crawling else opts.hopeless_ratio if opts.prior.flat else 0.0
+        hopeless = _hopeless(alpha, post.Sigma_diag, post.m, ratio) if ratio else np.zeros(alpha.size, dtype=bool)
         alpha, beta = new_hyperparameters(post, alpha, beta, E_D, N, opts)
         keep = (alpha <= opts.alpha_max) & ~hopeless
         active, alpha = active[keep], alpha[keep]
@@ -199,7 +202,7 @@ def iterative_laplace(likelihood: Likelihood, Phi: Array, T: Array,
             converged = True
             break
         crawling = opts.method == "em" and len(history) > 1 and abs(value - history[-2]) <= CRAWL * opts.tol
-        hopeless = (_hopeless(alpha, covariance_from_factor(mode.R), mode.w) if crawling
+        hopeless = (_hopeless(alpha, np.diag(covariance_from_factor(mode.R)), mode.w) if crawling
                     else np.zeros(alpha.size, dtype=bool))
         alpha = laplace_alpha(alpha, mode, opts.method)
         keep = np.isfinite(alpha) & (alpha > 0.0) & (alpha <= opts.alpha_max) & ~hopeless

@@ -204,6 +204,13 @@ TOP_DOWN_SIZE = 500
 #: TOP_DOWN_ALPHAS: friedman1 at N = 1,000 with raw inputs and gamma 0.1 (issue 16) ends 106 nats higher
 #: from there (-1865.7 against -1971.6; noise sd 0.995, the truth 1) for about 1 s more at N = 1,000.
 TOP_DOWN_WIDE_SIZE = 1500
+#: That wide start also prunes, from its first iteration, every function with q_i^2 <= this times s_i
+#: (``reestimation._hopeless``): MacKay's alphas take ~15 iterations of O(M^3) at M ~ N to run off, and
+#: the start cost 0.6-0.7 s of a 0.9 s fit at N = 1,000. At 0.3 it costs half (0.99 -> 0.50 s on the
+#: speed line of benchmarks/rvm_accuracy.py, same evidence) and ends within -4 to +6 nats of the unpruned
+#: start over 7 friedman1 cells at N = 700-1,000 (gamma 0.1-0.5); at 1 (every hopeless function) it lost
+#: up to 15 nats, at 0.01 it saved a quarter of the time.
+TOP_DOWN_WIDE_HOPELESS = 0.3
 #: Nats within which a top-down start's tracked evidence must match (7.85) recomputed (``_reproduced``)
 #: when tol is tighter: the rounding of log |C| over ~100 nearly collinear columns reaches 1e-3.
 REPRODUCE_TOL = 1e-2
@@ -1096,8 +1103,9 @@ def top_down_start(run: _Run, basis: _Basis, opts: FastOptions, beta: float,
     pool = state.pool
     if np.ndim(alpha_init):
         alpha_init = np.asarray(alpha_init)[pool.index]
+    wide = basis.usable.size > TOP_DOWN_SIZE
     iterative = IterativeOptions("mackay", opts.tol, DEFAULT_MAX_ITER["mackay"], opts.alpha_max, opts.beta_max,
-                                 alpha_init, opts.prior)
+                                 alpha_init, opts.prior, hopeless_ratio=TOP_DOWN_WIDE_HOPELESS if wide else 0.0)
     try:
         with limit_blas(basis.threads):  # P x P factorisations: BLAS threads pay here
             out = iterative_regression(pool.gram, pool.PhiTt, state.tt, state.N, beta, iterative)

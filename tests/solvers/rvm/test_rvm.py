@@ -144,6 +144,9 @@ def test_s_q_by_7_104_7_105_match_C_minus_i(seed):
         assert q[i] == pytest.approx(Phi[:, i] @ Cmi @ t, rel=1e-8)
     np.testing.assert_allclose(s_inc, s[act], rtol=1e-8)
     np.testing.assert_allclose(q_inc, q[act], rtol=1e-8)
+    s_diag, q_diag = included_sparsity_quality(alpha[act], post.Sigma_diag, post.m)  # the diagonal alone
+    np.testing.assert_allclose(s_diag, s[act], rtol=1e-8)
+    np.testing.assert_allclose(q_diag, q[act], rtol=1e-8)
 
 
 def test_evidence_splits_by_lambda():

@@ -234,6 +234,36 @@ def test_friedman1_n1000_wide_kernel_reaches_the_peer_maximum(monkeypatch):
         assert direct_evidence(K, t, r) >= reference - 1.0
 
 
+@pytest.mark.parametrize("ratio", [0.3, 1.0])
+@pytest.mark.parametrize("seed", range(3))
+def test_early_pruning_removes_exactly_the_functions_with_q2_below_ratio_s(seed, ratio):
+    """The wide top-down start's pruning (``hopeless_ratio``): after one MacKay iteration from
+    alpha_i = 1e-3, the functions gone are those whose new alpha passed alpha_max and those with
+    q_i^2 <= ratio s_i at the start, s_i and q_i recomputed here from the dense C with column i left out."""
+    from sparsekernel.solvers.rvm.posterior import FLAT
+    from sparsekernel.solvers.rvm.reestimation import IterativeOptions, iterative_regression
+
+    rng = np.random.default_rng(seed)
+    N, M = 40, 12
+    Phi = rng.normal(size=(N, M))
+    t = Phi[:, :3] @ rng.normal(size=3) + 0.3 * rng.normal(size=N)
+    alpha0, beta, alpha_max = 1e-3, 4.0, 1e9
+    opts = IterativeOptions("mackay", 1e-9, 1, alpha_max, 1e6, alpha0, FLAT, hopeless_ratio=ratio)
+    out = iterative_regression(Phi.T @ Phi, Phi.T @ t, float(t @ t), N, beta, opts)
+    plain = iterative_regression(Phi.T @ Phi, Phi.T @ t, float(t @ t), N, beta,
+                                 IterativeOptions("mackay", 1e-9, 1, alpha_max, 1e6, alpha0, FLAT))
+    hopeless = []
+    for i in range(M):
+        others = np.delete(np.arange(M), i)
+        C = np.eye(N) / beta + Phi[:, others] @ Phi[:, others].T / alpha0  # (7.86) without column i
+        s_i = Phi[:, i] @ np.linalg.solve(C, Phi[:, i])
+        q_i = Phi[:, i] @ np.linalg.solve(C, t)
+        hopeless.append(q_i**2 <= ratio * s_i)
+    expected = np.setdiff1d(plain.active, np.flatnonzero(hopeless))
+    assert 0 < expected.size < plain.active.size  # the ratio prunes, and not everything
+    np.testing.assert_array_equal(out.active, expected)
+
+
 @pytest.mark.parametrize("value", [0.0, 3.0])
 def test_constant_targets_send_every_method_to_the_noise_floor(value):
     """t constant: every function pruned (the bias explains it) and no misfit left, so the evidence
