@@ -100,6 +100,8 @@ KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 SPARSE = ("csr", "csc")
 #: rows of X per kernel block at prediction (the block is PREDICT_BLOCK x n_SV)
 PREDICT_BLOCK = 2048
+#: ``shared_test_kernel`` holds K(X_test, X_train) for a path's models when it has at most this many entries.
+SHARED_TEST_ENTRIES = 1 << 23
 
 
 class _BaseSVM(BaseEstimator):
@@ -546,6 +548,9 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         coef, b = self._pair_coef.T, self.intercept_
         if self._precomputed:
             return X[:, self.support_] @ coef + b
+        held = self.__dict__.get("_held_test")
+        if held is not None and held[0] is X:  # within ``shared_test_kernel``: K(X, X_train) is at hand
+            return held[1][:, self.support_] @ coef + b
         out = np.empty((X.shape[0], coef.shape[1]))
         for r0 in range(0, X.shape[0], PREDICT_BLOCK):
             rows = X[r0:r0 + PREDICT_BLOCK]
@@ -603,6 +608,44 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
     def predict_log_proba(self, X: ArrayLike) -> Array:
         return np.log(self.predict_proba(X))
 
+
+
+@contextlib.contextmanager
+def shared_test_kernel(models: list[Any], X_test: Any):
+    """Score a path's classifiers on one test set with one kernel evaluation.
+
+    The models of a regularisation path (``fit_path``: C or nu changes, the
+    kernel and the training X do not) predict from K(X_test, support vectors),
+    each a set of columns of K(X_test, X_train). Within the block that matrix
+    is computed once and each model's decision values read their columns from
+    it (the same products as ``_pair_decisions``' own, in another order).
+    Yields the test X to score on: validated once, so that each model's
+    prediction recognises it. Applies when every model is a fitted classifier
+    of this module on the same training X with a kernel that is not
+    precomputed, when their support vectors together outnumber the training
+    points (otherwise the separate evaluations cost less) and when the matrix
+    has at most ``SHARED_TEST_ENTRIES`` entries; else yields ``X_test`` as given.
+    """
+    first = models[0] if models else None
+    usable = (isinstance(first, _ClassifierBase) and not first._precomputed
+              and all(isinstance(m, _ClassifierBase) and m.__dict__.get("_fit_X") is first._fit_X for m in models))
+    if usable:
+        X = first._validate_X(X_test, reset=False)
+        n_train = first._fit_X.shape[0]
+        usable = (sum(m.support_.shape[0] for m in models) > n_train
+                  and X.shape[0] * n_train <= SHARED_TEST_ENTRIES)
+    if not usable:
+        yield X_test
+        return
+    K = first._kernel(X, first._fit_X)
+    K = np.asarray(K.todense() if hasattr(K, "todense") else K)
+    for m in models:
+        m._held_test = (X, K)
+    try:
+        yield X
+    finally:
+        for m in models:
+            m.__dict__.pop("_held_test", None)
 
 
 class SVC(_ClassifierBase):

@@ -86,3 +86,45 @@ def test_a_failed_fit_scores_error_score_alone() -> None:
     assert np.isnan(scores[2]) and np.all(np.isfinite(scores[:2]))
     with pytest.raises(RuntimeError):
         SVMGridSearchCV(Fragile(), grid, cv=3, error_score="raise").fit(X, Y)
+
+
+@pytest.mark.parametrize("n_classes, kernel", [(2, "rbf"), (3, "rbf"), (3, "poly")])
+def test_a_path_scored_with_one_kernel_evaluation_predicts_as_each_model_alone(n_classes, kernel) -> None:
+    """``shared_test_kernel``: the path's models read K(X_test, X_train) computed once; their decision
+    values, probabilities and predictions equal each model's own evaluation outside the block."""
+    from sparsekernel.estimators.svm import shared_test_kernel
+
+    X3, y3 = make_classification(n_samples=300, n_features=6, n_informative=4, n_classes=n_classes,
+                                 random_state=1)
+    X_train, y_train, X_test = X3[:200], y3[:200], X3[200:]
+    models = SVC(kernel=kernel, gamma=0.2, probability=True, random_state=0).fit_path(
+        X_train, y_train, [0.01, 0.1, 1.0, 10.0])
+    alone = [(m.decision_function(X_test), m.predict_proba(X_test), m.predict(X_test)) for m in models]
+    with shared_test_kernel(models, X_test) as X_scored:
+        assert all("_held_test" in m.__dict__ for m in models)  # the shared evaluation is in use
+        together = [(m.decision_function(X_scored), m.predict_proba(X_scored), m.predict(X_scored))
+                    for m in models]
+    assert not any("_held_test" in m.__dict__ for m in models)
+    for (d0, p0, y0), (d1, p1, y1) in zip(alone, together):
+        np.testing.assert_allclose(d1, d0, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(p1, p0, rtol=1e-10, atol=1e-10)
+        np.testing.assert_array_equal(y1, y0)
+
+
+def test_the_shared_test_kernel_stays_out_where_it_would_cost_more() -> None:
+    """Few support vectors in all (separable data, large C), another X, or a regressor: each model
+    evaluates its own kernel, and the test X is passed through as given."""
+    from sparsekernel.estimators.svm import shared_test_kernel
+
+    rng = np.random.default_rng(0)
+    X_train = np.vstack([rng.normal(-4, 1, (100, 2)), rng.normal(4, 1, (100, 2))])
+    y_train = np.repeat([0, 1], 100)
+    X_test = rng.normal(size=(50, 2))
+    models = SVC(gamma=0.5).fit_path(X_train, y_train, [10.0, 100.0])
+    assert sum(m.support_.size for m in models) < X_train.shape[0]
+    regressors = SVR(gamma=0.5).fit_path(X_train, X_train[:, 0], [1.0, 10.0])
+    other = SVC(gamma=0.5).fit(X_train.copy(), y_train)
+    for group in (models, regressors, [models[0], other]):
+        with shared_test_kernel(group, X_test) as X_scored:
+            assert X_scored is X_test
+            assert not any("_held_test" in m.__dict__ for m in group)
