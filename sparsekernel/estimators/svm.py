@@ -550,7 +550,9 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
             return X[:, self.support_] @ coef + b
         held = self.__dict__.get("_held_test")
         if held is not None and held[0] is X:  # within ``shared_test_kernel``: K(X, X_train) is at hand
-            return held[1][:, self.support_] @ coef + b
+            W = np.zeros((held[1].shape[1], coef.shape[1]))
+            W[self.support_] = coef  # zero off the support: one product, no gathered copy of K's columns
+            return held[1] @ W + b
         out = np.empty((X.shape[0], coef.shape[1]))
         for r0 in range(0, X.shape[0], PREDICT_BLOCK):
             rows = X[r0:r0 + PREDICT_BLOCK]
