@@ -159,11 +159,12 @@ def rvm_regression(
         1 nat. With restarts > 0 the fast method also tries a second start
         with beta held at a quarter of its initial value
         (``sequential.HOLD_FACTORS``), a joint MacKay polish and, on bases
-        of at most 500 functions (``sequential.TOP_DOWN_SIZE``), four
+        of at most 500 functions (``sequential.TOP_DOWN_SIZE``), five
         starts from every function (MacKay's re-estimation from alpha_i = 1,
-        1e-2 and 1e-4 on the solver's unit-norm columns and from Tipping's
+        1e-2, 1e-4 and 1e-6 on the solver's unit-norm columns and from Tipping's
         one alpha for the columns of Phi as given, ``raw_units_start``; then
-        the steps), and keeps the highest evidence
+        the steps; on bases of up to 1,500 functions the start from 1e-4 alone),
+        and keeps the highest evidence
         that is not at the noise floor and is reproduced by (7.85) with C
         formed. 0 gives the plain Algorithm 7.2.
 
