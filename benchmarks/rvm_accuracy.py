@@ -33,6 +33,12 @@ Regression (``rvm_regression(method="fast")``, ``method="mackay"``, sklearn-rvm'
 * the cells of earlier reports (full run only): friedman1 std at gamma 1e-4,
   friedman1 raw at gamma 0.1 for seeds 1-3 and at N = 1,000.
 
+Our MacKay column (regression) is the best of three runs, from alpha_i = 1
+(its default), 1e-4 and 1e-6 in the solver's units (``alpha_init``): the
+evidence of wide kernels has several maxima, and a weak start reaches higher
+ones on some cells (Boston housing, raw inputs: 45 nats); its time is that of
+the three runs together.
+
 Columns per method: ``RVs`` relevance vectors (bias not counted); ``log ev.``
 the log evidence (7.85) computed directly from C = beta^-1 I + Phi A^-1 Phi^T
 at the method's returned alpha, beta and columns (for EMRVR: its own scaled
@@ -118,6 +124,8 @@ WIDTHS = (1.0, 0.1, 10.0)  # times gamma "scale"
 EV_TOL = 1.0  # nats
 CERT_TOL = 1e-2  # nats: the certificate's tolerance (the estimators' report_ at their default tol)
 ERR_TOL = 1.05  # relative
+#: Regression: our MacKay runs from each of these alpha_init (solver units) and the row shows the best.
+MACKAY_STARTS = (1.0, 1e-4, 1e-6)
 FEW, MANY = 2, 10  # "one or two functions while another keeps tens"
 MODE = ModeOptions(max_newton=500)
 
@@ -224,6 +232,15 @@ def _ours(method, K, Kt, t, ft, **options):
                 cert=cert)
 
 
+def _mackay_best(K, Kt, t, ft):
+    """Our MacKay from each of MACKAY_STARTS (``alpha_init``): the fit of highest evidence (7.85), with
+    the time of all the starts together."""
+    fits = [_ours("mackay", K, Kt, t, ft, alpha_init=a) for a in MACKAY_STARTS]
+    best = max(fits, key=lambda f: f["ev"])
+    return dict(best, time=sum(f["time"] for f in fits), conv=all(f["conv"] for f in fits),
+                cert=all(f["cert"] for f in fits))
+
+
 def _peer(K, Kt, t, ft):
     from sklearn_rvm import EMRVR
 
@@ -244,7 +261,7 @@ def _rmse(pred, f):
 def regression_cell(name, width, split, kernel, peer):
     X, t, Xt, ft = split
     K, Kt = kernel(X, X), kernel(Xt, X)
-    row = {"fast": _ours("fast", K, Kt, t, ft), "mackay": _ours("mackay", K, Kt, t, ft)}
+    row = {"fast": _ours("fast", K, Kt, t, ft), "mackay": _mackay_best(K, Kt, t, ft)}
     if peer:
         row["peer"] = _peer(K, Kt, t, ft)
     return _report(name, width, row, ft.size, sd=True)

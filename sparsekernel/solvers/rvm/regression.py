@@ -96,6 +96,7 @@ def rvm_regression(
     beta_tol: float = 1e-2,
     sweep_tol: float | None = None,
     restarts: int = 5,
+    alpha_init: float = ALPHA_INIT,
 ) -> RVMRegression:
     """Fit the regression RVM by maximising the evidence (7.85).
 
@@ -167,6 +168,11 @@ def rvm_regression(
         and keeps the highest evidence
         that is not at the noise floor and is reproduced by (7.85) with C
         formed. 0 gives the plain Algorithm 7.2.
+    alpha_init : float
+        MacKay and EM: the alpha_i every function starts from, in the units
+        of ``alpha_max``. The evidence of wide kernels has several maxima and
+        weaker starts (1e-4, 1e-6) can reach higher ones (the fast method
+        tries such starts itself: ``restarts``).
 
     Returns
     -------
@@ -186,6 +192,7 @@ def rvm_regression(
     check_same_length(np.empty((N, 0)), t, "Phi", "t")
     alpha_max, tol, max_iter = check_common(alpha_max, tol, max_iter, method, design.shape[1])
     prior = check_hyperprior(hyperprior)
+    alpha_init = float(check_param("alpha_init", alpha_init, "C"))
     problem = _scaled_problem(design, t, bias, prior, noise_floor, beta_init)
     fast_max_iter = max_iter if method == "fast" else check_common(alpha_max, tol, None, "fast", design.shape[1])[2]
     opts = FastOptions(
@@ -205,7 +212,7 @@ def rvm_regression(
         run = _run_fast(problem, opts)
     else:
         run = _run_iterative(problem, IterativeOptions(
-            method, tol, max_iter, alpha_max, problem.beta_max, ALPHA_INIT, prior), opts)
+            method, tol, max_iter, alpha_max, problem.beta_max, alpha_init, prior), opts)
     if not run.converged:
         if run.refused > tol:
             reason = (f"stopped at a point that is not a stationary point of the evidence: an excluded function "

@@ -725,6 +725,8 @@ def test_convergence_warning_names_the_iteration_cap():
         ({"tol": 0.0}, "tol must be a positive"),
         ({"max_iter": 0}, "max_iter must be a positive integer"),
         ({"hyperprior": (0.5, 0, 1, 0)}, "hyperprior must be"),
+        ({"alpha_init": 0.0}, r"alpha_init must be a positive finite number; got 0\.0"),
+        ({"alpha_init": float("inf"), "method": "mackay"}, "alpha_init must be a positive finite number; got inf"),
     ],
 )
 def test_bad_parameters_are_named(kwargs, match):
@@ -838,3 +840,19 @@ def test_beta_step_gain_estimate_matches_the_evidence(delta):
     gain = log_evidence_direct(Phi, t, alpha, target) - log_evidence_direct(Phi, t, alpha, beta)
     assert gain > 0 and abs(d) > 0.005
     assert estimate == pytest.approx(gain, rel=0.02 + 0.5 * abs(d))  # second order: the error grows with |d|
+
+
+@pytest.mark.parametrize("method", ["mackay", "em"])
+def test_alpha_init_is_where_mackay_and_em_start(method):
+    """``alpha_init``: the first entry of the evidence history is (7.85) with every function at
+    alpha_init (solver units: unit mean-square columns, unit-variance t) and the starting beta,
+    computed here from the dense C; another start gives another history."""
+    X, t = datasets.sinusoid()
+    K = RBF(SINUSOID_GAMMA)(X)
+    for alpha0 in (1.0, 1e-4):
+        r = rvm_regression(K, t, method, alpha_init=alpha0, bias=False)
+        c, t_scale = np.sqrt(np.mean(K**2, axis=0)), np.std(t)
+        Phi, ts = K / c, t / t_scale
+        beta0 = 1.0 / 0.1**2                            # beta_init None: noise std = 0.1 std(t)
+        expected = log_evidence_direct(Phi, ts, np.full(K.shape[1], alpha0), beta0) - t.size * np.log(t_scale)
+        assert r.log_evidence[0] == pytest.approx(expected, rel=1e-9)
