@@ -71,6 +71,7 @@ import warnings
 from typing import Any, Callable
 
 import numpy as np
+import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
 from sklearn.exceptions import NotFittedError
@@ -625,12 +626,15 @@ def shared_test_kernel(models: list[Any], X_test: Any):
     prediction recognises it. Applies when every model is a fitted classifier
     of this module on the same training X with a kernel that is not
     precomputed, when their support vectors together outnumber the training
-    points (otherwise the separate evaluations cost less) and when the matrix
-    has at most ``SHARED_TEST_ENTRIES`` entries; else yields ``X_test`` as given.
+    points (otherwise the separate evaluations cost less), when the matrix
+    has at most ``SHARED_TEST_ENTRIES`` entries and when ``X_test`` is an
+    array or a sparse matrix (a DataFrame is passed on as it is, so that its
+    feature names are checked); else yields ``X_test`` as given.
     """
     first = models[0] if models else None
-    usable = (isinstance(first, _ClassifierBase) and not first._precomputed
-              and all(isinstance(m, _ClassifierBase) and m.__dict__.get("_fit_X") is first._fit_X for m in models))
+    usable = (isinstance(X_test, np.ndarray) or scipy.sparse.issparse(X_test)) and (  # a DataFrame keeps its names
+        isinstance(first, _ClassifierBase) and not first._precomputed
+        and all(isinstance(m, _ClassifierBase) and m.__dict__.get("_fit_X") is first._fit_X for m in models))
     if usable:
         X = first._validate_X(X_test, reset=False)
         n_train = first._fit_X.shape[0]

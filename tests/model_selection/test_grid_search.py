@@ -128,3 +128,22 @@ def test_the_shared_test_kernel_stays_out_where_it_would_cost_more() -> None:
         with shared_test_kernel(group, X_test) as X_scored:
             assert X_scored is X_test
             assert not any("_held_test" in m.__dict__ for m in group)
+
+
+def test_a_dataframe_test_set_keeps_its_feature_names() -> None:
+    """A DataFrame X_test is scored as given (each model checks its feature names), and a search on
+    DataFrames warns about none."""
+    import warnings
+
+    import pandas as pd
+
+    from sparsekernel.estimators.svm import shared_test_kernel
+
+    frame = pd.DataFrame(X, columns=[f"f{k}" for k in range(X.shape[1])])
+    models = SVC(gamma=0.3).fit_path(frame.iloc[:160], Y[:160], [0.01, 0.1])
+    assert sum(m.support_.size for m in models) > 160      # otherwise shared
+    with shared_test_kernel(models, frame.iloc[160:]) as X_scored:
+        assert isinstance(X_scored, pd.DataFrame)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SVMGridSearchCV(SVC(), GRID, cv=3).fit(frame, Y)
