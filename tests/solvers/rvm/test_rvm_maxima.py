@@ -144,6 +144,25 @@ def test_boston_housing_reaches_the_best_maximum_and_its_test_error(standardise)
     assert value >= weakest[0] - 5.0
 
 
+def test_friedman2_raw_inputs_leaves_the_two_function_maximum():
+    """friedman2, raw inputs, gamma "scale" (issue 16's matrix): fast kept 2 functions at noise sd 321 (the
+    truth is 125) and -1802.1, 179 nats below where MacKay from alpha = 1e-6 goes. That maximum lies where
+    (7.85) has few digits left (cond C ~ 1e15); fast now reaches it, to within the rounding estimate of
+    the evidence there, with tens of functions and the noise near the truth."""
+    from sklearn.datasets import make_friedman2
+
+    from sparsekernel.solvers.rvm import evidence_report
+
+    X, t = make_friedman2(n_samples=250, noise=125.0, random_state=0)
+    K = RBF(1.0 / (X.shape[1] * X.var()))(X)
+    r = fit(K, t)
+    weakest = direct_evidence(K, t, fit(K, t, "mackay", alpha_init=1e-6))
+    value = direct_evidence(K, t, r)
+    assert value >= weakest - max(1.0, evidence_report(K, t, r).rounding)
+    assert value >= direct_evidence(K, t, fit(K, t, "mackay")) + 100.0
+    assert r.relevance.size >= 10 and 80.0 <= r.beta**-0.5 <= 200.0
+
+
 def test_three_methods_agree_at_their_defaults_on_the_sinusoid():
     """One stopping definition (no single step gains more than tol, then the fast certificate):
     fast, MacKay and EM at their defaults reach the same maximum to 1e-3 relative, or tol nats."""
