@@ -165,9 +165,10 @@ def rvm_regression(
         1e-2, 1e-4 and 1e-6 on the solver's unit-norm columns and from Tipping's
         one alpha for the columns of Phi as given, ``raw_units_start``; then
         the steps; on bases of up to 1,500 functions the start from 1e-4 alone),
-        and keeps the highest evidence
-        that is not at the noise floor and is reproduced by (7.85) with C
-        formed. 0 gives the plain Algorithm 7.2.
+        and keeps the highest evidence that is not at the noise floor, the
+        starts compared by (7.85) with C formed, beyond its estimated
+        rounding (``posterior.evidence_rounding``). 0 gives the plain
+        Algorithm 7.2.
     alpha_init : float
         MacKay and EM: the alpha_i every function starts from, in the units
         of ``alpha_max``. The evidence of wide kernels has several maxima and
