@@ -191,9 +191,8 @@ TOP_DOWN_ALPHAS = (ALPHA_INIT, 1e-2 * ALPHA_INIT, 1e-4 * ALPHA_INIT)
 #: columns nearly coincide) it ends 28 nats (solver units) above the 1e-4 start, -1029.9 against
 #: -1074.9 in the data's units, RMSE 4.4 against 5.2 (test_rvm_maxima.py's Boston test); on friedman2 with
 #: raw inputs 179 nats above the others, at a conditioning where (7.85) itself is known to a few nats only
-#: (``_replaces``). The wide start
-#: (TOP_DOWN_WIDE_SIZE) stays at 1e-4, where it reaches 17 nats more than from 1e-6 on friedman1 at
-#: N = 1,000 (gamma 0.1, raw inputs).
+#: (``_replaces``). The wide start (TOP_DOWN_WIDE_SIZE) stays at 1e-4, where it reaches 17 nats more than
+#: from 1e-6 on friedman1 at N = 1,000 (gamma 0.1, raw inputs).
 TOP_DOWN_REGRESSION_ALPHAS = TOP_DOWN_ALPHAS + (1e-6 * ALPHA_INIT,)
 TOP_DOWN_WIDE_ALPHA = 1e-4 * ALPHA_INIT
 #: A top-down start's maximum with more functions than the incumbent's replaces it only when higher by this
