@@ -26,14 +26,16 @@ Printed: per N, both times and their ratio (target: at most 0.25), the best
 parameters of each, whether they agree, the largest difference of the 100
 mean CV scores, and the Dask row.
 
-Measured on a shared 2-core machine (load 3-9 from other jobs):
-N = 2,000, median of 3 interleaved: 17.1 s against 59.5 s (0.29; other runs
-0.21 and 0.43 as the load moved), same best (C = 5.99, gamma = 0.01), scores
-equal; Dask 19.8 s, equal to the local run. N = 5,000, one run: 99.6 s
-against 335.1 s (0.30), same best (C = 1.67, gamma = 0.0464), largest score
-difference 2e-4; Dask 116.5 s, equal. The two workers share the same two
-busy cores, so the cluster is not faster here; it shows that the search runs
-there unchanged.
+Measured on the 2-core development machine (2026-12-02), after a C path's
+models came to be scored with one kernel evaluation per fold
+(``estimators.svm.shared_test_kernel``): N = 2,000, median of 3 interleaved,
+8.0 s against 31.6 s (0.25; 0.28 before that change, 8.7 s against 30.9 s),
+same best (C = 5.99, gamma = 0.01), scores equal; N = 5,000, one run: 40.1 s
+against 183.9 s (0.22), same best (C = 1.67, gamma = 0.0464), largest score
+difference 2e-4. Earlier, on a shared machine (load 3-9 from other jobs):
+Dask 19.8 s at N = 2,000 and 116.5 s at N = 5,000, equal to the local runs;
+the two workers share the same two busy cores, so the cluster is not faster
+here; it shows that the search runs there unchanged.
 """
 
 from __future__ import annotations
