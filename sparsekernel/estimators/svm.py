@@ -68,10 +68,9 @@ import contextlib
 import dataclasses
 import numbers
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
-import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
 from sklearn.exceptions import NotFittedError
@@ -545,13 +544,16 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
 
     def _pair_decisions(self, X: Array) -> Array:
         """(n, n_pairs): each machine's decision value, positive for its first class, from one
-        kernel evaluation against ``support_vectors_`` (LIBSVM's way), in blocks of rows."""
+        kernel evaluation against ``support_vectors_`` (LIBSVM's way), in blocks of rows; within
+        ``shared_test_kernel``, from the columns of the K(X, X_train) it holds."""
         coef, b = self._pair_coef.T, self.intercept_
         if self._precomputed:
             return X[:, self.support_] @ coef + b
         held = self.__dict__.get("_held_test")
         if held is not None and held[0] is X:  # within ``shared_test_kernel``: K(X, X_train) is at hand
-            W = np.zeros((held[1].shape[1], coef.shape[1]))
+            if coef.shape[1] > 1:            # several pairs: the support's columns, then a small product
+                return held[1][:, self.support_] @ coef + b
+            W = np.zeros((held[1].shape[1], 1))
             W[self.support_] = coef  # zero off the support: one product, no gathered copy of K's columns
             return held[1] @ W + b
         out = np.empty((X.shape[0], coef.shape[1]))
@@ -614,7 +616,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
 
 
 @contextlib.contextmanager
-def shared_test_kernel(models: list[Any], X_test: Any):
+def shared_test_kernel(models: list[Any], X_test: Any) -> Iterator[Any]:
     """Score a path's classifiers on one test set with one kernel evaluation.
 
     The models of a regularisation path (``fit_path``: C or nu changes, the
@@ -622,19 +624,33 @@ def shared_test_kernel(models: list[Any], X_test: Any):
     each a set of columns of K(X_test, X_train). Within the block that matrix
     is computed once and each model's decision values read their columns from
     it (the same products as ``_pair_decisions``' own, in another order).
-    Yields the test X to score on: validated once, so that each model's
-    prediction recognises it. Applies when every model is a fitted classifier
-    of this module on the same training X with a kernel that is not
-    precomputed, when their support vectors together outnumber the training
-    points (otherwise the separate evaluations cost less), when the matrix
-    has at most ``SHARED_TEST_ENTRIES`` entries and when ``X_test`` is an
-    array or a sparse matrix (a DataFrame is passed on as it is, so that its
-    feature names are checked); else yields ``X_test`` as given.
+
+    Applies when every model is a fitted classifier of this module on the
+    same training X (the same array) with the same kernel, not precomputed;
+    when their support vectors together outnumber the training points
+    (otherwise the separate evaluations cost less); when the matrix has at
+    most ``SHARED_TEST_ENTRIES`` entries; and when ``X_test`` and the training
+    X are dense arrays (a DataFrame is passed on as it is, so that its feature
+    names are checked; a sparse matrix is validated into a new one by each
+    prediction). Otherwise the block changes nothing.
+
+    Parameters
+    ----------
+    models : list of fitted estimators
+    X_test : array-like
+        The test set they are all scored on.
+
+    Yields
+    ------
+    array-like
+        The test X to score on: validated once where the kernel is shared (so
+        that each model's prediction recognises it), else ``X_test`` as given.
     """
     first = models[0] if models else None
-    usable = (isinstance(X_test, np.ndarray) or scipy.sparse.issparse(X_test)) and (  # a DataFrame keeps its names
-        isinstance(first, _ClassifierBase) and not first._precomputed
-        and all(isinstance(m, _ClassifierBase) and m.__dict__.get("_fit_X") is first._fit_X for m in models))
+    usable = (isinstance(X_test, np.ndarray) and isinstance(first, _ClassifierBase) and not first._precomputed
+              and isinstance(first.__dict__.get("_fit_X"), np.ndarray)
+              and all(isinstance(m, _ClassifierBase) and m.__dict__.get("_fit_X") is first._fit_X
+                      and m._kernel == first._kernel for m in models))
     if usable:
         X = first._validate_X(X_test, reset=False)
         n_train = first._fit_X.shape[0]
@@ -643,8 +659,7 @@ def shared_test_kernel(models: list[Any], X_test: Any):
     if not usable:
         yield X_test
         return
-    K = first._kernel(X, first._fit_X)
-    K = np.asarray(K.todense() if hasattr(K, "todense") else K)
+    K = np.asarray(first._kernel(X, first._fit_X))
     for m in models:
         m._held_test = (X, K)
     try:

@@ -100,10 +100,19 @@ def test_a_path_scored_with_one_kernel_evaluation_predicts_as_each_model_alone(n
     models = SVC(kernel=kernel, gamma=0.2, probability=True, random_state=0).fit_path(
         X_train, y_train, [0.01, 0.1, 1.0, 10.0])
     alone = [(m.decision_function(X_test), m.predict_proba(X_test), m.predict(X_test)) for m in models]
+    calls, kernel = [], models[0]._kernel
+    assert all(m._kernel == kernel for m in models)
+
+    def counted(A, B):                   # count the kernel evaluations against the training points
+        calls.append(A.shape)
+        return kernel(A, B)
+
+    for m in models:
+        m._kernel = counted
     with shared_test_kernel(models, X_test) as X_scored:
-        assert all("_held_test" in m.__dict__ for m in models)  # the shared evaluation is in use
         together = [(m.decision_function(X_scored), m.predict_proba(X_scored), m.predict(X_scored))
                     for m in models]
+    assert calls == [X_test.shape]       # one evaluation for the 4 models and their 12 predictions
     assert not any("_held_test" in m.__dict__ for m in models)
     for (d0, p0, y0), (d1, p1, y1) in zip(alone, together):
         np.testing.assert_allclose(d1, d0, rtol=1e-10, atol=1e-10)
@@ -112,8 +121,8 @@ def test_a_path_scored_with_one_kernel_evaluation_predicts_as_each_model_alone(n
 
 
 def test_the_shared_test_kernel_stays_out_where_it_would_cost_more() -> None:
-    """Few support vectors in all (separable data, large C), another X, or a regressor: each model
-    evaluates its own kernel, and the test X is passed through as given."""
+    """Few support vectors in all (separable data, large C), another X, another kernel on the same X, or
+    a regressor: each model evaluates its own kernel, and the test X is passed through as given."""
     from sparsekernel.estimators.svm import shared_test_kernel
 
     rng = np.random.default_rng(0)
@@ -124,7 +133,10 @@ def test_the_shared_test_kernel_stays_out_where_it_would_cost_more() -> None:
     assert sum(m.support_.size for m in models) < X_train.shape[0]
     regressors = SVR(gamma=0.5).fit_path(X_train, X_train[:, 0], [1.0, 10.0])
     other = SVC(gamma=0.5).fit(X_train.copy(), y_train)
-    for group in (models, regressors, [models[0], other]):
+    soft = SVC(gamma=0.5, C=1e-3).fit_path(X_train, y_train, [1e-3, 1e-2])
+    wider = SVC(gamma=0.05, C=1e-3).fit(X_train, y_train)       # the same X_train array, another kernel
+    assert sum(m.support_.size for m in soft + [wider]) > X_train.shape[0]
+    for group in (models, regressors, [models[0], other], soft[:1] + [wider]):
         with shared_test_kernel(group, X_test) as X_scored:
             assert X_scored is X_test
             assert not any("_held_test" in m.__dict__ for m in group)
@@ -147,3 +159,16 @@ def test_a_dataframe_test_set_keeps_its_feature_names() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         SVMGridSearchCV(SVC(), GRID, cv=3).fit(frame, Y)
+
+
+def test_the_search_scores_the_same_without_the_shared_kernel(monkeypatch) -> None:
+    """SVMGridSearchCV with ``shared_test_kernel`` switched off (no matrix small enough) gives the same
+    cv_results_ scores as with it."""
+    from sparsekernel.estimators import svm as svm_module
+
+    shared = SVMGridSearchCV(SVC(), GRID, cv=3).fit(X, Y)
+    monkeypatch.setattr(svm_module, "SHARED_TEST_ENTRIES", 0)
+    separate = SVMGridSearchCV(SVC(), GRID, cv=3).fit(X, Y)
+    for f in range(3):
+        np.testing.assert_array_equal(shared.cv_results_[f"split{f}_test_score"],
+                                      separate.cv_results_[f"split{f}_test_score"])

@@ -16,7 +16,11 @@ noise re-estimation (7.88)) would still make:
   floor (``noise_floor`` times var(t), the solver's bound on beta^-1) allows.
 
 The result is certified when every gain is at most ``tol`` nats and the
-evidence the solver reported is the one recomputed. The per-function evidence
+evidence the solver reported is the one recomputed, to ``tol``. Where large
+weights on nearly collinear columns leave (7.85) few digits (cond C near
+1 / eps) the report also gives the estimated rounding of the recomputation
+(``posterior.evidence_rounding``); a disagreement within it fails at ``tol``
+and is said to be within the rounding, not passed. The per-function evidence
 is l(alpha) = 1/2 [ln alpha - ln(alpha + s) + q^2 / (alpha + s)] (7.97).
 
 ``laplace_report(Phi, t, result)`` is the same certificate for a
@@ -78,9 +82,13 @@ class EvidenceReport:
 
     @property
     def evidence_agrees(self) -> bool:
-        """Recomputed and reported evidence agree to tol, or within the recomputation's rounding."""
-        return abs(self.log_evidence - self.reported_log_evidence) <= max(self.tol, 1e-9 * abs(self.log_evidence),
-                                                                         self.rounding)
+        """Recomputed and reported evidence agree to tol."""
+        return abs(self.log_evidence - self.reported_log_evidence) <= max(self.tol, 1e-9 * abs(self.log_evidence))
+
+    @property
+    def agrees_within_rounding(self) -> bool:
+        """Recomputed and reported evidence agree to tol or to the recomputation's estimated rounding."""
+        return self.evidence_agrees or abs(self.log_evidence - self.reported_log_evidence) <= self.rounding
 
     @property
     def largest_gain(self) -> float:
@@ -94,6 +102,7 @@ class EvidenceReport:
         return {"title": self.title, "ok": self.ok, "tol": self.tol, "evidence": self.evidence_tag,
                 "log_evidence": self.log_evidence,
                 "reported_log_evidence": self.reported_log_evidence, "rounding": self.rounding,
+                "agrees_within_rounding": self.agrees_within_rounding,
                 "largest_gain": self.largest_gain,
                 "rows": [asdict(r) for r in self.rows]}
 
@@ -112,8 +121,15 @@ class EvidenceReport:
                      f"{self.reported_log_evidence:.6f} ({'PASS' if self.evidence_agrees else 'FAIL'})")
         if self.rounding > self.tol:
             lines.append(f"  its rounding error at this conditioning is estimated at {self.rounding:.2g} nats, more "
-                         "than the tolerance: the gains above are known to about that")
-        lines.append(f"  result: {'PASS: a maximum of the evidence over every basis function' if self.ok else 'FAIL'}")
+                         "than the tolerance: the values above are known to about that")
+        if self.ok:
+            verdict = "PASS: a maximum of the evidence over every basis function"
+        elif all(r.ok for r in self.rows) and self.agrees_within_rounding:
+            verdict = (f"FAIL at tol {self.tol:.1e}: a maximum only to within the rounding of {self.evidence_tag}, "
+                       f"about {self.rounding:.2g} nats")
+        else:
+            verdict = "FAIL"
+        lines.append(f"  result: {verdict}")
         return "\n".join(lines)
 
 

@@ -200,15 +200,29 @@ def log_evidence_direct(Phi: Array, t: Array, alpha: Array, beta: float) -> floa
 
 
 def evidence_rounding(Phi: Array, alpha: Array, beta: float) -> float:
-    """An estimate of the rounding error of (7.85) computed with C formed (``log_evidence_direct``), nats.
+    """An estimate (not a bound) of the rounding error of (7.85) computed with C formed, in nats.
 
     C = beta^-1 I + Phi A^-1 Phi^T has its eigenvalues in [beta^-1, trace C],
     so cond(C) <= beta trace C, and each of its N eigenvalues near beta^-1 is
-    computed to about eps cond(C) relative: sqrt(N) eps beta trace(C). Large
-    weights on nearly collinear columns (alpha_i -> 0) make it grow without
-    bound; on the benchmark's cells it was 3-30 times the spread of (7.85)
-    under relative perturbations of Phi by eps (friedman2 with raw inputs at
-    a weak prior: cond(C) = 5e15, an estimate of 18 nats for a spread of 2.3).
+    computed to about eps cond(C) relative: sqrt(N) eps beta trace(C) for
+    ln|C| (the t^T C^-1 t term can err more when t lies along the small
+    eigenvalues). Large weights on nearly collinear columns (alpha_i -> 0)
+    make it grow without bound; on the benchmark's cells it was 3-30 times
+    the spread of (7.85) under relative perturbations of Phi by eps
+    (friedman2 with raw inputs at a weak prior: cond(C) = 5e15, an estimate
+    of 18 nats for a spread of 2.3).
+
+    Parameters
+    ----------
+    Phi : array (N, M)
+        The kept columns.
+    alpha : array (M,)
+    beta : float
+
+    Returns
+    -------
+    float
+        The estimate, in nats.
     """
     N = Phi.shape[0]
     trace_C = N / beta + float(np.sum(np.sum(Phi * Phi, axis=0) / alpha))

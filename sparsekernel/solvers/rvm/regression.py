@@ -172,8 +172,8 @@ def rvm_regression(
     alpha_init : float
         MacKay and EM: the alpha_i every function starts from, in the units
         of ``alpha_max``. The evidence of wide kernels has several maxima and
-        weaker starts (1e-4, 1e-6) can reach higher ones (the fast method
-        tries such starts itself: ``restarts``).
+        weaker starts (1e-4, 1e-6) can reach higher ones. The fast method
+        ignores it (it tries such starts itself: ``restarts``).
 
     Returns
     -------
@@ -230,7 +230,7 @@ def raw_units_start(problem: _Problem, design: Design, bias: bool) -> Array | No
     """alpha_i (solver units) of one more top-down start: one prior precision for the design's own columns.
 
     The solver's columns have unit mean square, so its top-down starts from
-    one alpha for all (``sequential.TOP_DOWN_ALPHAS``) give every column the
+    one alpha for all (``sequential.TOP_DOWN_REGRESSION_ALPHAS``) give every column the
     same prior scale there. Tipping (2001), and sklearn-rvm after PRoNTO,
     start MacKay's re-estimation from alpha = 1 / M^2 for every column of
     Phi / c (c^2 the mean entry of Phi, the bias column left as it is) with

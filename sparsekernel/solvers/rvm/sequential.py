@@ -87,17 +87,20 @@ Then ``mackay_polish`` re-estimates every kept alpha and beta jointly by
 (7.87)-(7.88) while that raises the evidence, and the steps run again, so
 the result is certified by the same single-alpha test.
 
-On a basis of at most ``TOP_DOWN_SIZE`` functions four more starts come from
+On a basis of at most ``TOP_DOWN_SIZE`` functions five more starts come from
 the other end (``top_down_start``): MacKay's re-estimation from every
-function at alpha_i = 1, 1e-2 and 1e-4 (unit-norm columns) and at Tipping's
-one alpha for the caller's columns (``FastOptions.raw_start``), copies
-merged, then the steps and the polish; up to ``TOP_DOWN_WIDE_SIZE``
-functions, the one from 1e-4. Wide kernels give the evidence several maxima, and the steps from the
-empty model and the re-estimation from the full one reach different ones,
-neither always the higher (benchmarks/rvm_accuracy.py); the highest is kept,
-except that a start which ends with the noise at its floor (the model
-interpolating t) does not replace one that ends at some noise
-(``_replaces``). The sweeps over the whole basis come last.
+function at alpha_i = 1, 1e-2, 1e-4 and 1e-6 (unit-norm columns) and at
+Tipping's one alpha for the caller's columns (``FastOptions.raw_start``),
+copies merged, then the steps and the polish; up to ``TOP_DOWN_WIDE_SIZE``
+functions, the one from 1e-4, which prunes the clearly hopeless functions
+from its first iteration (``TOP_DOWN_WIDE_HOPELESS``). Wide kernels give the
+evidence several maxima, and the steps from the empty model and the
+re-estimation from the full one reach different ones, neither always the
+higher (benchmarks/rvm_accuracy.py); the highest is kept, compared by (7.85)
+with C formed beyond its estimated rounding, except that a start which ends
+with the noise at its floor (the model interpolating t) does not replace one
+that ends at some noise (``_replaces``). The sweeps over the whole basis come
+last.
 
 The pool. S_i and Q_i need phi_i^T phi_j for every candidate i and included
 j; over all N functions that is a pass over the N x N kernel per added
@@ -127,6 +130,7 @@ from numpy.typing import NDArray
 
 from ..._threads import blas_threads, limit_blas
 from .posterior import (
+    DIRECT_MAX,
     FLAT,
     evidence_rounding,
     log_evidence_direct,
@@ -190,8 +194,8 @@ TOP_DOWN_ALPHAS = (ALPHA_INIT, 1e-2 * ALPHA_INIT, 1e-4 * ALPHA_INIT)
 #: Boston housing with raw inputs (gamma "scale": the kernel sees almost only tax and black, and many
 #: columns nearly coincide) it ends 28 nats (solver units) above the 1e-4 start, -1029.9 against
 #: -1074.9 in the data's units, RMSE 4.4 against 5.2 (test_rvm_maxima.py's Boston test); on friedman2 with
-#: raw inputs 179 nats above the others, at a conditioning where (7.85) itself is known to a few nats only
-#: (``_replaces``). The wide start (TOP_DOWN_WIDE_SIZE) stays at 1e-4, where it reaches 17 nats more than
+#: raw inputs 179 nats above the others, at a conditioning (cond C ~ 5e15) where (7.85) itself has an
+#: estimated rounding of 18 nats (``_replaces``). The wide start (TOP_DOWN_WIDE_SIZE) stays at 1e-4, where it reaches 17 nats more than
 #: from 1e-6 on friedman1 at N = 1,000 (gamma 0.1, raw inputs).
 TOP_DOWN_REGRESSION_ALPHAS = TOP_DOWN_ALPHAS + (1e-6 * ALPHA_INIT,)
 TOP_DOWN_WIDE_ALPHA = 1e-4 * ALPHA_INIT
@@ -209,8 +213,8 @@ TOP_DOWN_PRUNE = 1e4
 #: it then cost milliseconds (O(M^3) each). On larger bases they cost several times the steps from the
 #: empty model, and over a subset of the basis they gained little (1-5 nats on friedman1 at N = 1,000).
 TOP_DOWN_SIZE = 500
-#: On bases of TOP_DOWN_SIZE to this many functions one top-down start runs, from the weakest prior of
-#: TOP_DOWN_ALPHAS: friedman1 at N = 1,000 with raw inputs and gamma 0.1 (issue 16) ends 106 nats higher
+#: On bases of TOP_DOWN_SIZE to this many functions one top-down start runs, from TOP_DOWN_WIDE_ALPHA:
+#: friedman1 at N = 1,000 with raw inputs and gamma 0.1 (issue 16) ends 106 nats higher
 #: from there (-1865.7 against -1971.6; noise sd 0.995, the truth 1) for about 1 s more at N = 1,000.
 TOP_DOWN_WIDE_SIZE = 1500
 #: That wide start also prunes, from its first iteration, every function with q_i^2 <= this times s_i
@@ -957,7 +961,7 @@ class _Basis:
     norms: Array
     cache: SweepCache
     threads: int
-    t: Array  # the targets (solver units), for ``recomputed``
+    t: Array  # the targets (solver units), for ``_recomputed``
 
 
 def converge(run: _Run, basis: _Basis, opts: FastOptions, sweeps: bool = True) -> bool:
@@ -1195,16 +1199,17 @@ def _replaces(trial: _Run, run: _Run, opts: FastOptions, basis: _Basis) -> bool:
         return False
     if _at_floor(trial.state, opts) and not _at_floor(run.state, opts):
         return False
-    value, rounding = recomputed(trial, basis)
-    incumbent, incumbent_rounding = recomputed(run, basis)
+    value, rounding = _recomputed(trial, basis)
+    incumbent, incumbent_rounding = _recomputed(run, basis)
     return worth_replacing(value - rounding, size, incumbent + incumbent_rounding, incumbent_size, opts.tol)
 
 
-def recomputed(run: _Run, basis: _Basis) -> tuple[float, float]:
+def _recomputed(run: _Run, basis: _Basis) -> tuple[float, float]:
     """(7.85) at the run's state with C formed and its rounding estimate; (-inf, 0) where C cannot be
-    factored, and the tracked value for the empty model (exact there)."""
+    factored; the tracked value (with no rounding) for the empty model, exact there, and for more than
+    ``DIRECT_MAX`` data, where C (N x N) is not formed."""
     state = run.state
-    if state.active.size == 0:
+    if state.active.size == 0 or state.N > DIRECT_MAX:
         return run.value, 0.0
     Phi_a = basis.design.columns(state.pool.index[state.active])
     try:
