@@ -81,8 +81,7 @@ it (nats). The summary counts the cells where fast is within 1 nat of the best
 evidence (and lists the failing cells that are within 1 nat plus the
 estimated rounding of the two values, ``posterior.evidence_rounding``, which
 matters only where large weights on nearly collinear columns leave (7.85)
-few digits) and
-where its test error is within 5% of the best: err_fast <= 1.05 x
+few digits) and where its test error is within 5% of the best: err_fast <= 1.05 x
 the lowest error of the row (classification: also counted with a slack of one
 test point, err_fast <= 1.05 x best + 1 / n_test); and lists the cells where
 fast keeps at most two functions (the bias not counted: 0 means the bias alone)
@@ -230,12 +229,11 @@ def _ours(method, K, Kt, t, ft, **options):
     r, elapsed = _fit_time(lambda: rvm_regression(K, t, method, **options))
     cols = ([np.ones(K.shape[0])] if r.bias_used else []) + [K[:, r.relevance]]
     ev = log_evidence_direct(np.column_stack(cols), t, np.asarray(r.alpha), r.beta)  # (7.85)
-    rnd = evidence_rounding(np.column_stack(cols), np.asarray(r.alpha), r.beta)
     tcols = ([np.ones(Kt.shape[0])] if r.bias_used else []) + [Kt[:, r.relevance]]
     pred = np.column_stack(tcols) @ np.asarray(r.mean)
-    cert = evidence_report(K, t, r, tol=CERT_TOL).ok
+    report = evidence_report(K, t, r, tol=CERT_TOL)
     return dict(rv=r.relevance.size, ev=ev, sd=r.beta**-0.5, err=_rmse(pred, ft), time=elapsed, conv=r.converged,
-                cert=cert, rounding=rnd)
+                cert=report.ok, rounding=report.rounding)
 
 
 def _mackay_best(K, Kt, t, ft):

@@ -177,13 +177,13 @@ class LaplaceIterativeOutcome:
     converged: bool
 
 
-def laplace_alpha(alpha: Array, mode: Laplace, method: str) -> Array:
-    """(7.116) alpha_i = gamma_i / w_i*^2, or EM alpha_i = 1 / (w_i*^2 + Sigma_ii), at the mode."""
-    Sigma_ii = np.diag(covariance_from_factor(mode.R))
+def laplace_alpha(alpha: Array, Sigma_ii: Array, w: Array, method: str) -> Array:
+    """(7.116) alpha_i = gamma_i / w_i*^2, or EM alpha_i = 1 / (w_i*^2 + Sigma_ii), at the mode w* (its
+    covariance's diagonal Sigma_ii)."""
     with np.errstate(divide="ignore"):
         if method == "mackay":
-            return gamma_of(alpha, Sigma_ii) / mode.w**2  # (7.116)
-        return 1.0 / (mode.w**2 + Sigma_ii)  # EM, gap 7.6 with the Laplace posterior
+            return gamma_of(alpha, Sigma_ii) / w**2  # (7.116)
+        return 1.0 / (w**2 + Sigma_ii)  # EM, gap 7.6 with the Laplace posterior
 
 
 def iterative_laplace(likelihood: Likelihood, Phi: Array, T: Array,
@@ -202,9 +202,9 @@ def iterative_laplace(likelihood: Likelihood, Phi: Array, T: Array,
             converged = True
             break
         crawling = opts.method == "em" and len(history) > 1 and abs(value - history[-2]) <= CRAWL * opts.tol
-        hopeless = (_hopeless(alpha, np.diag(covariance_from_factor(mode.R)), mode.w) if crawling
-                    else np.zeros(alpha.size, dtype=bool))
-        alpha = laplace_alpha(alpha, mode, opts.method)
+        Sigma_ii = np.diag(covariance_from_factor(mode.R))  # (7.113), once for both uses
+        hopeless = _hopeless(alpha, Sigma_ii, mode.w) if crawling else np.zeros(alpha.size, dtype=bool)
+        alpha = laplace_alpha(alpha, Sigma_ii, mode.w, opts.method)
         keep = np.isfinite(alpha) & (alpha > 0.0) & (alpha <= opts.alpha_max) & ~hopeless
         basis, output, alpha, w = basis[keep], output[keep], alpha[keep], mode.w[keep]
         mode = find_mode(likelihood, Phi, basis, output, T, alpha, w, opts.mode)
