@@ -18,27 +18,28 @@ linear rule on 50 columns (t = sign of the score against its median), and a dens
 defaults (C = 1, gamma = 'scale', tol = 1e-3, cache_size = 200 MB). The ratios are ours / theirs:
 the issue's targets are peak memory <= 1.5 and fit time <= 1.
 
-Measured on the 2-core development machine (2026-12-01, scikit-learn 1.9.1, the SMO's loops compiled
-at install, its steps without reference counting)::
+Measured on the 2-core development machine (2026-12-02, scikit-learn 1.9.1, the SMO's loops compiled
+at install, a fetch's guessed rows only where a row costs under ``smo.BLOCK_WORK``)::
 
     data                           kernel       nnz    X MB |  ours s sklearn s time x |  ours MB sklearn MB  mem x |        n_SV         acc
     -----------------------------------------------------------------------------------------------------------------------------------------
-    csr 2,000 x 10,000 at 1%       linear    200000     2.3 |    0.25      3.30   0.08 |     20.4       18.4   1.11 |  1777/1777  1.000/1.000
-    csr 2,000 x 10,000 at 1%       rbf       200000     2.3 |    0.28      3.02   0.09 |     20.5       17.6   1.17 |  1999/1999  0.972/0.972
-    csr 10,000 x 50,000 at 0.1%    linear    500000     5.8 |    0.74     18.11   0.04 |    169.0      177.9   0.95 |  4058/4060  1.000/1.000
-    csr 10,000 x 50,000 at 0.1%    rbf       500000     5.8 |    5.32     57.65   0.09 |    337.8      231.1   1.46 |  8433/8434  0.979/0.979
-    dense 5,000 x 500              linear   2500000    19.1 |    4.19      4.74   0.88 |     48.2       26.8   1.80 |   496/496   1.000/1.000
-    dense 5,000 x 500              rbf      2500000    19.1 |    2.30      5.20   0.44 |    105.0       79.0   1.33 |  4022/4022  1.000/1.000
+    csr 2,000 x 10,000 at 1%       linear    200000     2.3 |    0.33      3.97   0.08 |     21.0       18.2   1.15 |  1777/1777  1.000/1.000
+    csr 2,000 x 10,000 at 1%       rbf       200000     2.3 |    0.40      3.59   0.11 |     20.6       17.4   1.18 |  1999/1999  0.972/0.972
+    csr 10,000 x 50,000 at 0.1%    linear    500000     5.8 |    1.05     20.82   0.05 |    169.3      178.0   0.95 |  4058/4060  1.000/1.000
+    csr 10,000 x 50,000 at 0.1%    rbf       500000     5.8 |    5.08     71.30   0.07 |    337.2      231.1   1.46 |  8433/8434  0.979/0.979
+    dense 5,000 x 500              linear   2500000    19.1 |    3.73      4.70   0.79 |     34.5       26.8   1.29 |   496/496   1.000/1.000
+    dense 5,000 x 500              rbf      2500000    19.1 |    2.78      8.17   0.34 |    103.6       79.1   1.31 |  4022/4022  1.000/1.000
     time x, mem x: ours / scikit-learn's (targets: time <= 1, memory <= 1.5); MB: peak RSS above the RSS before the fit (MiB)
 
 The 2,000-point fits hold float32 rows (``kernel_cache.row_dtype``: float64 only while 8 N^2 <= 16
-MiB, N <= 1448), as LIBSVM does. The dense linear fit misses the memory target: it computes 2,144
-rows (about 43 MB; LIBSVM's whole 26.8 MB would hold 1,340), because a missing row is fetched with up
-to seven more of the most violating variables (``smo.ROW_BLOCK``), and 785 of those guesses are never
-read. Measured and not adopted: fetching four at a time computes 1,808 rows (about 1.53 of LIBSVM's
-memory) and two at a time 1,544, but they slow the RBF fits at N = 5,000 by 7% and 22%; giving the
-slot of a guess unread after 64 fills to the next row touched 1,605 slots but, at N = 10,000 with
-the RBF kernel, computed 14,042 rows instead of 6,602 (16% slower).
+MiB, N <= 1448), as LIBSVM does. The dense linear fit used to miss the memory target (48.2 MB,
+1.80): a missing row was fetched with up to seven guesses (the rows of the most violating uncached
+variables, ``smo.ROW_BLOCK``), 2,144 rows in all of which 785 were never read. A guess spreads a
+fetch's fixed cost (a return to Python, about 1e5 multiply-adds) over the block; one row of a dense
+5,000 x 500 X costs 2.5e6, so a guess saves nearly nothing there and is only memory:
+``smo.block_rows`` now guesses only up to ``smo.BLOCK_WORK`` = 1e6 multiply-adds per fetch, and this
+fit computes the 1,359 rows it reads (the same 852,369 steps). The sparse sets' rows cost a few
+thousand multiply-adds and keep their blocks of eight.
 """
 
 from __future__ import annotations

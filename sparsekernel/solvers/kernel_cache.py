@@ -149,6 +149,23 @@ class KernelRowCache:
             self._direct = (_centred_float32_transpose(X), float(kernel.gamma), np.empty(RBF_CHUNK, dtype=np.float32))
 
     @property
+    def row_work(self) -> float:
+        """Multiply-adds of one computed row, on average over the rows: N (D + 1) for a dense X; for a
+        sparse X the products of the row's stored entries with the columns that hold them,
+        sum_c nnz_c^2 / N over the columns c, plus the N values written; N for a precomputed Gram
+        matrix."""
+        N = self.N
+        if isinstance(self.kernel, Precomputed):
+            return float(N)
+        if issparse(self.X):
+            X = self.X
+            column_nnz = (np.diff(X.indptr) if X.format == "csc"
+                          else np.bincount(X.tocsr().indices, minlength=X.shape[1]))
+            return float(np.sum(column_nnz.astype(np.float64) ** 2)) / N + N
+        D = int(np.prod(self.X.shape[1:])) if self.X.ndim > 1 else 1
+        return float(N) * (D + 1)
+
+    @property
     def n_free(self) -> int:
         """Slots never filled yet."""
         return self.n_slots - int(self._filled[0])

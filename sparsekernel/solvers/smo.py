@@ -59,7 +59,9 @@ compiled distance loop; float64 rows for N <= 1448, float32 above, like
 LIBSVM's Qfloat); the regression machines' 2N variables share the N rows,
 expanded with their signs. While the cache has room a missing row comes
 together with the rows of the most violating uncached variables, up to
-``ROW_BLOCK`` rows. Once shrinking leaves at most an eighth of the variables
+``ROW_BLOCK`` rows and only while a row costs less than ``BLOCK_WORK``
+multiply-adds (``block_rows``: a guess spreads the fetch's fixed cost, and is
+memory whether or not it is read). Once shrinking leaves at most an eighth of the variables
 active, the loops read compact rows (the active entries only, the other 20%
 of ``cache_mb``), as LIBSVM's rows of active length. At the end the gradient
 of the support points is recomputed in float64, so that the objective and
@@ -140,6 +142,10 @@ PLATT_EPS = 1e-3
 SHRINK_INTERVAL = 1000
 #: Most rows computed in one block when a row is missing and the cache has room.
 ROW_BLOCK = 8
+#: Kernel work (multiply-adds) a fetch should carry so that its fixed cost, a return from the
+#: compiled loop to Python and back (about 50 us, some 1e5 multiply-adds), is at most a tenth of
+#: it: the guessed rows that fill a block up to this work (``block_rows``).
+BLOCK_WORK = 1_000_000
 #: Up to this many points the whole Gram matrix is computed at the start (when it fits the
 #: cache), in blocks of SMALL_GRAM_BLOCK rows.
 SMALL_GRAM_POINTS = 1024
@@ -689,7 +695,7 @@ class _Run:
         ctrl = self.ctrl
         requested = ctrl[nb.C_REQ:nb.C_REQ + ctrl[nb.C_NREQ]].copy()    # distinct
         ctrl[nb.C_NREQ] = 0
-        extra = min(ROW_BLOCK, self.cache.n_free, self.cache.n_slots - 1) - requested.size
+        extra = min(block_rows(self.cache.row_work), self.cache.n_free, self.cache.n_slots - 1) - requested.size
         if extra > 0 and ctrl[nb.C_COMPACT] == 0:
             candidates = np.empty(extra, dtype=np.int64)
             count = loops.prefetch_candidates(self.prob, self.st, ctrl, self.fpar, self.cache.slot_of,
@@ -814,6 +820,19 @@ def _shift(qp: StandardQP) -> Array | None:
     shift = np.zeros(int(qp.X.shape[0]))
     shift[qp.index] = np.asarray(qp.diagonal, dtype=np.float64) / qp.scale
     return shift
+
+
+def block_rows(row_work: float) -> int:
+    """Rows per fetch: the requested ones plus guesses up to BLOCK_WORK multiply-adds, 1 to ROW_BLOCK.
+
+    A guess (the row of a variable that is close to being chosen) is computed
+    with the requested row to spread the fetch's fixed cost; when one row
+    already costs BLOCK_WORK (a dense X of 5,000 x 500: 2.5e6) a guess saves
+    little time and its row is memory the cache keeps, read or not (the dense
+    linear fit of ``benchmarks/sparse_vs_libsvm.py`` computed 2,144 rows with
+    blocks of 8 where 1,359 were read).
+    """
+    return int(min(ROW_BLOCK, max(1, math.ceil(BLOCK_WORK / max(row_work, 1.0)))))
 
 
 def _trace_buffers(length: int) -> tuple:

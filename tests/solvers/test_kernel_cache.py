@@ -83,3 +83,16 @@ def test_kernel_times_in_blocks_equals_the_whole_product(kernel, monkeypatch):
     monkeypatch.setattr(machine_module, "KERNEL_TIMES_MIN_ROWS", 1)
     m._gram_cache = None
     np.testing.assert_allclose(m.kernel_times(u), whole, rtol=1e-12, atol=1e-12)
+
+
+def test_row_work_is_the_multiply_adds_of_a_row():
+    """Dense: N (D + 1); CSR and CSC: on average the products of a row's entries with the columns
+    that hold them, counted here entry by entry, plus the N values written."""
+    rng = np.random.default_rng(7)
+    dense = KernelRowCache(Linear(), rng.normal(size=(300, 40)), 1.0)
+    assert dense.row_work == 300 * 41
+    X = sp.random(400, 2000, density=0.02, format="csr", random_state=7)
+    column_nnz = np.diff(X.tocsc().indptr)
+    exact = np.mean([column_nnz[X.indices[X.indptr[r]:X.indptr[r + 1]]].sum() for r in range(X.shape[0])])
+    for layout in (X, X.tocsc()):
+        assert KernelRowCache(RBF(0.1), layout, 1.0).row_work - X.shape[0] == pytest.approx(exact, rel=1e-12)

@@ -508,3 +508,33 @@ def test_the_steps_compiled_without_reference_counts_leave_every_array_to_be_fre
     del cache, qp, X
     gc.collect()
     assert store() is None and inputs() is None
+
+
+@pytest.mark.parametrize("D, guesses", [(700, False), (20, True)])
+def test_a_fetch_guesses_rows_only_where_a_row_is_cheap(D, guesses, monkeypatch):
+    """Guessed rows spread a fetch's fixed cost over a block; where one row already costs
+    BLOCK_WORK (N D = 1.1e6 here) they would only be memory, so each fetch computes the rows the
+    loop asked for and nothing more. The answer is certified either way."""
+    import importlib
+    smo_module = importlib.import_module("sparsekernel.solvers.smo")
+    nb = importlib.import_module("sparsekernel.solvers._smo_numba")
+    fetches = []
+    original = smo_module._Run._fetch_rows
+
+    def counted(run):
+        asked, before = int(run.ctrl[nb.C_NREQ]), run.cache.rows_computed
+        original(run)
+        if run.cache.N == X.shape[0]:                    # not the loops' first-use probe
+            fetches.append((asked, run.cache.rows_computed - before))
+
+    monkeypatch.setattr(smo_module._Run, "_fetch_rows", counted)
+    rng = np.random.default_rng(D)
+    X = rng.normal(size=(1600, D))                       # N > SMALL_GRAM_POINTS: rows on demand
+    t = np.where(X[:, 0] + 0.5 * rng.normal(size=1600) > 0, 1.0, -1.0)
+    machine = SoftMarginSVC(X, t, Linear(), C=1.0)
+    sol = smo(machine, tol=1e-3)
+    assert sol.status == "optimal" and check(machine, sol).ok
+    assert fetches
+    extra = sum(computed - asked for asked, computed in fetches)
+    assert (extra > 0) == guesses
+    assert max(computed for _, computed in fetches) <= smo_module.ROW_BLOCK
