@@ -87,6 +87,7 @@ class LaplaceRVMBase(RVMEstimatorBase):
         alpha_max=1e9,
         tol=1e-3,
         max_iter=None,
+        alpha_init=1.0,
         cache_mb=256,
     ):
         self.kernel = kernel
@@ -98,6 +99,7 @@ class LaplaceRVMBase(RVMEstimatorBase):
         self.alpha_max = alpha_max
         self.tol = tol
         self.max_iter = max_iter
+        self.alpha_init = alpha_init
         self.cache_mb = cache_mb
 
 
@@ -115,8 +117,9 @@ class RVR(RegressorMixin, RVMEstimatorBase):
         Evidence maximisation: Algorithm 7.2, (7.87)-(7.88), or EM.
     bias : bool
         Add the constant basis function.
-    alpha_max, tol, max_iter, beta_init, noise_floor, hyperprior, restarts :
-        as in ``solvers.rvm.rvm_regression``.
+    alpha_max, tol, max_iter, beta_init, noise_floor, hyperprior, restarts, alpha_init :
+        as in ``solvers.rvm.rvm_regression`` (``alpha_init``: where MacKay and
+        EM start; the fast method ignores it).
     cache_mb : float
         Memory for kernel values: the N x N Gram matrix is stored when it
         fits, otherwise kernel columns are computed on demand and the fast
@@ -158,6 +161,7 @@ class RVR(RegressorMixin, RVMEstimatorBase):
         noise_floor=1e-6,
         hyperprior=None,
         restarts=5,
+        alpha_init=1.0,
         cache_mb=256,
     ):
         self.kernel = kernel
@@ -173,6 +177,7 @@ class RVR(RegressorMixin, RVMEstimatorBase):
         self.noise_floor = noise_floor
         self.hyperprior = hyperprior
         self.restarts = restarts
+        self.alpha_init = alpha_init
         self.cache_mb = cache_mb
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RVR":
@@ -191,6 +196,7 @@ class RVR(RegressorMixin, RVMEstimatorBase):
             noise_floor=self.noise_floor,
             hyperprior=self.hyperprior,
             restarts=self.restarts,
+            alpha_init=self.alpha_init,
             pool_size=pool,
         )
         self._store(X, kernel, result)
@@ -218,7 +224,7 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
 
     Parameters
     ----------
-    kernel, gamma, degree, coef0, method, bias, alpha_max, tol, max_iter, cache_mb :
+    kernel, gamma, degree, coef0, method, bias, alpha_max, tol, max_iter, alpha_init, cache_mb :
         as for ``RVR`` (``tol`` on the Laplace evidence (7.114)).
 
     Attributes
@@ -251,6 +257,7 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
             alpha_max=self.alpha_max,
             tol=self.tol,
             max_iter=self.max_iter,
+            alpha_init=self.alpha_init,
         )
         self._store(X, kernel, result)
         # the certificate on the effective problem (7.117)-(7.119) at the mode (solvers.rvm.certificate)
@@ -291,7 +298,7 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
 
     Parameters
     ----------
-    kernel, gamma, degree, coef0, method, bias, alpha_max, tol, max_iter, cache_mb :
+    kernel, gamma, degree, coef0, method, bias, alpha_max, tol, max_iter, alpha_init, cache_mb :
         as for ``RVR`` (``tol`` on the Laplace evidence (7.114)).
 
     Attributes
@@ -330,7 +337,7 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
         check_same_length(X, y, "X", "y")
         kernel, design, _ = self._kernel_and_design(X)
         result = rvm_poisson(design, y, self.method, bias=self.bias, alpha_max=self.alpha_max, tol=self.tol,
-                             max_iter=self.max_iter)
+                             max_iter=self.max_iter, alpha_init=self.alpha_init)
         self._store(X, kernel, result)
         return self
 

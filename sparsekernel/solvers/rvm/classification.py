@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ...validation import check_real_targets, check_same_length, fail
 from ...errors import ValidationError
-from .checks import Method, check_design, check_method
+from .checks import ALPHA_INIT, Method, check_design, check_method
 from .design import Design
 from .laplace_fit import fit_laplace
 from .likelihood import Bernoulli, Softmax
@@ -54,6 +54,7 @@ def rvm_classification(
     max_iter: int | None = None,
     max_newton: int = 50,
     newton_tol: float = 1e-10,
+    alpha_init: float = ALPHA_INIT,
 ) -> RVMClassification:
     """Fit the classification RVM (Laplace approximation, section 7.2.3).
 
@@ -80,6 +81,10 @@ def rvm_classification(
         IRLS stops when the Newton decrement (the rise of the log posterior
         (7.109) that a full step predicts) is below ``newton_tol`` times
         (1 + |log posterior|), after that last step.
+    alpha_init : float
+        MacKay and EM: the alpha_i every (function, output) pair starts
+        from, as for ``rvm_regression``; the fast method ignores it (its
+        starts include MacKay's from 1, 1e-2 and 1e-4).
 
     Returns
     -------
@@ -92,5 +97,5 @@ def rvm_classification(
     likelihood = Bernoulli() if K == 2 else Softmax(K)
     fit = fit_laplace(likelihood, design, likelihood.targets(labels), method, bias=bias, alpha_max=alpha_max,
                       tol=tol, max_iter=max_iter, max_newton=max_newton, newton_tol=newton_tol,
-                      caller="rvm_classification")
+                      caller="rvm_classification", alpha_init=alpha_init)
     return RVMClassification(n_classes=K, **vars(fit))

@@ -51,10 +51,13 @@ class _Pairs:
 
 
 def fit_laplace(likelihood: Likelihood, design: Design, T: Array, method: str, *, bias: bool, alpha_max: float,
-                tol: float, max_iter: int | None, max_newton: int, newton_tol: float, caller: str) -> LaplaceResult:
-    """Fit ``likelihood`` with targets ``T`` (N, O) on the columns of ``design``; ``caller`` names warnings."""
+                tol: float, max_iter: int | None, max_newton: int, newton_tol: float, caller: str,
+                alpha_init: float = ALPHA_INIT) -> LaplaceResult:
+    """Fit ``likelihood`` with targets ``T`` (N, O) on the columns of ``design``; ``caller`` names warnings;
+    ``alpha_init``: where MacKay and EM start (the fast method's starts are its own)."""
     N = design.shape[0]
     alpha_max, tol, max_iter = check_common(alpha_max, tol, max_iter, method, design.shape[1])
+    alpha_init = float(check_param("alpha_init", alpha_init, "C"))
     mode_opts = ModeOptions(int(check_param("max_newton", max_newton, "max_iter")),
                             float(check_param("newton_tol", newton_tol, "tol")))
     full = WithBias(design) if bias else design
@@ -63,7 +66,7 @@ def fit_laplace(likelihood: Likelihood, design: Design, T: Array, method: str, *
     usable = np.flatnonzero(scale > 0.0)
     Phi = _scaled_columns(full, usable, scale)
     with limit_blas(1):  # matrices of size M O, products N x M: one thread is fastest
-        pairs = _solve(likelihood, Phi, T, method, tol, max_iter, alpha_max, mode_opts)
+        pairs = _solve(likelihood, Phi, T, method, tol, max_iter, alpha_max, mode_opts, alpha_init)
         pairs, all_pruned = _keep_bias_if_empty(likelihood, Phi, T, pairs, bias, alpha_max, mode_opts)
     if not pairs.converged and pairs.iterations < max_iter:  # fast: no move tried raised (7.114)
         warnings.warn(f"{caller} (method={method!r}) stopped after {pairs.iterations} iterations where no single "
@@ -91,7 +94,7 @@ def _scaled_columns(full: Design, usable: IntArray, scale: Array) -> Array:
     return Phi
 
 
-def _solve(likelihood, Phi, T, method, tol, max_iter, alpha_max, mode_opts) -> _Pairs:
+def _solve(likelihood, Phi, T, method, tol, max_iter, alpha_max, mode_opts, alpha_init) -> _Pairs:
     fast_iter = max_iter if method == "fast" else DEFAULT_MAX_ITER["fast"]
     opts = FastOptions(tol, fast_iter, alpha_max, NO_BETA, Phi.shape[1] * T.shape[1], NO_BETA,
                        restarts=0, update_beta=False)
@@ -100,7 +103,7 @@ def _solve(likelihood, Phi, T, method, tol, max_iter, alpha_max, mode_opts) -> _
         basis, output = np.divmod(out.active, T.shape[1])
         return _Pairs(basis, output, out.alpha, mode, list(out.log_evidence), out.iterations, out.converged)
     out = iterative_laplace(likelihood, Phi, T, LaplaceIterativeOptions(method, tol, max_iter, alpha_max,
-                                                                        ALPHA_INIT, mode_opts))
+                                                                        alpha_init, mode_opts))
     pairs = _Pairs(out.basis, out.output, out.alpha, out.mode, list(out.log_evidence), out.iterations,
                    out.converged)
     return _finished(likelihood, Phi, T, pairs, opts, mode_opts) if out.converged else pairs

@@ -25,7 +25,7 @@ from scipy.special import gammaln
 
 from ...validation import check_same_length, fail
 from ...errors import ValidationError
-from .checks import Method, check_design, check_method, frozen
+from .checks import ALPHA_INIT, Method, check_design, check_method, frozen
 from .design import Design
 from .laplace_fit import fit_laplace
 from .likelihood import Likelihood
@@ -114,6 +114,7 @@ def rvm_poisson(
     max_iter: int | None = None,
     max_newton: int = 50,
     newton_tol: float = 1e-10,
+    alpha_init: float = ALPHA_INIT,
 ) -> RVMPoisson:
     """Fit the Poisson RVM (log link, Laplace approximation) by maximising the evidence (7.114).
 
@@ -126,7 +127,7 @@ def rvm_poisson(
     method : {"fast", "mackay", "em"}
         ``"fast"``: Algorithm 7.2 on the effective problem (7.117)-(7.119);
         ``"mackay"``: (7.116); ``"em"``: alpha_i = 1 / (w_i*^2 + Sigma_ii).
-    bias, alpha_max, tol, max_iter, max_newton, newton_tol :
+    bias, alpha_max, tol, max_iter, max_newton, newton_tol, alpha_init :
         as for ``rvm_classification``.
 
     Returns
@@ -145,6 +146,7 @@ def rvm_poisson(
     T = likelihood.targets(t)
     check_same_length(np.empty((design.shape[0], 0)), T[:, 0], "Phi", "t")
     fit = fit_laplace(likelihood, design, T, method, bias=bias, alpha_max=alpha_max, tol=tol, max_iter=max_iter,
-                      max_newton=max_newton, newton_tol=newton_tol, caller="rvm_poisson")
+                      max_newton=max_newton, newton_tol=newton_tol, caller="rvm_poisson",
+                      alpha_init=alpha_init)
     fields = {**vars(fit), "alpha": frozen(fit.alpha[:, 0]), "mean": frozen(fit.mean[:, 0])}
     return RVMPoisson(**fields)
