@@ -49,6 +49,7 @@ only :meth:`KernelRowCache.fill` writes rows.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -148,7 +149,7 @@ class KernelRowCache:
         if isinstance(kernel, RBF) and self.dtype == np.float32 and not issparse(X):
             self._direct = (_centred_float32_transpose(X), float(kernel.gamma), np.empty(RBF_CHUNK, dtype=np.float32))
 
-    @property
+    @functools.cached_property
     def row_work(self) -> float:
         """Multiply-adds of one computed row, on average over the rows: N (D + 1) for a dense X; for a
         sparse X the products of the row's stored entries with the columns that hold them,
