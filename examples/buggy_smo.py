@@ -55,6 +55,14 @@ def select_pair(a: np.ndarray, t: np.ndarray, G: np.ndarray, C: float) -> tuple[
     return i, j, float(score[i] - score[j])
 
 
+def snap(a_i: float, C: float, eps: float = 1e-12) -> float:
+    """a_i on the bound it is within rounding of (Platt snaps it too): a few ulps above 0 it would
+    still count as free, and the same pair would be chosen again for a step of size zero forever."""
+    if abs(a_i) <= eps * C:
+        return 0.0
+    return C if abs(a_i - C) <= eps * C else a_i
+
+
 def student_smo(K: np.ndarray, t: np.ndarray, C: float, clip, tol: float = 1e-9,
                 max_iter: int = 20_000) -> tuple[np.ndarray, float]:
     """A plain SMO on (7.32)-(7.34) with the given clipping step; returns (a, b)."""
@@ -69,7 +77,7 @@ def student_smo(K: np.ndarray, t: np.ndarray, C: float, clip, tol: float = 1e-9,
         a_j_old, a_i_old = a[j], a[i]
         a_j = clip(a_j_old + t[j] * (E[i] - E[j]) / eta, a_i_old, a_j_old, t[i] == t[j], C)
         a[j] = a_j
-        a[i] = a_i_old - t[i] * t[j] * (a_j - a_j_old)                   # keeps (7.34)
+        a[i] = snap(a_i_old - t[i] * t[j] * (a_j - a_j_old), C)          # keeps (7.34)
     y = K @ (a * t)
     free = (a > 1e-8 * C) & (a < (1 - 1e-8) * C)
     b = float(np.mean(t[free] - y[free])) if np.any(free) else 0.0       # (7.37)

@@ -40,14 +40,17 @@ twice the SMO's or LIBSVM's tol; Clarabel 1e-6, OSQP 1e-5; a primal's
 ``primal_tol``) and
 
 - returns the Solution with ``status="optimal"`` and its ``report`` when they
-  hold, whatever the solver said;
+  hold and the outputs' rounding (``output_rounding``: eps sum |coef| max k(x, x))
+  is at most a quarter of the tolerance, whatever the solver said;
 - raises ``SolverError`` (carrying the report) when the solver claimed success
   and its answer fails them;
 - warns with ``ConvergenceWarning`` and returns the Solution with
   ``status="inaccurate"`` and its failing report when the solver stopped early
   (iteration cap, an inaccurate status) and its point fails them, or when
-  its answer fails them and double precision could not have certified it
-  (``output_rounding``: the outputs' rounding is not far below the tolerance);
+  its answer fails them and double precision could not have certified it,
+  or when they hold only that way: with the outputs' rounding not far below the
+  tolerance, a pass is the luck of one evaluation's rounding (another BLAS, or
+  ``duality.check``, may fail it), not a certificate;
 - raises ``InfeasibleError`` only with a proof: the machine's own
   (``Machine._infeasible`` for a solver's infeasibility status and
   ``Machine._infeasibility_proof`` for a failing answer: the hard margin's
@@ -211,14 +214,25 @@ def certify(machine: Machine, solution: Solution, outcome: str, kind: str, solve
 
     report = kkt_report(machine, solution, tol, Ku)
     own = solution.status
-    if report.ok:
+    rounding = output_rounding(machine, solution)
+    resolved = rounding <= OUTPUT_ERROR_SHARE * tol      # the outputs' rounding well below the tolerance
+    if report.ok and resolved:
         # a KKT point of a dual that is not convex need not be its optimum (NonConvexWarning)
         status = "optimal" if report.convex else "kkt_point"
         return replace(solution, status=status, solver_status=own, tol=tol, report=report)
+    if report.ok:
+        # a pass within the outputs' rounding is luck of the rounding, not a certificate: another
+        # evaluation of the same outputs (another BLAS, duality.check) may fail where this one passed
+        warnings.warn(
+            f"{solver} reported {own!r} on the {kind} of {machine.name} and its answer passes the KKT "
+            f"conditions at {tol:.1e}, but only to within the rounding of its outputs (up to {rounding:.1e} of "
+            f"the output scale: eps sum |coef| max k(x, x)), which is not far below the tolerance: the "
+            f"solution is inaccurate (not certified); its report is solution.report",
+            ConvergenceWarning, stacklevel=4)
+        return replace(solution, status="inaccurate", solver_status=own, tol=tol, report=report)
     machine._infeasibility_proof(solution, solver)
     failing = _failing(report)
-    rounding = output_rounding(machine, solution)
-    if outcome == "solved" and rounding > OUTPUT_ERROR_SHARE * tol:
+    if outcome == "solved" and not resolved:
         # the outputs cannot be computed to the certificate's tolerance in double precision: not a
         # solver's failure, an answer that cannot be certified
         outcome = "inaccurate"
