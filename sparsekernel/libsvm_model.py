@@ -42,7 +42,7 @@ from .formulations.machine import Machine
 from .formulations.solution import Solution
 from .formulations.solve import matched_tol
 from .kernels import Kernel, Linear, Polynomial, RBF, Sigmoid
-from .sparse import issparse
+from .sparse import issparse, to_dense
 from .validation import check_param, fail
 
 __all__ = ["LibsvmModel", "ModelProblem", "parse_libsvm_model", "read_libsvm_model", "check_libsvm_model",
@@ -427,7 +427,7 @@ def save_fitted_model(path: str | Path, estimator: Any) -> None:
     if not (classes.dtype.kind in "iub" or (classes.dtype.kind == "f" and np.all(classes == np.round(classes)))):
         raise fail("estimator.classes_", "integer labels (LIBSVM's model files hold integers)", classes.tolist())
     sign = -1.0 if classes.size == 2 else 1.0                 # scikit-learn's two-class flip, undone
-    coef = sign * np.asarray(estimator.dual_coef_, dtype=np.float64)
+    coef = sign * np.asarray(to_dense(estimator.dual_coef_), dtype=np.float64)   # CSR after a sparse fit
     rho = sign * -np.asarray(estimator.intercept_, dtype=np.float64)
     lines = [f"svm_type {svm_type}", f"kernel_type {kernel_type}"]
     lines += _kernel_lines(kernel_type, kernel)

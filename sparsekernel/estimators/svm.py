@@ -54,6 +54,15 @@ and dtypes). What differs from ``sklearn.svm``, and why:
   is a KKT point (``kkt_report_`` certifies it as one, status "kkt_point"),
   which need not be the optimum nor LIBSVM's KKT point; the cvxpy and direct-QP
   ``solver`` values refuse it, naming the smallest eigenvalue.
+- ``support_vectors_`` is read-only (its rows are shared with what the
+  machines read); scikit-learn's is a writeable copy.
+- ``max_iter=-1`` leaves LIBSVM's own cap of max(10^7, 100 N) steps per solve
+  (``solvers.smo.DEFAULT_MAX_ITER``), as LIBSVM itself does; a solve stopped
+  there whose answer fails its certificate warns ``ConvergenceWarning`` and is
+  "inaccurate".
+- ``gamma=0``, ``degree=0`` (a constant kernel), ``max_iter=0`` and a NaN in
+  ``sample_weight``, which scikit-learn lets through, are refused: nothing
+  sensible is fitted from them.
 - Bad input raises ``errors.ValidationError`` (a ``ValueError``, as
   scikit-learn's) naming the argument, the domain and the value; an infeasible
   nu raises ``errors.InfeasibleError`` (a ``ValueError`` too) with its bound; ``C=inf`` on data that
@@ -71,6 +80,7 @@ import warnings
 from typing import Any, Callable, Iterator
 
 import numpy as np
+import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
 from sklearn.exceptions import NotFittedError
@@ -192,16 +202,26 @@ class _BaseSVM(BaseEstimator):
     @property
     def coef_(self) -> Array:
         """w in input space for the linear kernel, read-only: (n_pairs, n_features) for the
-        classifiers (pair k's decision value is X @ coef_[k] + intercept_[k]), else (1, n_features).
+        classifiers (pair k's decision value is X @ coef_[k] + intercept_[k]), else (1, n_features);
+        a CSR matrix when the estimator was fitted on a sparse X, as scikit-learn's.
 
         Raises AttributeError for any other kernel, as scikit-learn does.
         """
         if self._kernel_name != "linear":
             raise AttributeError("coef_ is only available when using a linear kernel")
         check_is_fitted(self)
+        if sparse.issparse(self.support_vectors_):        # CSR, as scikit-learn's on a sparse X
+            coef = one_versus_one_coef(scipy.sparse.csr_matrix(self._pair_coef), self.support_vectors_).tocsr()
+            coef.data.flags.writeable = False
+            return coef
         coef = one_versus_one_coef(self._pair_coef, self.support_vectors_)
         coef.flags.writeable = False
         return coef
+
+    @staticmethod
+    def _fitted_layout(coef: Array, X: Any) -> Any:
+        """``dual_coef_`` as scikit-learn keeps it: a CSR matrix when X was sparse, else the array."""
+        return scipy.sparse.csr_matrix(coef) if sparse.issparse(X) else coef
 
     def _make_kernel(self, X: Array) -> Kernel:
         if isinstance(self.kernel, Kernel) or callable(self.kernel) and not isinstance(self.kernel, str):
@@ -394,6 +414,13 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
             raise fail("decision_function_shape", "'ovr' or 'ovo'", self.decision_function_shape)
         if not isinstance(self.break_ties, (bool, np.bool_)):
             raise fail("break_ties", "True or False", self.break_ties)
+        if not isinstance(self.probability, (bool, np.bool_)):
+            raise fail("probability", "True or False", self.probability)
+        seed = self.random_state
+        if not (seed is None or isinstance(seed, np.random.RandomState)
+                or (isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_))
+                    and 0 <= seed < 2**32)):
+            raise fail("random_state", "None, an integer in [0, 2**32) or a numpy RandomState", seed)
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "_ClassifierBase":
         self._check_params()
@@ -527,7 +554,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         self.n_support_ = np.array([np.sum(labels[support] == c) for c in range(K)], dtype=np.int32)
         self.support_vectors_ = (np.empty((0, 0)) if self._precomputed else
                                  sparse.read_only_rows(X, support))  # CSR when X is sparse, as scikit-learn's
-        self.dual_coef_ = self._dual_coef(coef, labels, support)
+        self.dual_coef_ = self._fitted_layout(self._dual_coef(coef, labels, support), X)
         self._pair_coef = coef[:, support]
         self.intercept_ = np.array([self._scale(s) * s.b for s in self._solutions])
         self.n_iter_ = np.array([s.iterations for s in self._solutions], dtype=np.int32)
@@ -754,6 +781,13 @@ class NuSVC(_ClassifierBase):
         self.solver = solver
 
     def _scale(self, sol: Solution) -> float:
+        """1 / rho: LIBSVM's nu-SVC values are the notes' divided by the margin rho, which must be positive."""
+        if not sol.rho > 0.0:
+            raise ValidationError(
+                f"nu must leave the classes a positive margin rho, since NuSVC's decision values are the notes' "
+                f"divided by rho (LIBSVM's scaling); got nu={self.nu!r}, at which rho = {sol.rho!r} on these data "
+                f"(the classes' reduced convex hulls meet): take a smaller nu, or formulations.NuSVC for the "
+                f"notes' own values")
         return 1.0 / sol.rho
 
 
@@ -767,8 +801,8 @@ class _RegressorBase(RegressorMixin, _BaseSVM):
         if self._precomputed and X.shape[0] != X.shape[1]:
             raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
         sol = self._fit_one(X, y, sample_weight)
-        self.dual_coef_ = sol.coef[sol.support][None, :]
-        self._pair_coef = self.dual_coef_
+        self._pair_coef = sol.coef[sol.support][None, :]
+        self.dual_coef_ = self._fitted_layout(self._pair_coef, X)
         self.intercept_ = np.array([sol.b])
         dual = np.zeros((2, X.shape[0]))
         dual[0, self._index], dual[1, self._index] = sol.a, sol.a_hat
@@ -890,8 +924,8 @@ class OneClassSVM(OutlierMixin, _BaseSVM):
         X = self._validate_X(X, reset=True)
         sol = self._fit_one(X, None, sample_weight)
         scale = self.machine_.libsvm_scale                       # nu N, or nu sum W
-        self.dual_coef_ = scale * sol.coef[sol.support][None, :]
-        self._pair_coef = self.dual_coef_
+        self._pair_coef = scale * sol.coef[sol.support][None, :]
+        self.dual_coef_ = self._fitted_layout(self._pair_coef, X)
         self.intercept_ = np.array([scale * sol.b])
         self.offset_ = -self.intercept_                           # shape (1,), as scikit-learn's
         dual = np.zeros(X.shape[0])

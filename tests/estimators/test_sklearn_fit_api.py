@@ -9,6 +9,7 @@ import pickle
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 from sklearn import datasets as skdata
 from sklearn import svm
@@ -158,6 +159,26 @@ def test_coef_for_the_linear_kernel_has_scikit_learns_layout(name: str) -> None:
         np.testing.assert_allclose(rows[:, 0], ours.decision_function(X), atol=1e-9)
     else:
         np.testing.assert_allclose(rows[:, 0], ours.predict(X), atol=1e-9)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_sparse_fit_gives_sparse_dual_coef_and_coef_as_scikit_learns(name: str) -> None:
+    """On a CSR X scikit-learn keeps ``dual_coef_`` and ``coef_`` (linear kernel) as CSR matrices, ``coef_``'s
+    data read-only; ours the same, with the w and decision values of the dense fit (kernel rows from sparse
+    products: the same to the tolerance, not to the bit)."""
+    X, y = _data(name)
+    Xs = sp.csr_matrix(np.where(np.abs(X) < 0.5, 0.0, X))         # about 40% zeros
+    dense = _fit(getattr(ours_module, name)(kernel="linear", tol=TOL), Xs.toarray(), y)
+    ours, theirs = (_fit(e, Xs, y) for e in _pair(name, kernel="linear", tol=TOL))
+    assert abs(len(ours.support_) - len(theirs.support_)) <= 2    # a point at a bound, within tol
+    for attribute, fixed in (("dual_coef_", 0), ("coef_", slice(None)), ("support_vectors_", 1)):
+        a, b = getattr(ours, attribute), getattr(theirs, attribute)
+        assert sp.issparse(a) and sp.issparse(b) and a.format == b.format == "csr", attribute
+        assert a.shape[fixed] == b.shape[fixed] and a.dtype == b.dtype, attribute
+    assert not ours.coef_.data.flags.writeable
+    rel = NU_SVC_AGREE if name == "NuSVC" else AGREE              # w is unique where the multipliers need not be
+    _assert_agree(ours.coef_.toarray(), dense.coef_, rel=rel)
+    _assert_agree(_values(ours, Xs), _values(dense, Xs.toarray()), rel=rel)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -376,6 +397,29 @@ def test_unfitted_and_mis_shaped_use_raise_scikit_learns_exception_classes(name:
         assert issubclass(_raised(lambda: est.predict(X[:, :-1])), ValueError)
     for est in (getattr(ours_module, name)(tol=-1.0), getattr(svm, name)(tol=-1.0)):
         assert issubclass(_raised(lambda: _fit(est, X, y)), ValueError)
+
+
+@pytest.mark.parametrize("name", CLASSIFIERS)
+@pytest.mark.parametrize("param, value", [("probability", 1), ("probability", "yes"), ("random_state", "x"),
+                                          ("random_state", -1), ("random_state", 1.5)])
+def test_bad_probability_and_random_state_are_value_errors_as_in_scikit_learn(name, param, value) -> None:
+    X, y = _data(name)
+    ours, theirs = _pair(name, **{param: value})
+    with pytest.raises(ValueError):                     # scikit-learn's InvalidParameterError
+        _fit(theirs, X, y)
+    with pytest.raises(ValidationError, match=f"{param} must be"):
+        _fit(ours, X, y)
+
+
+def test_a_nu_at_which_the_margin_is_zero_is_a_value_error_as_in_scikit_learn() -> None:
+    """Two classes on the same points: the nu-SVC optimum has rho = 0, so LIBSVM's values (the notes' over
+    rho) are not finite; scikit-learn raises ValueError, ours a ValidationError naming nu."""
+    X, y = np.ones((10, 2)), np.repeat([0, 1], 5)
+    ours, theirs = _pair("NuSVC")
+    with pytest.raises(ValueError):
+        _fit(theirs, X, y)
+    with pytest.raises(ValidationError, match=r"nu must leave the classes a positive margin rho.*got nu=0\.5"):
+        _fit(ours, X, y)
 
 
 def test_an_infeasible_nu_is_a_value_error_as_in_scikit_learn() -> None:
