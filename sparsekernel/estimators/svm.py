@@ -91,7 +91,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..validation import check_matrix, check_param, fail
-from ..errors import NonConvexWarning, SolverError, ValidationError
+from ..errors import ConvergenceWarning, NonConvexWarning, SolverError, ValidationError
 from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
 from ..formulations.solve import solve
@@ -158,20 +158,34 @@ class _BaseSVM(BaseEstimator):
     @contextlib.contextmanager
     def _warned_once(self) -> Any:
         """Around a fit: the machines' NonConvexWarnings (one per pair and Platt fold) become one,
-        naming how many of the fit's problems are not convex and the smallest eigenvalue."""
+        naming how many of the fit's problems are not convex and the smallest eigenvalue; their
+        ConvergenceWarnings (a solve that ended inaccurate) become one, as LIBSVM's one warning per fit,
+        quoting the first; any other warning is passed on as it was raised."""
         self._convexity: list[tuple[bool | None, tuple[float, float] | None]] = []
-        with warnings.catch_warnings():
+        self._solves = 0
+        with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("ignore", NonConvexWarning)
+            warnings.simplefilter("always", ConvergenceWarning)
             yield
+        inaccurate = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+        for w in caught:
+            if not issubclass(w.category, ConvergenceWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
         bad = [lam for convex, lam in self._convexity if convex is False]
-        total = len(self._convexity)
-        del self._convexity
+        total, solves = len(self._convexity), self._solves
+        del self._convexity, self._solves
         if bad:
             warnings.warn(
                 f"the kernel matrix of {len(bad)} of the {total} problems of this fit is not positive "
                 f"semidefinite (smallest eigenvalue {min(lam[0] for lam in bad):.3e}): the dual is not convex, "
                 f"and the solver's answer is a KKT point, not a certified optimum (kkt_report_ says so), as "
                 f"LIBSVM's is", NonConvexWarning, stacklevel=4)
+        if len(inaccurate) == 1:
+            warnings.warn(inaccurate[0].message, ConvergenceWarning, stacklevel=4)
+        elif inaccurate:
+            warnings.warn(
+                f"{len(inaccurate)} of the {solves} solves of this fit ended inaccurate (their reports are in "
+                f"kkt_report_); the first: {inaccurate[0].message}", ConvergenceWarning, stacklevel=4)
 
     def _check_common(self) -> None:
         if not (callable(self.kernel) or (isinstance(self.kernel, str) and self.kernel in KERNELS)):
@@ -248,6 +262,8 @@ class _BaseSVM(BaseEstimator):
     def _solve(self, machine: Machine) -> Solution:
         """Solve by the estimator's solver; ``tol`` has LIBSVM's meaning (its gradient units). Within
         ``fit_path`` the SMO starts from the previous solution of the same solve (``_path``)."""
+        if hasattr(self, "_solves"):                     # inside _warned_once: counted for its one warning
+            self._solves += 1
         if self.solver == "smo":
             max_iter = None if self.max_iter == -1 else int(self.max_iter)
             path = getattr(self, "_path", None)

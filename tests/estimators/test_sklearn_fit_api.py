@@ -411,6 +411,25 @@ def test_bad_probability_and_random_state_are_value_errors_as_in_scikit_learn(na
         _fit(ours, X, y)
 
 
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_a_fit_whose_pairs_stop_early_warns_once_as_scikit_learn(name: str) -> None:
+    """Iris's three pairs each stopped after 2 steps: scikit-learn warns once per fit, ours too, counting
+    the solves and quoting the first pair's warning; every pair's report is kept."""
+    from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+
+    X, y = _data(name)
+    counts = []
+    for estimator in _pair(name, max_iter=2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _fit(estimator, X, y)
+        counts.append([w for w in caught if issubclass(w.category, SklearnConvergenceWarning)])
+    ours, theirs = counts
+    assert len(ours) == len(theirs) == 1
+    assert str(ours[0].message).startswith("3 of the 3 solves of this fit ended inaccurate")
+    assert ours[0].filename == __file__                  # the user's line, as scikit-learn's
+
+
 def test_a_nu_at_which_the_margin_is_zero_is_a_value_error_as_in_scikit_learn() -> None:
     """Two classes on the same points: the nu-SVC optimum has rho = 0, so LIBSVM's values (the notes' over
     rho) are not finite; scikit-learn raises ValueError, ours a ValidationError naming nu."""
