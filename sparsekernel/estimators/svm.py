@@ -224,12 +224,8 @@ class _BaseSVM(BaseEstimator):
         if self._kernel_name != "linear":
             raise AttributeError("coef_ is only available when using a linear kernel")
         check_is_fitted(self)
-        if sparse.issparse(self.support_vectors_):        # CSR, as scikit-learn's on a sparse X
-            coef = one_versus_one_coef(scipy.sparse.csr_matrix(self._pair_coef), self.support_vectors_).tocsr()
-            coef.data.flags.writeable = False
-            return coef
-        coef = one_versus_one_coef(self._pair_coef, self.support_vectors_)
-        coef.flags.writeable = False
+        coef = one_versus_one_coef(self._fitted_layout(self._pair_coef, self.support_vectors_), self.support_vectors_)
+        (coef.data if sparse.issparse(coef) else coef).flags.writeable = False    # CSR after a sparse fit
         return coef
 
     @staticmethod

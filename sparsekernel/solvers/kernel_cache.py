@@ -163,8 +163,7 @@ class KernelRowCache:
             column_nnz = (np.diff(X.indptr) if X.format == "csc"
                           else np.bincount(X.tocsr().indices, minlength=X.shape[1]))
             return float(np.sum(column_nnz.astype(np.float64) ** 2)) / N + N
-        D = int(np.prod(self.X.shape[1:])) if self.X.ndim > 1 else 1
-        return float(N) * (D + 1)
+        return float(N) * (self.X.shape[1] + 1)
 
     @property
     def n_free(self) -> int:
