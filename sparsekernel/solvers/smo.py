@@ -147,7 +147,8 @@ ROW_BLOCK = 8
 #: it: the guessed rows that fill a block up to this work (``block_rows``).
 BLOCK_WORK = 1_000_000
 #: Up to this many points the whole Gram matrix is computed at the start (when it fits the
-#: cache), in blocks of SMALL_GRAM_BLOCK rows.
+#: cache): one symmetric product where it can be (``KernelRowCache.fill_whole``), else in blocks of
+#: SMALL_GRAM_BLOCK rows.
 SMALL_GRAM_POINTS = 1024
 SMALL_GRAM_BLOCK = 256
 #: BLAS threads during a solve: the kernel blocks are thin products (D + 2 inner
@@ -531,7 +532,7 @@ class _Run:
         N = self.cache.N
         if N > SMALL_GRAM_POINTS or self.cache.n_slots < N:
             return
-        self.ctrl[nb.C_CLOCK] = self.cache.fill_all(SMALL_GRAM_BLOCK, int(self.ctrl[nb.C_CLOCK]))
+        self.ctrl[nb.C_CLOCK] = self.cache.fill_whole(SMALL_GRAM_BLOCK, int(self.ctrl[nb.C_CLOCK]))
 
     # -- gradient assembly ---------------------------------------------------------
     def _initial_gradient(self, given: Array | None = None) -> None:

@@ -208,7 +208,7 @@ class RegularisationPath:
         kept = kernel_cache.KernelRowCache(qp.kernel, qp.X, budget, dtype)
         if kept.n_slots == N:               # the whole Gram matrix fits: in a few large blocks, once
             with limit_blas(BLAS_THREADS):
-                kept.fill_all(PREFILL_BLOCK, 0)
+                kept.fill_whole(PREFILL_BLOCK, 0)
         self._caches[key] = kept
         return kept
 

@@ -96,3 +96,36 @@ def test_row_work_is_the_multiply_adds_of_a_row():
     exact = np.mean([column_nnz[X.indices[X.indptr[r]:X.indptr[r + 1]]].sum() for r in range(X.shape[0])])
     for layout in (X, X.tocsc()):
         assert KernelRowCache(RBF(0.1), layout, 1.0).row_work - X.shape[0] == pytest.approx(exact, rel=1e-12)
+
+
+@pytest.mark.parametrize("kernel", [RBF(0.02), Linear(), Polynomial(degree=3, gamma=0.05, coef0=1.0)],
+                         ids=["rbf", "linear", "poly"])
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_the_whole_gram_at_once_equals_the_rows_computed_directly(kernel, layout):
+    """``fill_whole`` (one symmetric product on a dense X, else ``fill_all``) leaves every row, with the
+    shift on the diagonal, equal to the kernel computed directly, and the bookkeeping of a full cache:
+    each point's slot, the rows counted and the clock."""
+    rng = np.random.default_rng(7)
+    N = 240
+    X = 1e3 + rng.normal(size=(N, 9)) if layout == "dense" else sp.random(
+        N, 30, density=0.3, format="csr", random_state=7, data_rvs=lambda k: rng.exponential(1.0, size=k))
+    shift = rng.uniform(0.0, 0.5, size=N)
+    cache = KernelRowCache(kernel, X, 10.0, shift=shift)
+    clock = cache.fill_whole(64, 5)
+    everyone = np.arange(N)
+    expected = reference(kernel, X, everyone, everyone, np.eye(N), None) + np.diag(shift)
+    got = cache.store[cache.slot_of]
+    assert np.max(np.abs(got - expected)) <= 1e-12 * max(1.0, float(np.max(np.abs(expected))))
+    assert sorted(cache.slot_of) == list(range(N)) and np.all(cache.owner[cache.slot_of] == everyone)
+    assert cache.rows_computed == N and clock == 5 + N and cache.n_free == 0
+
+
+def test_a_cache_holding_some_rows_fills_only_the_missing_ones():
+    """A kept cache (a regularisation path's) that holds some rows already gets only the others."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(100, 5))
+    cache = KernelRowCache(RBF(0.1), X, 10.0)
+    cache.fill(np.array([4, 9, 50]), 0)
+    cache.fill_whole(32, 3)
+    assert cache.rows_computed == 100
+    np.testing.assert_allclose(cache.store[cache.slot_of], RBF(0.1)(X, X), rtol=0, atol=1e-14)
