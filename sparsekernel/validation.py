@@ -179,14 +179,15 @@ def _as_vector(t: ArrayLike, name: str) -> NDArray[np.float64]:
 def check_binary_targets(t: ArrayLike, name: str = "t") -> NDArray[np.float64]:
     """Targets of a two-class SVM: every entry -1 or +1, both classes present."""
     v = _as_vector(t, name)
-    labels = np.unique(v)
-    if not np.all(np.isin(labels, (-1.0, 1.0))):
+    positive = v == 1.0
+    negative = v == -1.0
+    if not np.all(positive | negative):
         raise ValidationError(
-            f"{name} must hold the two class labels -1 and +1; got labels {labels[:10].tolist()}"
+            f"{name} must hold the two class labels -1 and +1; got labels {np.unique(v)[:10].tolist()}"
         )
-    if labels.size != 2:
+    if not (positive.any() and negative.any()):
         raise ValidationError(
-            f"{name} must hold two classes, -1 and +1; got only the label {labels.tolist()}"
+            f"{name} must hold two classes, -1 and +1; got only the label {np.unique(v).tolist()}"
         )
     return v
 

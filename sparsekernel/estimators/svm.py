@@ -74,7 +74,6 @@ and dtypes). What differs from ``sklearn.svm``, and why:
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import numbers
 import warnings
 from typing import Any, Callable, Iterator
@@ -353,7 +352,7 @@ class _BaseSVM(BaseEstimator):
         if self._precomputed:
             return np.empty((0, 0)), sol
         rows = sparse.read_only_rows(X, support)          # CSR when X is sparse, as scikit-learn's
-        return rows, dataclasses.replace(sol, support=local, support_vectors=rows)
+        return rows, sol.evolve(support=local, support_vectors=rows)
 
     def _fit_one(self, X: Array, y: Array | None, sample_weight: ArrayLike | None) -> Solution:
         """The one machine of a regression or one-class fit, on the points of positive weight (the
@@ -486,7 +485,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
             sol, report = self._fit_machine(self.make_machine(self._sub(X, index), t, weight[index], kernel))
             self.pairs_.append((positive, negative))
             self._problems.append((t, weight[index]))
-            self._solutions.append(sol if self._precomputed else dataclasses.replace(sol, support_vectors=None))
+            self._solutions.append(sol if self._precomputed else sol.evolve(support_vectors=None))
             reports.append(report)
             self._index.append(index)
             if self.probability:
@@ -525,7 +524,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         order = np.argsort(position, kind="stable")
         whole = position.shape[0] == self.support_.shape[0]
         rows = self.support_vectors_ if whole else self.support_vectors_[position[order]]
-        return dataclasses.replace(sol, support=sol.support[order], support_vectors=rows)
+        return sol.evolve(support=sol.support[order], support_vectors=rows)
 
     def _platt(self, X: Array, index: NDArray[np.intp], t: Array, weight: Array, kernel: Kernel) -> Sigmoid:
         """Platt's sigmoid on five-fold cross-validated decision values (LIBSVM's recipe)."""

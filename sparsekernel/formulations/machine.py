@@ -747,7 +747,7 @@ class Machine(abc.ABC):
         sol = self.solution_from_standard(z, info, rho=estimate, G=G, bound_tol=float(bound_tol))
         note = (f"given: {', '.join(['a'] + (['a_hat'] if self.task == 'regression' else []) + sorted(given))}"
                 + (f"; recovered by the notes' formulas: {', '.join(missing)}" if missing else ""))
-        return replace(sol, notes=sol.notes + (note,))
+        return sol.evolve(notes=sol.notes + (note,))
 
     def _estimate_from_scalars(self, z: Array, Ku: Array, given: Mapping[str, float], bound_tol: float,
                                qp: StandardQP) -> tuple[RhoEstimate, list[str]]:

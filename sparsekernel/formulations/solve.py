@@ -65,7 +65,6 @@ The solver's own status is kept as ``solution.solver_status``.
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -219,7 +218,7 @@ def certify(machine: Machine, solution: Solution, outcome: str, kind: str, solve
     if report.ok and resolved:
         # a KKT point of a dual that is not convex need not be its optimum (NonConvexWarning)
         status = "optimal" if report.convex else "kkt_point"
-        return replace(solution, status=status, solver_status=own, tol=tol, report=report)
+        return solution.evolve(status=status, solver_status=own, tol=tol, report=report)
     if report.ok:
         # a pass within the outputs' rounding is luck of the rounding, not a certificate: another
         # evaluation of the same outputs (another BLAS, duality.check) may fail where this one passed
@@ -229,7 +228,7 @@ def certify(machine: Machine, solution: Solution, outcome: str, kind: str, solve
             f"the output scale: eps sum |coef| max k(x, x)), which is not far below the tolerance: the "
             f"solution is inaccurate (not certified); its report is solution.report",
             ConvergenceWarning, stacklevel=4)
-        return replace(solution, status="inaccurate", solver_status=own, tol=tol, report=report)
+        return solution.evolve(status="inaccurate", solver_status=own, tol=tol, report=report)
     machine._infeasibility_proof(solution, solver)
     failing = _failing(report)
     if outcome == "solved" and not resolved:
@@ -250,7 +249,7 @@ def certify(machine: Machine, solution: Solution, outcome: str, kind: str, solve
         f"{detail}; "
         f"the solution is inaccurate: {failing} (tolerance {tol:.1e}); its report is solution.report",
         ConvergenceWarning, stacklevel=4)
-    return replace(solution, status="inaccurate", solver_status=own, tol=tol, report=report)
+    return solution.evolve(status="inaccurate", solver_status=own, tol=tol, report=report)
 
 
 def output_rounding(machine: Machine, solution: Solution) -> float:

@@ -565,6 +565,8 @@ class _Run:
     def _accumulate(self, variables: NDArray[np.intp], coef: Array, target: Array, start: int,
                     stop: int) -> None:
         """target[start:stop] += sum_r coef_r Q[start:stop, variables_r], rows in batches through the cache."""
+        if len(variables) == 0:
+            return
         index = self.prob[4]
         variables = np.asarray(variables, dtype=np.int64)
         coef = np.asarray(coef, dtype=np.float64)

@@ -285,3 +285,28 @@ def test_the_smo_outputs_are_the_kernel_products_when_rows_are_computed_on_deman
                                atol=result.outputs_error + 1e-10 * float(np.max(np.abs(exact))))
     sol = m.solve("smo", tol=1e-3)
     assert sol.status == "optimal" and check(m, sol).ok
+
+
+def test_evolve_is_dataclasses_replace_with_the_arrays_frozen() -> None:
+    """``Solution.evolve`` (the certificate's and the estimators' copy) gives the Solution that
+    ``dataclasses.replace`` gives: every field equal, new arrays read-only copies, unknown names refused."""
+    import dataclasses
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    t = np.where(X[:, 0] > 0, 1.0, -1.0)
+    sol = SoftMarginSVC(X, t, RBF(0.5), C=1.0).solve("smo")
+    support = np.array([1, 2, 3])
+    evolved = sol.evolve(support=support, notes=("n",), status="inaccurate")
+    replaced = dataclasses.replace(sol, support=support, notes=("n",), status="inaccurate")
+    for f in dataclasses.fields(sol):
+        a, b = getattr(evolved, f.name), getattr(replaced, f.name)
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)
+            assert not a.flags.writeable
+        else:
+            assert a is b or a == b or (a != a and b != b), f.name
+    support[0] = 7                      # the caller's array was copied
+    assert evolved.support[0] == 1 and sol.support is not evolved.support
+    with pytest.raises(TypeError, match="no fields"):
+        sol.evolve(bogus=1)
