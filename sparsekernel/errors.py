@@ -1,7 +1,9 @@
 """Exceptions and warnings raised by sparsekernel.
 
 ``ValidationError`` is raised for bad input, before any work is done; its
-message names the argument, the expected domain and the value received.
+message names the argument, the expected domain and the value received
+(``DenseInputRequired``, also a TypeError as scikit-learn's, for a sparse
+matrix where dense values are needed).
 ``InfeasibleError`` is raised when a problem has no solution (hard margin on
 data that are not separable in feature space, an infeasible nu).
 ``SolverError`` carries the status of a solver that failed.
@@ -18,6 +20,7 @@ from typing import Any
 __all__ = [
     "SparseKernelError",
     "ValidationError",
+    "DenseInputRequired",
     "InfeasibleError",
     "SolverError",
     "NonConvexWarning",
@@ -31,6 +34,11 @@ class SparseKernelError(Exception):
 
 class ValidationError(SparseKernelError, ValueError):
     """Bad input: wrong shape, non-finite value, parameter outside its domain."""
+
+
+class DenseInputRequired(ValidationError, TypeError):
+    """A scipy.sparse matrix where a step needs dense values (a precomputed Gram matrix, say): a
+    ValidationError, and a TypeError as scikit-learn's for sparse input it does not accept."""
 
 
 class InfeasibleError(SparseKernelError, ValueError):

@@ -155,9 +155,17 @@ def test_a_libsvm_file_stays_sparse_through_the_fit(tmp_path) -> None:
 
 
 def test_a_sparse_precomputed_kernel_is_refused_naming_x() -> None:
+    """A ValidationError naming X, and a TypeError where scikit-learn raises one (a user's
+    ``except TypeError`` written for sklearn.svm keeps working)."""
+    from sklearn import svm
+
     X, y, _ = _text_like(n=40, d=100, density=0.1)
     K = sp.csr_matrix(X @ X.T)
     with pytest.raises(ValidationError, match="X must be a dense 2-D array"):
+        SVC(kernel="precomputed").fit(K, y)
+    with pytest.raises(TypeError):
+        svm.SVC(kernel="precomputed").fit(K, y)
+    with pytest.raises(TypeError, match="X must be a dense 2-D array"):
         SVC(kernel="precomputed").fit(K, y)
 
 
