@@ -173,3 +173,32 @@ def test_a_first_use_from_several_threads_at_once_is_safe() -> None:
             "print(errors)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
+
+
+def test_limit_blas_sets_the_threads_inside_and_restores_them_after() -> None:
+    """``_threads.limit_blas`` (the SMO's one BLAS thread): the limit inside, the count before
+    restored on exit and after an exception; None changes nothing. In a fresh process with two
+    OpenBLAS threads asked for, so that the limit has something to change."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import numpy\n"
+            "from sparsekernel._threads import blas_threads, limit_blas\n"
+            "before = blas_threads()\n"
+            "with limit_blas(1):\n"
+            "    inside = blas_threads()\n"
+            "    with limit_blas(None):\n"
+            "        unlimited = blas_threads()\n"
+            "after = blas_threads()\n"
+            "try:\n"
+            "    with limit_blas(1):\n"
+            "        raise KeyError\n"
+            "except KeyError:\n"
+            "    pass\n"
+            "print(before, inside, unlimited, after, blas_threads())\n")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    before, inside, unlimited, after, after_exception = map(int, out.split())
+    assert (inside, unlimited) == (1, 1)
+    assert after == before and after_exception == before
