@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ..solvers.rvm.certificate import evidence_report, laplace_report
@@ -27,6 +26,7 @@ from ..solvers.rvm import (
 )
 from ..solvers.rvm.design import estimator_design, estimator_kernel
 from ..solvers.rvm.poisson import COUNTS, check_counts
+from .multiclass import class_labels
 
 __all__ = ["RVR", "RVC", "PoissonRVR", "RVMEstimatorBase", "LaplaceRVMBase"]
 
@@ -246,8 +246,7 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RVC":
         """Fit the RVM classifier to (X, y); returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_, labels = np.unique(y, return_inverse=True)
+        self.classes_, labels = class_labels(y)
         kernel, design, _ = self._kernel_and_design(X)
         result = rvm_classification(
             design,

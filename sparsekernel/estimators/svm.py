@@ -86,7 +86,6 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..validation import check_matrix, check_param, fail
@@ -96,7 +95,7 @@ from ..formulations.libsvm import machine_for_twin
 from ..formulations.solve import solve
 from .. import sparse
 from ..kernels import Kernel, make_kernel
-from .multiclass import libsvm_dual_coef, one_versus_one_coef, one_versus_one_pairs, votes, votes_and_confidences
+from .multiclass import class_labels, libsvm_dual_coef, one_versus_one_coef, one_versus_one_pairs, votes, votes_and_confidences
 from .probability import Sigmoid, consistent_with, couple, fit_platt
 
 __all__ = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM"]
@@ -439,8 +438,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         X = check_matrix(X, "X", sparse=not self._precomputed)
         if self._precomputed and X.shape[0] != X.shape[1]:
             raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
-        check_classification_targets(y)
-        self.classes_, labels = np.unique(y, return_inverse=True)
+        self.classes_, labels = class_labels(y)
         if self.classes_.shape[0] < 2:
             raise ValidationError(f"y must hold at least two classes; got one class, {self.classes_[0]!r}")
         self.class_weight_ = self._class_weight_vector(y)

@@ -451,3 +451,39 @@ def test_an_infeasible_nu_is_a_value_error_as_in_scikit_learn() -> None:
     with pytest.raises(InfeasibleError, match="nu") as info:
         ours_module.NuSVC(nu=0.5).fit(X, y)
     assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("y", [
+    np.array([0, 1] * 20), np.array([3, -1, 7] * 10), np.array([True, False] * 15), np.arange(30) % 25,
+    np.array([0.0, 1.0, 2.0] * 10), np.array([0.5, 1.0] * 15), np.array(["a", "b", "c"] * 10),
+    np.array([1, 2], dtype=np.uint8), np.arange(21), np.arange(20),
+], ids=["binary", "multiclass", "bool", "warns", "float-integral", "continuous", "strings", "uint8", "all-distinct",
+        "twenty-distinct"])
+def test_class_labels_is_scikit_learns_check_then_unique(y) -> None:
+    """``class_labels`` (the classifiers' y check, skipping type_of_target where its answer is known)
+    gives scikit-learn's outcome on every kind of y: the same classes and labels, the same warning,
+    the same error."""
+    import warnings
+
+    from sklearn.utils.multiclass import check_classification_targets
+
+    from sparsekernel.estimators.multiclass import class_labels
+
+    def run(f):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                out = f()
+            except ValueError as exc:
+                return ("error", str(exc)), []
+        return out, [str(w.message) for w in caught]
+
+    ours, our_warnings = run(lambda: class_labels(y))
+    theirs, their_warnings = run(lambda: (check_classification_targets(y), np.unique(y, return_inverse=True))[1])
+    assert our_warnings == their_warnings
+    assert bool(our_warnings) == ((y.size, np.unique(y).size) in {(30, 25), (21, 21)})  # "warns", "all-distinct"
+    if isinstance(ours[0], str):
+        assert ours == theirs
+    else:
+        np.testing.assert_array_equal(ours[0], theirs[0])
+        np.testing.assert_array_equal(ours[1], theirs[1])
