@@ -37,7 +37,7 @@ from .._lazy import cvxpy as cp
 from ..validation import check_matrix, check_param, fail
 from ..errors import NonConvexWarning, SolverError, ValidationError
 from ..kernels import Kernel, feature_map, make_kernel
-from ..sparse import issparse, to_dense
+from ..sparse import issparse, read_only_rows, to_dense
 from ..solvers.standard_qp import RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
 from .solution import Solution
 
@@ -844,7 +844,8 @@ class Machine(abc.ABC):
     def _assemble(self, a, a_hat, u, fields, slacks, w, primal, dual, info, notes, bound_tol, trace) -> Solution:
         support = self._support(a, a_hat, bound_tol)
         coef_scale = fields.pop("coef_scale", 1.0)
-        sv = None if self.kernel.name == "precomputed" else self.X[support].copy()
+        # the rows, read-only as taken (a Solution would copy writeable ones a second time)
+        sv = None if self.kernel.name == "precomputed" else read_only_rows(self.X, support)
         return Solution(
             machine=self.name, a=a, a_hat=a_hat, coef=coef_scale * u, support=support,
             kernel=self.kernel, support_vectors=sv, n_train=self.N,

@@ -166,6 +166,12 @@ class KernelRowCache:
         return float(N) * (self.X.shape[1] + 1)
 
     @property
+    def complete(self) -> bool:
+        """Whether every point's row is held: all N slots filled (each holds a distinct point), so
+        that no row is missing and none is ever evicted."""
+        return int(self._filled[0]) >= self.N
+
+    @property
     def n_free(self) -> int:
         """Slots never filled yet."""
         return self.n_slots - int(self._filled[0])

@@ -574,6 +574,11 @@ class _Run:
         order = np.argsort(index[variables], kind="stable")
         variables, coef = variables[order], coef[order]
         points = index[variables]
+        if self.cache.complete:                     # every row held (a small problem's whole Gram matrix)
+            self._settle_pending(0)
+            loops.add_rows(variables, self.cache.slot_of[points], coef, self.cache.store, self.prob[0], index,
+                           target, start, stop, float(self.fpar[nb.F_SCALE]))
+            return
         unique_points, first = np.unique(points, return_index=True)
         self._settle_pending(0)
         for b0 in range(0, unique_points.size, batch):
