@@ -63,10 +63,11 @@ def row_from_values(tag: str, kind: str, condition: str, values: Any, scale: flo
     v = np.asarray(values, dtype=np.float64)
     if v.size == 0:
         return KKTRow(tag, kind, condition, 0.0, 0.0, float(scale), None, True, note)
-    absolute = float(v.max()) + 0.0  # + 0.0 turns -0.0 into 0.0; the max is NaN where any value is
+    at = int(np.argmax(v))  # the first NaN where there is one (argmax takes NaN as the largest)
+    absolute = float(v.flat[at]) + 0.0  # + 0.0 turns -0.0 into 0.0
     if math.isnan(absolute):
         return KKTRow(tag, kind, condition, math.nan, math.nan, float(scale), None, None, note or "not evaluated")
-    where = int(np.argmax(v)) if v.ndim and absolute > 0 else None
+    where = at if v.ndim and absolute > 0 else None
     relative = absolute / scale if scale > 0 else absolute
     return KKTRow(tag, kind, condition, relative, absolute, float(scale), where, bool(relative <= tol), note)
 

@@ -218,12 +218,12 @@ class KernelRowCache:
         return clock
 
     def fill_whole(self, block: int, clock: int) -> int:
-        """Every row of a cache that holds all N rows and none yet, as ``fill_all`` does; returns the
+        """Every row not cached yet, of a cache that holds all N rows, as ``fill_all`` does; returns the
         clock after them.
 
-        Where the rows are float64 and X is dense, for the RBF kernel and the kernels of x_n^T x_m, the
-        whole Gram matrix is one symmetric product Z Z^T (BLAS's syrk: half the multiply-adds of the
-        row blocks' products, and K exactly symmetric), written into the store; else ``fill_all`` in
+        Where none is cached yet, the rows are float64 and X is dense, for the RBF kernel and the
+        kernels of x_n^T x_m, the whole Gram matrix is one symmetric product Z Z^T (BLAS's syrk: half
+        the multiply-adds of the row blocks' products), written into the store; else ``fill_all`` in
         blocks of ``block`` rows. The one-versus-one pairs of digits (360 points, 64 features) spend
         two thirds of their kernel time in these products.
         """
