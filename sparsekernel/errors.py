@@ -2,7 +2,7 @@
 
 ``ValidationError`` is raised for bad input, before any work is done; its
 message names the argument, the expected domain and the value received
-(``DenseInputRequired``, also a TypeError as scikit-learn's, for a sparse
+(``SparseInputError``, also a TypeError as scikit-learn's, for a sparse
 matrix where dense values are needed).
 ``InfeasibleError`` is raised when a problem has no solution (hard margin on
 data that are not separable in feature space, an infeasible nu).
@@ -20,7 +20,7 @@ from typing import Any
 __all__ = [
     "SparseKernelError",
     "ValidationError",
-    "DenseInputRequired",
+    "SparseInputError",
     "InfeasibleError",
     "SolverError",
     "NonConvexWarning",
@@ -36,7 +36,7 @@ class ValidationError(SparseKernelError, ValueError):
     """Bad input: wrong shape, non-finite value, parameter outside its domain."""
 
 
-class DenseInputRequired(ValidationError, TypeError):
+class SparseInputError(ValidationError, TypeError):
     """A scipy.sparse matrix where a step needs dense values (a precomputed Gram matrix, say): a
     ValidationError, and a TypeError as scikit-learn's for sparse input it does not accept."""
 

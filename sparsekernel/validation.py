@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from .errors import DenseInputRequired, ValidationError
+from .errors import SparseInputError, ValidationError
 
 __all__ = [
     "DOMAINS",
@@ -123,7 +123,7 @@ def check_matrix(X: ArrayLike, name: str = "X", *, square: bool = False, sparse:
     """
     if sp.issparse(X):
         if not sparse:
-            raise DenseInputRequired(f"{name} must be a dense 2-D array here; got a scipy.sparse matrix of shape "
+            raise SparseInputError(f"{name} must be a dense 2-D array here; got a scipy.sparse matrix of shape "
                                      f"{X.shape} (this step needs dense values: pass {name}.toarray() if it fits)")
         from .sparse import check_sparse_matrix
 
