@@ -124,7 +124,7 @@ def check_matrix(X: ArrayLike, name: str = "X", *, square: bool = False, sparse:
     if sp.issparse(X):
         if not sparse:
             raise SparseInputError(f"{name} must be a dense 2-D array here; got a scipy.sparse matrix of shape "
-                                     f"{X.shape} (this step needs dense values: pass {name}.toarray() if it fits)")
+                                   f"{X.shape} (this step needs dense values: pass {name}.toarray() if it fits)")
         from .sparse import check_sparse_matrix
 
         A = check_sparse_matrix(X, name)
