@@ -145,12 +145,13 @@ class _BaseSVM(BaseEstimator):
         """Values outside ``validation.DOMAINS`` that this estimator takes (SVC: C = inf)."""
         return False
 
-    def _fit_machine(self, machine: Machine) -> tuple[Solution, Any]:
+    def _fit_machine(self, machine: Machine, cache: Any = None) -> tuple[Solution, Any]:
         """Solve ``machine``; its KKT report is the solve's certificate (at the tolerance matched to
-        the method and ``tol``, ``formulations.solve.matched_tol``), computed once."""
+        the method and ``tol``, ``formulations.solve.matched_tol``), computed once. ``cache``: the
+        SMO's kernel rows, filled already (``_pair_cache``), or None."""
         if hasattr(self, "_convexity"):                  # inside _warned_once: counted for its one warning
             self._convexity.append((machine.convex, machine.eigenvalue_range))
-        sol = self._solve(machine)
+        sol = self._solve(machine, cache)
         return sol, sol.report
 
     @contextlib.contextmanager
@@ -253,15 +254,18 @@ class _BaseSVM(BaseEstimator):
             )
         return X
 
-    def _solve(self, machine: Machine) -> Solution:
+    def _solve(self, machine: Machine, cache: Any = None) -> Solution:
         """Solve by the estimator's solver; ``tol`` has LIBSVM's meaning (its gradient units). Within
-        ``fit_path`` the SMO starts from the previous solution of the same solve (``_path``)."""
+        ``fit_path`` the SMO starts from the previous solution of the same solve (``_path``); given
+        ``cache``, it reads its kernel rows from there."""
         if hasattr(self, "_solves"):                     # inside _warned_once: counted for its one warning
             self._solves += 1
         if self.solver == "smo":
             max_iter = None if self.max_iter == -1 else int(self.max_iter)
             path = getattr(self, "_path", None)
             along = {} if path is None else {"path": path, "path_key": path.slot()}
+            if cache is not None:
+                along["cache"] = cache
             return solve(machine, "smo", tol=self.tol, tol_units="libsvm", shrinking=self.shrinking,
                          cache_mb=self.cache_size, max_iter=max_iter, **along)
         return solve(machine, self.solver)
@@ -473,14 +477,18 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         self.pairs_, self._solutions, self._problems, self._index, reports = [], [], [], [], []
         self._sigmoids: list[Sigmoid] = []
         self._fit_X, self._kernel = X, kernel
+        groups = self._groups(labels, weight)
+        blocks = self._group_blocks(X, groups, kernel)
         for positive, negative in self._pairs():
-            index = np.flatnonzero(((labels == positive) | (labels == negative)) & (weight > 0))
+            index = self._pair_index(labels, weight, groups, positive, negative)
             t = np.where(labels[index] == positive, 1.0, -1.0)
             for c, sign in ((positive, 1.0), (negative, -1.0)):
                 if not np.any(t == sign):
                     raise ValidationError("sample_weight must leave a positive weight in every class; got "
                                           f"zero weight on every point of class {self.classes_[c]!r}")
-            sol, report = self._fit_machine(self.make_machine(self._sub(X, index), t, weight[index], kernel))
+            points = self._sub(X, index)
+            machine = self.make_machine(points, t, weight[index], kernel)
+            sol, report = self._fit_machine(machine, self._pair_cache(blocks, machine, points, positive, negative))
             self.pairs_.append((positive, negative))
             self._problems.append((t, weight[index]))
             self._solutions.append(sol if self._precomputed else sol.evolve(support_vectors=None))
@@ -489,6 +497,50 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
             if self.probability:
                 self._sigmoids.append(self._platt(X, index, t, weight[index], kernel))
         self.kkt_report_ = reports[0] if len(reports) == 1 else reports
+
+    def _groups(self, labels: NDArray[np.intp], weight: Array) -> list[NDArray[np.intp]]:
+        """Each class's points of positive weight, in X's order."""
+        return [np.flatnonzero((labels == c) & (weight > 0)) for c in range(self.classes_.shape[0])]
+
+    def _pair_index(self, labels: NDArray[np.intp], weight: Array, groups: list[NDArray[np.intp]],
+                    positive: int, negative: int) -> NDArray[np.intp]:
+        """A pair's points of positive weight: in X's order for two classes (the one pair's inputs are
+        then X itself, not a copy); with more, the positive class's then the negative's, each in X's
+        order (LIBSVM's grouping, whose pair matrices ``GroupBlocks`` assembles from class blocks)."""
+        if self.classes_.shape[0] == 2:
+            return np.flatnonzero(((labels == positive) | (labels == negative)) & (weight > 0))
+        return np.concatenate([groups[positive], groups[negative]])
+
+    def _group_blocks(self, X: Array, groups: list[NDArray[np.intp]], kernel: Kernel) -> Any:
+        """The class blocks of the kernel (``kernel_cache.GroupBlocks``) where each pair of a multiclass
+        fit would compute its own whole Gram matrix (every pair within ``smo.SMALL_GRAM_POINTS``);
+        None for two classes, another solver, a precomputed or other kernel, a sparse X, or within
+        ``fit_path`` (whose caches are kept per pair)."""
+        from ..solvers.kernel_cache import GroupBlocks
+        from ..solvers.smo import SMALL_GRAM_POINTS
+
+        if (len(groups) < 3 or self.solver != "smo" or self._precomputed or not GroupBlocks.supports(kernel, X)
+                or getattr(self, "_path", None) is not None):
+            return None
+        sizes = np.sort([g.size for g in groups])
+        if sizes[-1] + sizes[-2] > SMALL_GRAM_POINTS:
+            return None
+        return GroupBlocks(kernel, X, groups)
+
+    def _pair_cache(self, blocks: Any, machine: Machine, points: Array, positive: int, negative: int) -> Any:
+        """The pair's SMO row cache filled from ``blocks``, where the machine's QP is the kernel on the
+        inputs handed to it, one variable per point in their order, with no diagonal term (C-SVC and
+        nu-SVC are; a machine of a ``make_machine`` override need not be); else None."""
+        if blocks is None:
+            return None
+        from ..solvers.smo import COMPACT_SHARE
+
+        qp = machine.standard_qp()
+        n = points.shape[0]
+        if (qp.X is not points or qp.kernel != blocks.kernel or qp.diagonal is not None or qp.n != n
+                or not np.array_equal(qp.index, np.arange(n))):
+            return None
+        return blocks.cache(positive, negative, points, (1.0 - COMPACT_SHARE) * float(self.cache_size))
 
     @property
     def machines_(self) -> list[Machine]:

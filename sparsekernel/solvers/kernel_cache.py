@@ -62,7 +62,7 @@ from ..sparse import issparse, row_squared_norms
 from ._smo_loops import claim_slots, rbf_exponents
 from ._smo_numba import RBF_CHUNK
 
-__all__ = ["KernelRowCache", "row_dtype", "MIN_SLOTS", "slots_for"]
+__all__ = ["KernelRowCache", "GroupBlocks", "row_dtype", "MIN_SLOTS", "slots_for"]
 
 Array = NDArray[np.float64]
 
@@ -227,18 +227,25 @@ class KernelRowCache:
         blocks of ``block`` rows. The one-versus-one pairs of digits (360 points, 64 features) spend
         two thirds of their kernel time in these products.
         """
-        N = self.N
-        K = self.store[:N]
-        if not self._whole_product(K):
+        if not self._whole_product(self.store[:self.N]):
             return self.fill_all(block, clock)
+        self.rows_computed += self.N
+        return self.mark_filled(clock)
+
+    def mark_filled(self, clock: int) -> int:
+        """Record that ``store[:N]`` holds the whole Gram matrix, slot r point r's row (written by
+        ``fill_whole``, or by the caller: ``GroupBlocks``), adding the shift to its diagonal;
+        returns the clock after the N rows. ``rows_computed`` is the caller's to count."""
+        N = self.N
+        if self.n_slots < N:
+            raise ValueError(f"cannot hold all {N} rows in a cache of {self.n_slots} rows")
         if self.shift is not None:
-            K[np.arange(N), np.arange(N)] += self.shift
+            self.store[np.arange(N), np.arange(N)] += self.shift
         points = np.arange(N, dtype=np.int64)
         self.slot_of[:] = points
         self.owner[:N] = points
         self.last_used[:N] = clock + points
         self._filled[0] = N
-        self.rows_computed += N
         return clock + N
 
     def _whole_product(self, K: NDArray[np.floating]) -> bool:
@@ -348,6 +355,90 @@ class KernelRowCache:
 
 
 BlockFunction = Callable[[NDArray[np.int64], int, int, NDArray[np.float32]], None]
+
+
+class GroupBlocks:
+    """float64 kernel blocks K(X_c, X_d) between groups of the points of X (the classes of a
+    multiclass fit), from which the row cache of the union of two groups is filled: the
+    one-versus-one pairs.
+
+    Each pair's own whole Gram matrix (``KernelRowCache.fill_whole``) would
+    compute every block within a class once for each of the K - 1 pairs that
+    hold the class: half the entries of all the pairs' matrices for K classes
+    of equal size. Here the block within a group is computed once and kept
+    (one symmetric product each), the block between two groups once, when
+    their pair's cache is filled, and the inputs' operands (the RBF's centred
+    Z and s) once for all. A pair's points are the first group's, then the
+    second's (LIBSVM's grouping of a pair's points).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        RBF, Linear, Polynomial or Sigmoid (``supports``).
+    X : array (N, D), dense
+    groups : sequence of int arrays
+        The points of each group, in the order a pair takes them.
+    """
+
+    def __init__(self, kernel: Kernel, X: Array, groups: list[NDArray[np.intp]]) -> None:
+        self.kernel = kernel
+        # the operands of the groups' points alone, in X's order (the RBF's centring by their mean):
+        # a fit whose other points have weight 0 computes what a fit without them does
+        members = np.unique(np.concatenate([np.asarray(g, dtype=np.int64) for g in groups]))
+        self.groups = [np.searchsorted(members, g) for g in groups]
+        inputs = X if members.size == X.shape[0] else X[members]
+        if isinstance(kernel, RBF):
+            ops = rbf_operands(inputs, kernel.gamma)
+            self._rows, self._s = ops.Z, ops.s
+        else:
+            self._rows, self._s = np.ascontiguousarray(inputs, dtype=np.float64), None
+        self._within: dict[int, Array] = {}
+        self.entries_computed = 0
+
+    @staticmethod
+    def supports(kernel: Kernel, X: Array) -> bool:
+        """Whether the blocks can be formed here: a dense X and a kernel of x^T y or of the distance."""
+        return not issparse(X) and isinstance(kernel, (RBF, Linear, Polynomial, Sigmoid))
+
+    def _product(self, c: int, d: int, out: Array) -> None:
+        """out[:] = K(X_c, X_d), one (symmetric where c == d) product and the kernel's map."""
+        A = self._rows[self.groups[c]]
+        B = A if c == d else self._rows[self.groups[d]]
+        np.matmul(A, B.T, out=out)                      # the same operand twice: numpy calls syrk
+        if self._s is None:
+            _dot_kernel(self.kernel, out, None, None)
+        else:
+            out += self._s[self.groups[c], None]
+            out += self._s[None, self.groups[d]]
+            np.exp(out, out=out)
+        self.entries_computed += out.size
+
+    def within(self, c: int) -> Array:
+        """K(X_c, X_c), computed on first use and kept."""
+        if c not in self._within:
+            n = self.groups[c].size
+            block = np.empty((n, n))
+            self._product(c, c, block)
+            self._within[c] = block
+        return self._within[c]
+
+    def cache(self, c: int, d: int, X_pair: Array, cache_mb: float) -> KernelRowCache:
+        """The float64 row cache of the points of groups c then d (inputs ``X_pair``, in that order),
+        every row filled from the blocks (its ``rows_computed`` stays 0: ``entries_computed`` counts
+        the kernel values computed here)."""
+        cache = KernelRowCache(self.kernel, X_pair, cache_mb, np.float64)
+        n_c = self.groups[c].size
+        n = n_c + self.groups[d].size
+        if cache.N != n or cache.n_slots < n:
+            raise ValueError(f"a cache of groups {c} and {d} holds {n} rows; got {cache.N} points and "
+                             f"{cache.n_slots} slots")
+        K = cache.store[:n]
+        K[:n_c, :n_c] = self.within(c)
+        K[n_c:, n_c:] = self.within(d)
+        self._product(c, d, K[:n_c, n_c:])
+        K[n_c:, :n_c] = K[:n_c, n_c:].T
+        cache.mark_filled(0)
+        return cache
 
 
 def _centred_float32_transpose(X: Array) -> NDArray[np.float32]:

@@ -108,3 +108,38 @@ def test_a_multiclass_fit_keeps_the_training_data_once_not_per_pair() -> None:
     reference = svm.SVC(gamma=0.01, decision_function_shape="ovo").fit(X, y)
     ours = SVC(gamma=0.01, decision_function_shape="ovo").fit(X, y)
     np.testing.assert_allclose(ours.decision_function(X[:300]), reference.decision_function(X[:300]), atol=5e-3)
+
+
+@pytest.mark.parametrize("estimator", ["SVC", "NuSVC"])
+@pytest.mark.parametrize("kernel", ["rbf", "poly"])
+def test_a_multiclass_fit_computes_each_class_block_once_and_equals_the_pairs_own(monkeypatch, estimator, kernel) -> None:
+    """One-versus-one on K classes: the pairs' kernel rows come from class blocks computed once
+    (``GroupBlocks``), not from a Gram matrix of each pair; the fit equals the one whose pairs compute
+    their own (same support, decision values to the tolerance), every pair certified, and agrees with
+    scikit-learn's."""
+    from sklearn import svm
+    from sklearn.datasets import load_iris, load_wine
+    from sklearn.preprocessing import StandardScaler
+
+    from sparsekernel import estimators
+    from sparsekernel.estimators import svm as ours
+    from sparsekernel.solvers import kernel_cache
+
+    X, y = load_wine(return_X_y=True) if kernel == "rbf" else load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    params = dict(kernel=kernel, tol=1e-6) | ({"nu": 0.3} if estimator == "NuSVC" else {"C": 3.0})
+    computed = []
+    original = kernel_cache.GroupBlocks._product
+    monkeypatch.setattr(kernel_cache.GroupBlocks, "_product",
+                        lambda self, c, d, out: (computed.append((c, d)), original(self, c, d, out))[1])
+    shared = getattr(estimators, estimator)(**params).fit(X, y)
+    K = len(shared.classes_)
+    assert sorted(computed) == sorted({(c, c) for c in range(K)} | {(c, d) for c in range(K) for d in range(c + 1, K)})
+    monkeypatch.setattr(ours._ClassifierBase, "_group_blocks", lambda self, *args: None)
+    own = getattr(estimators, estimator)(**params).fit(X, y)
+    assert all(r.ok for r in shared.kkt_report_) and all(r.ok for r in own.kkt_report_)
+    np.testing.assert_array_equal(shared.support_, own.support_)
+    da = shared.set_params(decision_function_shape="ovo").decision_function(X)
+    db = own.set_params(decision_function_shape="ovo").decision_function(X)
+    assert np.max(np.abs(da - db)) <= 1e-6 * max(1.0, float(np.max(np.abs(db))))
+    assert np.mean(shared.predict(X) == getattr(svm, estimator)(**params).fit(X, y).predict(X)) >= 0.99

@@ -129,3 +129,31 @@ def test_a_cache_holding_some_rows_fills_only_the_missing_ones():
     cache.fill_whole(32, 3)
     assert cache.rows_computed == 100
     np.testing.assert_allclose(cache.store[cache.slot_of], RBF(0.1)(X, X), rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("kernel", [RBF(0.02), Linear(), Polynomial(degree=3, gamma=0.05, coef0=1.0)],
+                         ids=["rbf", "linear", "poly"])
+def test_group_blocks_fill_a_pair_cache_with_the_kernel_of_its_points(kernel):
+    """``GroupBlocks`` (the one-versus-one pairs' rows from class blocks): the cache of groups c then d
+    holds the kernel of those points computed directly, on inputs far from the origin; each block
+    within a group is computed once however many pairs read it."""
+    from sparsekernel.solvers.kernel_cache import GroupBlocks
+
+    rng = np.random.default_rng(5)
+    X = 1e3 + rng.normal(size=(150, 7))
+    labels = rng.integers(0, 4, size=150)
+    groups = [np.flatnonzero(labels == c) for c in range(4)]
+    blocks = GroupBlocks(kernel, X, groups)
+    for c, d in [(0, 1), (0, 2), (1, 2), (3, 0)]:
+        points = np.concatenate([groups[c], groups[d]])
+        cache = blocks.cache(c, d, X[points], 10.0)
+        expected = reference(kernel, X, points, points, np.eye(points.size), None)
+        got = cache.store[cache.slot_of]
+        assert np.max(np.abs(got - expected)) <= 1e-12 * max(1.0, float(np.max(np.abs(expected))))
+        assert cache.complete and cache.rows_computed == 0
+    sizes = [g.size for g in groups]
+    within = sum(sizes[c] ** 2 for c in range(4))                    # each class block once
+    between = sum(sizes[c] * sizes[d] for c, d in [(0, 1), (0, 2), (1, 2), (3, 0)])
+    assert blocks.entries_computed == within + between
+    with pytest.raises(ValueError, match="holds"):
+        blocks.cache(0, 1, X[groups[0]], 10.0)
