@@ -385,13 +385,16 @@ class GroupBlocks:
         # the operands of the groups' points alone, in X's order (the RBF's centring by their mean):
         # a fit whose other points have weight 0 computes what a fit without them does
         members = np.unique(np.concatenate([np.asarray(g, dtype=np.int64) for g in groups]))
-        self.groups = [np.searchsorted(members, g) for g in groups]
+        position = [np.searchsorted(members, g) for g in groups]
         inputs = X if members.size == X.shape[0] else X[members]
         if isinstance(kernel, RBF):
             ops = rbf_operands(inputs, kernel.gamma)
-            self._rows, self._s = ops.Z, ops.s
+            rows, s = ops.Z, ops.s
         else:
-            self._rows, self._s = np.ascontiguousarray(inputs, dtype=np.float64), None
+            rows, s = np.ascontiguousarray(inputs, dtype=np.float64), None
+        self.sizes = [p.size for p in position]
+        self._rows = [rows[p] for p in position]                # each group's operand rows, gathered once
+        self._s = None if s is None else [s[p] for p in position]
         self._within: dict[int, Array] = {}
         self.entries_computed = 0
 
@@ -402,21 +405,20 @@ class GroupBlocks:
 
     def _product(self, c: int, d: int, out: Array) -> None:
         """out[:] = K(X_c, X_d), one (symmetric where c == d) product and the kernel's map."""
-        A = self._rows[self.groups[c]]
-        B = A if c == d else self._rows[self.groups[d]]
-        np.matmul(A, B.T, out=out)                      # the same operand twice: numpy calls syrk
+        A, B = self._rows[c], self._rows[d]
+        np.matmul(A, B.T, out=out)                      # the same operand twice (c == d): numpy calls syrk
         if self._s is None:
             _dot_kernel(self.kernel, out, None, None)
         else:
-            out += self._s[self.groups[c], None]
-            out += self._s[None, self.groups[d]]
+            out += self._s[c][:, None]
+            out += self._s[d][None, :]
             np.exp(out, out=out)
         self.entries_computed += out.size
 
     def within(self, c: int) -> Array:
         """K(X_c, X_c), computed on first use and kept."""
         if c not in self._within:
-            n = self.groups[c].size
+            n = self.sizes[c]
             block = np.empty((n, n))
             self._product(c, c, block)
             self._within[c] = block
@@ -427,8 +429,8 @@ class GroupBlocks:
         every row filled from the blocks (its ``rows_computed`` stays 0: ``entries_computed`` counts
         the kernel values computed here)."""
         cache = KernelRowCache(self.kernel, X_pair, cache_mb, np.float64)
-        n_c = self.groups[c].size
-        n = n_c + self.groups[d].size
+        n_c = self.sizes[c]
+        n = n_c + self.sizes[d]
         if cache.N != n or cache.n_slots < n:
             raise ValueError(f"a cache of groups {c} and {d} holds {n} rows; got {cache.N} points and "
                              f"{cache.n_slots} slots")
