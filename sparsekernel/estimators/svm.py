@@ -545,7 +545,8 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
     @property
     def machines_(self) -> list[Machine]:
         """Each pair's machine (the notes' problem on its points), built again from the training X
-        on first use and then kept."""
+        on first use and then kept. With more than two classes a pair's points are its first class's
+        then its second's, each in X's order (LIBSVM's grouping); with two, X's points in order."""
         check_is_fitted(self)
         if "_machines" not in self.__dict__:
             self._machines = [self.make_machine(self._sub(self._fit_X, index), t, w, self._kernel)
