@@ -513,17 +513,19 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
 
     def _group_blocks(self, X: Array, groups: list[NDArray[np.intp]], kernel: Kernel) -> Any:
         """The class blocks of the kernel (``kernel_cache.GroupBlocks``) where each pair of a multiclass
-        fit would compute its own whole Gram matrix (every pair within ``smo.SMALL_GRAM_POINTS``);
-        None for two classes, another solver, a precomputed or other kernel, a sparse X, or within
-        ``fit_path`` (whose caches are kept per pair)."""
-        from ..solvers.kernel_cache import GroupBlocks
-        from ..solvers.smo import SMALL_GRAM_POINTS
+        fit would compute its own whole Gram matrix (every pair within ``smo.SMALL_GRAM_POINTS``, its
+        float64 rows within the cache's budget); None for two classes, another solver, a precomputed
+        or other kernel, a sparse X, or within ``fit_path`` (whose caches are kept per pair)."""
+        from ..solvers.kernel_cache import GroupBlocks, slots_for
+        from ..solvers.smo import COMPACT_SHARE, SMALL_GRAM_POINTS
 
         if (len(groups) < 3 or self.solver != "smo" or self._precomputed or not GroupBlocks.supports(kernel, X)
                 or getattr(self, "_path", None) is not None):
             return None
         sizes = np.sort([g.size for g in groups])
-        if sizes[-1] + sizes[-2] > SMALL_GRAM_POINTS:
+        largest = int(sizes[-1] + sizes[-2])
+        budget = (1.0 - COMPACT_SHARE) * float(self.cache_size)
+        if largest > SMALL_GRAM_POINTS or slots_for(budget, largest, np.float64) < largest:
             return None
         return GroupBlocks(kernel, X, groups)
 

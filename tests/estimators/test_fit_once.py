@@ -143,3 +143,23 @@ def test_a_multiclass_fit_computes_each_class_block_once_and_equals_the_pairs_ow
     db = own.set_params(decision_function_shape="ovo").decision_function(X)
     assert np.max(np.abs(da - db)) <= 1e-6 * max(1.0, float(np.max(np.abs(db))))
     assert np.mean(shared.predict(X) == getattr(svm, estimator)(**params).fit(X, y).predict(X)) >= 0.99
+
+
+def test_a_multiclass_fit_with_a_cache_too_small_for_a_pair_computes_rows_on_demand() -> None:
+    """Review finding: with ``cache_size`` below a pair's whole Gram matrix the class blocks cannot
+    fill the pair's cache (it raised ValueError); the pairs then fetch rows on demand, and the fit
+    equals the one with the default cache."""
+    from sklearn.datasets import load_wine
+    from sklearn.preprocessing import StandardScaler
+
+    from sparsekernel.solvers import kernel_cache
+
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    largest_pair = int(np.sort(np.bincount(y))[-2:].sum())
+    small = 0.5 * 8 * largest_pair**2 / kernel_cache.MEGABYTE          # half of a pair's float64 Gram matrix
+    tight = SVC(cache_size=small, tol=1e-6).fit(X, y)
+    default = SVC(tol=1e-6).fit(X, y)
+    assert all(r.ok for r in tight.kkt_report_)
+    np.testing.assert_array_equal(tight.support_, default.support_)
+    np.testing.assert_allclose(tight.decision_function(X), default.decision_function(X), rtol=0, atol=1e-5)
