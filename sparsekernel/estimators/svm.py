@@ -517,15 +517,14 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         float64 rows within the cache's budget); None for two classes, another solver, a precomputed
         or other kernel, a sparse X, or within ``fit_path`` (whose caches are kept per pair)."""
         from ..solvers.kernel_cache import GroupBlocks, slots_for
-        from ..solvers.smo import COMPACT_SHARE, SMALL_GRAM_POINTS
+        from ..solvers.smo import SMALL_GRAM_POINTS
 
         if (len(groups) < 3 or self.solver != "smo" or self._precomputed or not GroupBlocks.supports(kernel, X)
                 or getattr(self, "_path", None) is not None):
             return None
         sizes = np.sort([g.size for g in groups])
         largest = int(sizes[-1] + sizes[-2])
-        budget = (1.0 - COMPACT_SHARE) * float(self.cache_size)
-        if largest > SMALL_GRAM_POINTS or slots_for(budget, largest, np.float64) < largest:
+        if largest > SMALL_GRAM_POINTS or slots_for(self._row_budget(), largest, np.float64) < largest:
             return None
         return GroupBlocks(kernel, X, groups)
 
@@ -535,14 +534,18 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         nu-SVC are; a machine of a ``make_machine`` override need not be); else None."""
         if blocks is None:
             return None
-        from ..solvers.smo import COMPACT_SHARE
-
         qp = machine.standard_qp()
         n = points.shape[0]
         if (qp.X is not points or qp.kernel != blocks.kernel or qp.diagonal is not None or qp.n != n
                 or not np.array_equal(qp.index, np.arange(n))):
             return None
-        return blocks.cache(positive, negative, points, (1.0 - COMPACT_SHARE) * float(self.cache_size))
+        return blocks.cache(positive, negative, points, self._row_budget())
+
+    def _row_budget(self) -> float:
+        """The megabytes of the SMO's full kernel rows within ``cache_size`` (the rest holds its compact rows)."""
+        from ..solvers.smo import COMPACT_SHARE
+
+        return (1.0 - COMPACT_SHARE) * float(self.cache_size)
 
     @property
     def machines_(self) -> list[Machine]:

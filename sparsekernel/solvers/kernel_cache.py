@@ -250,19 +250,15 @@ class KernelRowCache:
 
     def _whole_product(self, K: NDArray[np.floating]) -> bool:
         """K[:] = the Gram matrix by one symmetric product, where ``fill_whole`` says; whether it did."""
-        if (self._filled[0] != 0 or self.n_slots < self.N or self.dtype != np.float64 or issparse(self.X)
-                or not isinstance(self.kernel, (RBF, Linear, Polynomial, Sigmoid))):
+        if (self._filled[0] != 0 or self.n_slots < self.N or self.dtype != np.float64
+                or not GroupBlocks.supports(self.kernel, self.X)):
             return False
         if isinstance(self.kernel, RBF):
             ops = self._shared()
-            np.matmul(ops.Z, ops.Z.T, out=K)          # the same operand twice: numpy calls syrk
-            K += ops.s[:, None]
-            K += ops.s[None, :]
-            np.exp(K, out=K)
-            return True
-        X = np.ascontiguousarray(self.X, dtype=np.float64)
-        np.matmul(X, X.T, out=K)
-        _dot_kernel(self.kernel, K, None, None)
+            _product_block(self.kernel, ops.Z, ops.Z, ops.s, ops.s, K)
+        else:
+            X = np.ascontiguousarray(self.X, dtype=np.float64)
+            _product_block(self.kernel, X, X, None, None, K)
         return True
 
     def touch(self, points: NDArray[np.intp], clock: int) -> int:
@@ -405,14 +401,8 @@ class GroupBlocks:
 
     def _product(self, c: int, d: int, out: Array) -> None:
         """out[:] = K(X_c, X_d), one (symmetric where c == d) product and the kernel's map."""
-        A, B = self._rows[c], self._rows[d]
-        np.matmul(A, B.T, out=out)                      # the same operand twice (c == d): numpy calls syrk
-        if self._s is None:
-            _dot_kernel(self.kernel, out, None, None)
-        else:
-            out += self._s[c][:, None]
-            out += self._s[d][None, :]
-            np.exp(out, out=out)
+        s_c, s_d = (None, None) if self._s is None else (self._s[c], self._s[d])
+        _product_block(self.kernel, self._rows[c], self._rows[d], s_c, s_d, out)
         self.entries_computed += out.size
 
     def within(self, c: int) -> Array:
@@ -441,6 +431,19 @@ class GroupBlocks:
         K[n_c:, :n_c] = K[:n_c, n_c:].T
         cache.mark_filled(0)
         return cache
+
+
+def _product_block(kernel: Kernel, A: Array, B: Array, s_A: Array | None, s_B: Array | None, out: Array) -> None:
+    """out[:] = the kernel between the rows of A and of B from one product A B^T: for the RBF kernel
+    A and B are rows of Z and s their -gamma ||x - mean||^2 (``RBFOperands``), exp(z^T z' + s + s');
+    else rows of X, and the kernel's map of x^T x'. With B the same array as A numpy calls syrk."""
+    np.matmul(A, B.T, out=out)
+    if s_A is None:
+        _dot_kernel(kernel, out, None, None)
+        return
+    out += s_A[:, None]
+    out += s_B[None, :]
+    np.exp(out, out=out)
 
 
 def _centred_float32_transpose(X: Array) -> NDArray[np.float32]:
