@@ -130,10 +130,7 @@ from numpy.typing import NDArray
 
 from ..._threads import blas_threads, limit_blas
 from .posterior import (
-    DIRECT_MAX,
     FLAT,
-    evidence_rounding,
-    log_evidence_direct,
     covariance_from_factor,
     LOG_2PI,
     Hyperprior,
@@ -142,6 +139,7 @@ from .posterior import (
     not_positive_definite,
     factors_from_posterior,
     included_sparsity_quality,
+    whitened_posterior,
 )
 from ._bound_loops import (
     add_function,
@@ -1172,9 +1170,9 @@ def _at_floor(state: _State, opts: FastOptions) -> bool:
 
 
 def _replaces(trial: _Run, run: _Run, opts: FastOptions, basis: _Basis) -> bool:
-    """Whether another start's result replaces the run's: a higher evidence (7.85), recomputed with C
-    formed for both, by more than both recomputations' rounding; and not at the noise floor unless the
-    run is there too.
+    """Whether another start's result replaces the run's: a higher evidence (7.85), recomputed for both
+    (``posterior.Whitened``), by more than both recomputations' rounding; and not at the noise floor unless
+    the run is there too.
 
     With about as many functions as data the evidence can keep rising as the
     noise shrinks, the weights taking over the whole of t; a start from many
@@ -1187,12 +1185,10 @@ def _replaces(trial: _Run, run: _Run, opts: FastOptions, basis: _Basis) -> bool:
     columns, where A + beta Phi^T Phi (the steps' factor) has no digits left
     and the steps' tracked evidence drifts from the true one (0.4 nats on
     friedman3 with raw inputs, 3.8 on friedman2), so starts are compared by
-    (7.85) itself. That too loses digits as cond(C) grows
-    (``evidence_rounding``: friedman2 with raw inputs, from alpha = 1e-6, ends
-    at cond(C) = 5e15 and an estimated 18 nats of rounding, 179 nats above the
-    other starts); a start is kept only when it is higher by more than that.
-    The tracked evidence is compared first, as a filter (it saves the N x N
-    factorisations of the starts that do not come close).
+    (7.85) itself, from an orthogonal factorisation of the whitened kept
+    columns, which those weights cost no digits. (Formed, C lost up to 18
+    nats there: friedman2 with raw inputs, from alpha = 1e-6, ended at
+    cond(C) = 5e15.) The tracked evidence is compared first, as a filter.
     """
     size, incumbent_size = trial.state.active.size, run.state.active.size
     if not worth_replacing(trial.value, size, run.value, incumbent_size, opts.tol):
@@ -1205,18 +1201,15 @@ def _replaces(trial: _Run, run: _Run, opts: FastOptions, basis: _Basis) -> bool:
 
 
 def _recomputed(run: _Run, basis: _Basis) -> tuple[float, float]:
-    """(7.85) at the run's state with C formed and its rounding estimate; (-inf, 0) where C cannot be
-    factored; the tracked value (with no rounding) for the empty model, exact there, and for more than
-    ``DIRECT_MAX`` data, where C (N x N) is not formed."""
+    """(7.85) at the run's state, recomputed from an orthogonal factorisation of the kept columns
+    (``posterior.Whitened``), and its rounding estimate; the tracked value (with no rounding) for the
+    empty model, exact there."""
     state = run.state
-    if state.active.size == 0 or state.N > DIRECT_MAX:
+    if state.active.size == 0:
         return run.value, 0.0
     Phi_a = basis.design.columns(state.pool.index[state.active])
-    try:
-        value = log_evidence_direct(Phi_a, basis.t, state.alpha, state.beta)
-    except np.linalg.LinAlgError:
-        return -math.inf, 0.0
-    return value, evidence_rounding(Phi_a, state.alpha, state.beta)
+    post = whitened_posterior(Phi_a, basis.t, state.alpha, state.beta)
+    return post.evidence, post.rounding
 
 
 def worth_replacing(value: float, size: int, incumbent: float, incumbent_size: int, tol: float) -> bool:
