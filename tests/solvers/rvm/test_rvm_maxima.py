@@ -422,7 +422,7 @@ def tipping_mackay(K, t, max_iter=5000):
         keep, alpha = keep[new < 1e9], new[new < 1e9]
         if settled:
             break
-    return log_evidence_direct(Phi[:, keep], t, alpha, beta), beta**-0.5
+    return whitened_posterior(Phi[:, keep], t, alpha, beta).evidence, beta**-0.5
 
 
 @pytest.mark.parametrize("name, seed, standardise", [
