@@ -57,9 +57,9 @@ from .checks import (
     target_scale,
     warn_all_pruned,
 )
+from .certificate import add_row, beta_fixed_point, kept_gains, kept_sq
 from .design import Design, Scaled, WithBias
 from .posterior import Hyperprior, gamma_of, posterior, whitened_posterior
-from .certificate import beta_fixed_point, kept_gains, kept_sq
 from .reestimation import IterativeOptions, iterative_regression
 from .results import RVMRegression
 from .sequential import TOP_DOWN_SIZE, FastOptions, fast_regression
@@ -371,17 +371,18 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions) -> _RunResult
     """
     active = np.asarray(run.active)
     alpha, beta = np.asarray(run.alpha, dtype=np.float64).copy(), float(run.beta)
-    history, moved = list(run.history), False
+    history = list(run.history)
     for _ in range(SETTLE_ROUNDS):
         if not active.size:
             break
-        post = whitened_posterior(problem.design.columns(active), problem.t, alpha, beta)
-        reestimate, delete = kept_gains(alpha, *kept_sq(alpha, post))
-        beta_new = min(beta_fixed_point(post), problem.beta_max)
+        Phi_a = problem.design.columns(active)
+        post = whitened_posterior(Phi_a, problem.t, alpha, beta)
+        s, q = kept_sq(alpha, post)
+        reestimate, delete = kept_gains(alpha, s, q)
+        beta_new = min(beta_fixed_point(post), problem.beta_max)  # (7.88)
         beta_gain = 0.0
-        if math.isfinite(beta_new) and abs(math.log(beta_new / beta)) > 0.0:
-            beta_post = whitened_posterior(problem.design.columns(active), problem.t, alpha, beta_new)
-            beta_gain = beta_post.evidence - post.evidence
+        if math.isfinite(beta_new) and beta_new != beta:
+            beta_gain = whitened_posterior(Phi_a, problem.t, alpha, beta_new).evidence - post.evidence
         gains = (beta_gain, float(np.max(reestimate)), float(np.max(delete)))
         move = int(np.argmax(gains))
         if not gains[move] > opts.tol:
@@ -390,31 +391,29 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions) -> _RunResult
             beta = beta_new
         elif move == 1:
             i = int(np.argmax(reestimate))
-            s, q = kept_sq(alpha, post)
             alpha[i] = s[i] ** 2 / (q[i] ** 2 - s[i])  # (7.101)
         else:
-            keep = np.arange(active.size) != int(np.argmax(delete))
+            keep = np.arange(active.size) != int(np.argmax(delete))  # (7.99)
             active, alpha = active[keep], alpha[keep]
         history.append(post.evidence + gains[move])
-        moved = True
-    if not moved:
+    moves = len(history) - len(run.history)
+    if not moves:
         return run
-    converged = _add_gain(problem, active, alpha, beta) <= opts.tol
-    return _RunResult(active, alpha, beta, np.asarray(history), run.iterations + len(history) - len(run.history),
-                      converged, run.sweeps, run.refused)
+    converged = not _add_gain(problem, active, alpha, beta) > opts.tol
+    return _RunResult(active, alpha, beta, np.asarray(history), run.iterations + moves, converged, run.sweeps,
+                      run.refused)
 
 
 def _add_gain(problem: _Problem, active: IntArray, alpha: Array, beta: float) -> float:
-    """The largest gain (nats) of adding an excluded usable function (Result 7.18), on the whitened posterior."""
+    """The largest gain (nats) of adding an excluded usable function (Result 7.18, the certificate's
+    ``add_row``), on the whitened posterior; NaN where rounding left some S_i no digits."""
     post = whitened_posterior(problem.design.columns(active), problem.t, alpha, beta)
     excluded = np.setdiff1d(problem.units.usable, active)
     best = 0.0
     for start in range(0, excluded.size, SETTLE_BLOCK):
         S, Q = post.factors(problem.design.columns(excluded[start:start + SETTLE_BLOCK]))
-        x = Q * Q / S
-        x = x[np.isfinite(x) & (x > 1.0)]
-        if x.size:
-            best = max(best, float(np.max(0.5 * (x - 1.0 - np.log(x)))))  # Result 7.18(c)
+        gain = add_row(S, Q, list(range(S.size)), 0.0).gain
+        best = gain if math.isnan(gain) else max(best, gain)
     return best
 
 
