@@ -305,7 +305,11 @@ def whitened_posterior(Phi: Array, t: Array, alpha: Array, beta: float) -> White
     beta : float > 0
     """
     N, M = Phi.shape
-    root_alpha = np.sqrt(np.asarray(alpha, dtype=np.float64))
+    alpha = np.asarray(alpha, dtype=np.float64)
+    if not np.all(np.isfinite(alpha) & (alpha > 0.0)) or not (math.isfinite(beta) and beta > 0.0):
+        raise ValueError(f"alpha must be positive and finite and beta positive; got alpha in "
+                         f"[{np.min(alpha, initial=np.inf):.3g}, {np.max(alpha, initial=-np.inf):.3g}], beta {beta!r}")
+    root_alpha = np.sqrt(alpha)
     root_beta = math.sqrt(beta)
     aug = np.empty((N + M, M))
     np.multiply(Phi, root_beta / root_alpha, out=aug[:N])

@@ -399,13 +399,13 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions, max_iter: int
             break
         if round_ == budget:
             break
+        i = int(np.argmax(reestimate if move == 1 else delete))
         if move == 0:
             beta = beta_new
-        elif move == 1:
-            i = int(np.argmax(reestimate))
+        elif move == 1 and q[i] ** 2 > s[i]:
             alpha[i] = s[i] ** 2 / (q[i] ** 2 - s[i])  # (7.101)
-        else:
-            keep = np.arange(active.size) != int(np.argmax(delete))  # (7.99)
+        else:  # a deletion, or a re-estimate to alpha_i = inf (q_i^2 <= s_i): the same move (7.99)
+            keep = np.arange(active.size) != i
             active, alpha = active[keep], alpha[keep]
         history.append(post.evidence + gains[move])
     moves = len(history) - len(run.history)

@@ -502,13 +502,16 @@ def test_fits_of_the_widest_kernels_are_certified(name, method):
     assert r.converged and report.ok, str(report)
 
 
-def test_a_retry_that_cycles_neither_uses_up_the_run_nor_decides_convergence():
+@pytest.mark.parametrize("seed", [0, 2])
+def test_a_retry_that_cycles_neither_uses_up_the_run_nor_decides_convergence(seed):
     """sinc (N = 150, gamma 0.3 / var(x), a draw outside the benchmark): without the span and alignment
     tests the steps cycled on nearly collinear columns for the run's whole max_iter (10,000 steps), and the
     factor of A + beta Phi^T Phi put a refused addition at 0.36 nats, so the fit was reported unconverged
     though no move gains anything. The retry has its own budget (``SPAN_RETRY_STEPS``) and convergence is
-    decided on the whitened posterior, as the certificate decides it."""
-    rng = np.random.default_rng(0)
+    decided on the whitened posterior, as the certificate decides it. On the draw of seed 2 the last moves
+    on that posterior met kept functions whose re-estimate is a deletion (q^2 <= s; the first version set
+    alpha_i = s^2 / (q^2 - s) < 0 there, and (7.85) was NaN)."""
+    rng = np.random.default_rng(seed)
     X = rng.uniform(-10, 10, size=(150, 1))
     t = np.sinc(X[:, 0] / np.pi) + 0.1 * rng.normal(size=150)
     K = RBF(0.3 / X.var())(X)
@@ -516,4 +519,5 @@ def test_a_retry_that_cycles_neither_uses_up_the_run_nor_decides_convergence():
         warnings.simplefilter("error")                      # no ConvergenceWarning
         r = rvm_regression(K, t)
     assert r.converged and r.iterations < 5000
+    assert np.all(np.asarray(r.alpha) > 0) and np.isfinite(r.log_evidence[-1])
     assert evidence_report(K, t, r, tol=1e-3).ok
