@@ -24,7 +24,11 @@ re-estimate, delete; Result 7.18) nor the beta step gains more than ``tol``
 nats, over every basis function. MacKay and EM stop by their own rule (the
 objective changes by less than ``tol`` in an iteration) and then finish with
 the fast steps from their point, which delete the functions still running
-off to infinity and test the pruned ones again.
+off to infinity and test the pruned ones again. The last test, and the last
+few moves, are made on an orthogonal factorisation of the kept columns
+(``_settle``, ``posterior.Whitened``), where the steps' own factor of
+A + beta Phi^T Phi has lost digits (wide kernels on raw inputs); the result's
+posterior and evidence come from it too.
 
 Functions with alpha_i > ``alpha_max`` are pruned (alpha_i = inf). Gamma
 hyperpriors (Exercise 7.13) are optional; the default is flat. Units: see
@@ -124,9 +128,14 @@ def rvm_regression(
         step can raise the log evidence by more than ``tol`` (and ln beta
         moves by less than ``beta_tol``); MacKay and EM iterate until the
         objective changes by less than ``tol`` between iterations, then
-        finish with the fast steps to the same test. A result whose only
-        remaining gains are refused by the fast method's numerical
-        safeguards is reported not converged (with a ConvergenceWarning).
+        finish with the fast steps to the same test. Every method's last
+        test is made on an orthogonal factorisation of the kept columns
+        (``posterior.Whitened``, the certificate's): no move of beta, of a
+        kept alpha_i or a deletion, and no addition, gains more than ``tol``
+        there (the last few such moves are taken there). A result that fails
+        it, such as one whose remaining gains the fast method's numerical
+        safeguards refused, is reported not converged (with a
+        ConvergenceWarning).
     max_iter : int or None
         Iteration cap (None: max(10,000, 10 M) fast, 2,000 MacKay, 20,000 EM).
     beta_init : float or None

@@ -96,8 +96,9 @@ functions, the one from 1e-4, which prunes the clearly hopeless functions
 from its first iteration (``TOP_DOWN_WIDE_HOPELESS``). Wide kernels give the
 evidence several maxima, and the steps from the empty model and the
 re-estimation from the full one reach different ones, neither always the
-higher (benchmarks/rvm_accuracy.py); the highest is kept, compared by (7.85)
-with C formed beyond its estimated rounding, except that a start which ends
+higher (benchmarks/rvm_accuracy.py); the highest is kept, each start judged
+after the steps its span test refused (``_unrefused``) and compared by (7.85)
+recomputed (``posterior.Whitened``) beyond its estimated rounding, except that a start which ends
 with the noise at its floor (the model interpolating t) does not replace one
 that ends at some noise (``_replaces``). The sweeps over the whole basis come
 last.
