@@ -17,8 +17,9 @@ Per cell: ``rvm_regression`` at its defaults (``fast``), against
 ``restarts=0`` (plain Algorithm 7.2), MacKay from alpha_i = 1, 1e-4, 1e-6 and
 EM. Every evidence is (7.85) recomputed at the returned hyperparameters
 (``posterior.whitened_posterior``); a fit whose noise is at the floor
-(``noise_floor`` times var(t): the model interpolating t) counts as -inf
-among the others. A cell is flagged when fast did not converge, its
+(``noise_floor`` times var(t), to 1%: the model interpolating t, or a climb
+along the ridge toward it that stopped just short) counts as -inf among the
+others. A cell is flagged when fast did not converge, its
 certificate (``evidence_report`` at 0.01 nats) fails, its evidence is more
 than 1 nat below the best of the others, or it sits at the noise floor while
 another method has an interior maximum (the README's rule is that a floor
@@ -41,6 +42,7 @@ from sparsekernel.solvers.rvm import evidence_report, rvm_regression
 from sparsekernel.solvers.rvm.posterior import whitened_posterior
 
 NOISE_FLOOR = 1e-6  # rvm_regression's default noise_floor
+FLOOR_BAND = 1.01  # a noise variance within 1% of the floor counts as at it: a climb along the ridge toward it
 WIDTHS = (0.03, 0.3, 3.0, 30.0)
 SETS = ("friedman1", "friedman2", "friedman3", "diabetes", "sinc", "gauss", "steps")
 EV_TOL = 1.0  # nats
@@ -79,7 +81,7 @@ def fit(K: np.ndarray, t: np.ndarray, method: str = "fast", **options):
 
 def evidence(K: np.ndarray, t: np.ndarray, r) -> float:
     """(7.85) at the fit's alpha, beta and columns; -inf for a fit at the noise floor."""
-    if r.beta**-1 <= NOISE_FLOOR * np.var(t) * (1.0 + 1e-6):
+    if r.beta**-1 <= NOISE_FLOOR * np.var(t) * FLOOR_BAND:
         return -math.inf
     Phi = np.column_stack(([np.ones(t.size)] if r.bias_used else []) + [K[:, r.relevance]])
     return whitened_posterior(Phi, t, np.asarray(r.alpha), r.beta).evidence
