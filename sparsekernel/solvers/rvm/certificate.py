@@ -323,7 +323,7 @@ def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification, tol:
     O = T.shape[1]
     pair_names = [names[r] if O == 1 else f"{names[r]}/{k}" for r, k in zip(row, output)]
     rows = kept_rows(alpha, Sigma, mode.w, pair_names, tol)
-    S, Q = _effective_factors(design, kept, row, output, T, mode, Sigma)
+    S, Q = _effective_factors(design, kept, row, output, T, mode, Sigma, alpha)
     out = np.ones((M, O), dtype=bool)
     in_design = relevance[row - int(result.bias_used)] if row.size else np.zeros(0, dtype=np.intp)
     keep_mask = (row >= int(result.bias_used))
@@ -338,19 +338,37 @@ def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification, tol:
     return EvidenceReport(title, tuple(rows), float(evidence), reported, tol, evidence_tag="(7.114)")
 
 
-def _effective_factors(design: Design, kept: Array, row, output, T: Array, mode, Sigma: Array) -> tuple[Array, Array]:
+def _effective_factors(design: Design, kept: Array, row, output, T: Array, mode, Sigma: Array,
+                       alpha: Array) -> tuple[Array, Array]:
     """S and Q (M, O) of every pair (column i of the design, output k) on the effective problem at the mode."""
     N, O = T.shape
     M = design.shape[1]
     Bmat = mode.Bmat
-    S = _weighted_norms(design, np.stack([Bmat[:, k, k] for k in range(O)], axis=1))  # phi_i^T B_kk phi_i
     Q = design.project(T - mode.Y)  # phi_i^T (t_k - y_k)
+    if O == 1 and row.size:
+        return _binary_effective_S(design, kept[:, row], Bmat[:, 0, 0], alpha), Q.reshape(M, 1)
+    S = _weighted_norms(design, np.stack([Bmat[:, k, k] for k in range(O)], axis=1))  # phi_i^T B_kk phi_i
     for k in range(O):
         if row.size == 0:
             break
         g = design.project(kept[:, row] * Bmat[:, k, output])  # g_p = phi_i^T B_k,o(p) phi_p, (M, P)
         S[:, k] -= np.einsum("ip,pq,iq->i", g, Sigma, g)
     return S, Q.reshape(M, O)
+
+
+def _binary_effective_S(design: Design, kept: Array, b: Array, alpha: Array) -> Array:
+    """S_i of every column on the binary effective problem: the regression's S with noise covariance
+    B^-1 = diag(1 / b) (7.117), i.e. on the design B^1/2 Phi with beta = 1, from the whitened posterior's
+    orthogonal factorisation (``posterior.Whitened``). phi_i^T B phi_i - g^T Sigma g loses every digit
+    where large weights sit on nearly collinear columns: on a breast-cancer draw at gamma 0.3 / (D var X)
+    it came out negative, and the add row NaN."""
+    root_b = np.sqrt(b)
+    post = whitened_posterior(root_b[:, None] * kept, np.zeros(b.size), alpha, 1.0)
+    S = np.empty(design.shape[1])
+    for start in range(0, S.size, NORM_BLOCK):
+        idx = np.arange(start, min(start + NORM_BLOCK, S.size))
+        S[idx] = post.factors(root_b[:, None] * design.columns(idx))[0]
+    return S[:, None]
 
 
 def _weighted_norms(design: Design, weights: Array) -> Array:
