@@ -3,7 +3,7 @@ it reach the best maximum its own plain run, MacKay (three starts) or EM reach?
 
 Run from the repository root::
 
-    python benchmarks/rvm_fuzz.py                      # seeds 0-3, raw and standardised X (about 4 min)
+    python benchmarks/rvm_fuzz.py                      # seeds 0-3, raw and standardised X (about 8 min)
     python benchmarks/rvm_fuzz.py --seeds 7 --raw-only # one draw, raw X only
 
 Data (N = 220; 150 for sinc): friedman1-3 (scikit-learn's generators), a
