@@ -79,10 +79,12 @@ def fit(K: np.ndarray, t: np.ndarray, method: str = "fast", **options):
         return rvm_regression(K, t, method, **options)
 
 
+def at_floor(t: np.ndarray, r) -> bool:
+    return r.beta**-1 <= NOISE_FLOOR * np.var(t) * FLOOR_BAND
+
+
 def evidence(K: np.ndarray, t: np.ndarray, r) -> float:
-    """(7.85) at the fit's alpha, beta and columns; -inf for a fit at the noise floor."""
-    if r.beta**-1 <= NOISE_FLOOR * np.var(t) * FLOOR_BAND:
-        return -math.inf
+    """(7.85) at the fit's alpha, beta and columns."""
     Phi = np.column_stack(([np.ones(t.size)] if r.bias_used else []) + [K[:, r.relevance]])
     return whitened_posterior(Phi, t, np.asarray(r.alpha), r.beta).evidence
 
@@ -95,18 +97,14 @@ def cell(name: str, width: float, seed: int, standardise: bool) -> dict:
     elapsed = time.perf_counter() - start
     others = {"restarts=0": fit(K, t, restarts=0), "em": fit(K, t, "em")}
     others.update({f"mackay {a:g}": fit(K, t, "mackay", alpha_init=a) for a in (1.0, 1e-4, 1e-6)})
-    values = {k: evidence(K, t, o) for k, o in others.items()}
+    values = {k: -math.inf if at_floor(t, o) else evidence(K, t, o) for k, o in others.items()}
     best = max(values, key=values.get)
-    ours = evidence(K, t, r)
-    at_floor = ours == -math.inf
-    if at_floor:  # its own value, for the line
-        Phi = np.column_stack(([np.ones(t.size)] if r.bias_used else []) + [K[:, r.relevance]])
-        ours = whitened_posterior(Phi, t, np.asarray(r.alpha), r.beta).evidence
+    ours, floor = evidence(K, t, r), at_floor(t, r)
     certified = evidence_report(K, t, r).ok
     gap = values[best] - ours if math.isfinite(values[best]) else -math.inf
     why = [w for w, bad in (("not converged", not r.converged), ("not certified", not certified),
                             (f"{gap:.2f} nats below {best}", gap > EV_TOL),
-                            ("at the noise floor", at_floor and math.isfinite(values[best]))) if bad]
+                            ("at the noise floor", floor and math.isfinite(values[best]))) if bad]
     return dict(name=name, width=width, seed=seed, std=standardise, rv=r.relevance.size, ev=ours, best=best,
                 best_ev=values[best], time=elapsed, why=why)
 

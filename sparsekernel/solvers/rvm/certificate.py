@@ -52,7 +52,7 @@ from .posterior import Whitened, covariance_from_factor, whitened_posterior
 from .results import RVMClassification, RVMRegression
 
 __all__ = ["EvidenceRow", "EvidenceReport", "evidence_report", "laplace_report", "kept_rows", "add_row", "gain_to_optimum",
-           "kept_gains", "kept_sq", "beta_fixed_point"]
+           "kept_gains", "kept_sq", "beta_fixed_point", "factors_over"]
 
 #: Columns of the design read at once for the weighted norms phi_i^T B_kk phi_i (``_weighted_norms``).
 NORM_BLOCK = 512
@@ -187,7 +187,7 @@ def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: fl
     post = whitened_posterior(kept, t, alpha, beta)  # (7.82)-(7.85) by an orthogonal factorisation
     s, q = kept_sq(alpha, post)
     rows = _kept_rows_sq(alpha, s, q, labels, tol)
-    S, Q = _excluded_factors(design, excluded, post)
+    S, Q = factors_over(design, excluded, post)
     rows.append(add_row(S, Q, [int(i) for i in excluded], tol))
     beta_new = min(beta_fixed_point(post), beta_floor / target_scale(t) ** 2)  # (7.88)
     gain = 0.0 if not math.isfinite(beta_new) else max(
@@ -217,12 +217,15 @@ def kept_rows(alpha: Array, Sigma: Array, m: Array, labels: list, tol: float) ->
     return _kept_rows_sq(alpha, s, q, labels, tol)
 
 
-def _excluded_factors(design: Design, excluded: NDArray[np.intp], post: Whitened) -> tuple[Array, Array]:
-    """S_i, Q_i (7.102)-(7.103) of the excluded columns, ``NORM_BLOCK`` columns at a time."""
-    S, Q = np.empty(excluded.size), np.empty(excluded.size)
-    for start in range(0, excluded.size, NORM_BLOCK):
+def factors_over(design: Design, index: NDArray[np.intp], post: Whitened,
+                 row_weight: Array | None = None) -> tuple[Array, Array]:
+    """``post.factors`` of the design's columns ``index`` (each times ``row_weight`` row by row, if given),
+    ``NORM_BLOCK`` columns at a time: S_i, Q_i (7.102)-(7.103)."""
+    S, Q = np.empty(index.size), np.empty(index.size)
+    for start in range(0, index.size, NORM_BLOCK):
         block = slice(start, start + NORM_BLOCK)
-        S[block], Q[block] = post.factors(design.columns(excluded[block]))
+        columns = design.columns(index[block])
+        S[block], Q[block] = post.factors(columns if row_weight is None else row_weight[:, None] * columns)
     return S, Q
 
 
@@ -364,11 +367,7 @@ def _binary_effective_S(design: Design, kept: Array, b: Array, alpha: Array) -> 
     it came out negative, and the add row NaN."""
     root_b = np.sqrt(b)
     post = whitened_posterior(root_b[:, None] * kept, np.zeros(b.size), alpha, 1.0)
-    S = np.empty(design.shape[1])
-    for start in range(0, S.size, NORM_BLOCK):
-        idx = np.arange(start, min(start + NORM_BLOCK, S.size))
-        S[idx] = post.factors(root_b[:, None] * design.columns(idx))[0]
-    return S[:, None]
+    return factors_over(design, np.arange(design.shape[1]), post, root_b)[0][:, None]
 
 
 def _weighted_norms(design: Design, weights: Array) -> Array:

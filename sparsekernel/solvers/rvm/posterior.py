@@ -261,8 +261,6 @@ class Whitened:
         An estimate (not a bound) of the rounding error of ``evidence``, in nats.
     """
 
-    m: Array
-    Sigma_diag: Array
     h: Array
     w: Array
     residual: Array
@@ -272,6 +270,16 @@ class Whitened:
     Q: Array  # the orthogonal factor, (N + M, M)
     R_inv: Array  # R^-1, upper triangular (M, M)
     root_alpha: Array
+
+    @property
+    def m(self) -> Array:
+        """(7.82): A^-1/2 w."""
+        return self.w / self.root_alpha
+
+    @property
+    def Sigma_diag(self) -> Array:
+        """diag(Sigma) = h / alpha."""
+        return self.h / self.root_alpha**2
 
     @property
     def Sigma(self) -> Array:
@@ -335,7 +343,7 @@ def whitened_posterior(Phi: Array, t: Array, alpha: Array, beta: float) -> White
     eps = float(np.finfo(np.float64).eps)
     spread = float(np.sum(norms * (np.sqrt(h) + math.sqrt(quad) * np.abs(w))))
     rounding = math.sqrt(N + M) * eps * (spread + quad + N)
-    return Whitened(m=w / root_alpha, Sigma_diag=h / root_alpha**2, h=h, w=w, residual=r_top / root_beta,
+    return Whitened(h=h, w=w, residual=r_top / root_beta,
                     evidence=evidence, rounding=rounding, root_beta=root_beta, Q=Q, R_inv=R_inv,
                     root_alpha=root_alpha)
 

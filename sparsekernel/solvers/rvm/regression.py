@@ -61,9 +61,9 @@ from .checks import (
     target_scale,
     warn_all_pruned,
 )
-from .certificate import add_row, beta_fixed_point, kept_gains, kept_sq
+from .certificate import add_row, beta_fixed_point, factors_over, kept_gains, kept_sq
 from .design import Design, Scaled, WithBias
-from .posterior import Hyperprior, gamma_of, posterior, whitened_posterior
+from .posterior import Hyperprior, Whitened, gamma_of, posterior, whitened_posterior
 from .reestimation import IterativeOptions, iterative_regression
 from .results import RVMRegression
 from .sequential import TOP_DOWN_SIZE, FastOptions, fast_regression
@@ -76,8 +76,6 @@ IntArray = NDArray[np.intp]
 INITIAL_NOISE_FRACTION = 0.1
 #: At most this many moves of ``_settle`` (each one orthogonal factorisation of the kept columns).
 SETTLE_ROUNDS = 50
-#: Columns of the design read at once by ``_add_gain``.
-SETTLE_BLOCK = 512
 #: Default ``sweep_tol`` per training point (nats).
 SWEEP_TOL_PER_SAMPLE = 1e-3
 #: The fast method's alignment test (a cosine above this: a copy of an included column). With a flat prior
@@ -227,8 +225,8 @@ def rvm_regression(
     else:
         run = _run_iterative(problem, IterativeOptions(
             method, tol, max_iter, alpha_max, problem.beta_max, alpha_init, prior), opts)
-    if prior.flat:
-        run = _settle(problem, run, opts, max_iter)
+    settled = _settle(problem, run, opts, max_iter) if prior.flat else None
+    run, post = settled if settled is not None else (run, None)
     if not run.converged:
         if run.refused > tol:
             reason = (f"stopped at a point that is not a stationary point of the evidence: an excluded function "
@@ -238,7 +236,7 @@ def rvm_regression(
             reason = f"stopped at max_iter={max_iter} iterations before reaching tol={tol:g}"
         warnings.warn(f"rvm_regression (method={method!r}) {reason}", ConvergenceWarning, stacklevel=2)
     with limit_blas(1):  # (R x R) matrices: one thread is fastest
-        return _regression_result(problem, run, method, alpha_max)
+        return _regression_result(problem, run, method, alpha_max, post)
 
 
 def raw_units_start(problem: _Problem, design: Design, bias: bool) -> Array | None:
@@ -364,7 +362,8 @@ def _run_iterative(problem: _Problem, opts: IterativeOptions, finish: FastOption
                       fin.converged, fin.sweeps, fin.refused)
 
 
-def _settle(problem: _Problem, run: _RunResult, opts: FastOptions, max_iter: int) -> _RunResult:
+def _settle(problem: _Problem, run: _RunResult, opts: FastOptions,
+            max_iter: int) -> tuple[_RunResult, Whitened | None] | None:
     """The last moves, on the whitened posterior (``posterior.Whitened``): beta to its fixed point
     (7.88), a kept alpha_i to its optimum (7.101) or a kept function deleted (7.99), the best one at a
     time, until none gains more than ``tol`` (at most ``SETTLE_ROUNDS`` moves, within ``max_iter``
@@ -382,12 +381,17 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions, max_iter: int
     of 0.36 nats on sinc at gamma 0.3 / var(x), which the whitened factors put at
     0, after 10,000 steps) is converged when the certificate says so, and one
     they called converged is not when it does not.
+
+    Returns the run and the whitened posterior at its state (the kept columns
+    in increasing order, as the result holds them), or None for the posterior
+    where the last move came after it; None when there is nothing to test.
     """
-    active = np.asarray(run.active)
-    alpha, beta = np.asarray(run.alpha, dtype=np.float64).copy(), float(run.beta)
+    order = np.argsort(run.active, kind="stable")
+    active = np.asarray(run.active)[order]
+    alpha, beta = np.asarray(run.alpha, dtype=np.float64)[order], float(run.beta)
     budget = SETTLE_ROUNDS if run.converged else min(SETTLE_ROUNDS, max(max_iter - run.iterations, 0))
     if not active.size or not np.all(np.isfinite(alpha) & (alpha > 0.0)):
-        return run
+        return None
     history, settled = list(run.history), False
     for round_ in range(budget + 1):  # the last round tests, moves only within the caller's cap
         if not active.size:
@@ -418,26 +422,27 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions, max_iter: int
             active, alpha = active[keep], alpha[keep]
         history.append(post.evidence + gains[move])
     moves = len(history) - len(run.history)
+    current = post if settled and active.size else None  # the last factorisation, if no move followed it
     if not moves and run.converged:
-        return run
-    add = _add_gain(problem, active, alpha, beta)
+        return run, current
+    if active.size:
+        at = current or whitened_posterior(problem.design.columns(active), problem.t, alpha, beta)
+        add = _add_gain(problem, active, at)
+    else:
+        add = 0.0
     converged = settled and not add > opts.tol
     refused = 0.0 if converged else add if run.converged else run.refused  # what the warning names
     return _RunResult(active, alpha, beta, np.asarray(history), run.iterations + moves, converged, run.sweeps,
-                      refused)
+                      refused), current
 
 
-def _add_gain(problem: _Problem, active: IntArray, alpha: Array, beta: float) -> float:
+def _add_gain(problem: _Problem, active: IntArray, post: Whitened) -> float:
     """The largest gain (nats) of adding an excluded usable function (Result 7.18, the certificate's
-    ``add_row``), on the whitened posterior; NaN where rounding left some S_i no digits."""
-    post = whitened_posterior(problem.design.columns(active), problem.t, alpha, beta)
+    ``add_row``), on the whitened posterior ``post`` of the kept columns; NaN where rounding left some
+    S_i no digits."""
     excluded = np.setdiff1d(problem.units.usable, active)
-    best = 0.0
-    for start in range(0, excluded.size, SETTLE_BLOCK):
-        S, Q = post.factors(problem.design.columns(excluded[start:start + SETTLE_BLOCK]))
-        gain = add_row(S, Q, list(range(S.size)), 0.0).gain
-        best = gain if math.isnan(gain) else max(best, gain)
-    return best
+    S, Q = factors_over(problem.design, excluded, post)
+    return add_row(S, Q, list(range(S.size)), 0.0).gain
 
 
 def _initial_beta(beta_init: float | None, t_scale: float) -> float:
@@ -446,8 +451,10 @@ def _initial_beta(beta_init: float | None, t_scale: float) -> float:
     return float(check_param("beta_init", beta_init, "C")) * t_scale**2
 
 
-def _regression_result(problem: _Problem, run: _RunResult, method: str, alpha_max: float) -> RVMRegression:
-    """Final posterior from a fresh factorisation, mapped back to the caller's units."""
+def _regression_result(problem: _Problem, run: _RunResult, method: str, alpha_max: float,
+                       post: Whitened | None = None) -> RVMRegression:
+    """Final posterior from a fresh factorisation (or ``post``, ``_settle``'s at the run's state), mapped back
+    to the caller's units."""
     order = np.argsort(run.active, kind="stable")
     active, alpha = np.asarray(run.active)[order], np.asarray(run.alpha)[order]
     all_pruned = active.size == 0
@@ -455,7 +462,8 @@ def _regression_result(problem: _Problem, run: _RunResult, method: str, alpha_ma
         warn_all_pruned(problem.bias)
         if problem.bias:
             active, alpha = np.array([0]), np.array([alpha_max])
-    post, final = _final_posterior(problem, active, alpha, run.beta)
+    post, final = (post, post.evidence) if post is not None and not all_pruned else \
+        _final_posterior(problem, active, alpha, run.beta)
     history = np.append(np.asarray(run.history, dtype=np.float64)[:-1], final)
     units = problem.units
     shift = problem.t.shape[0] * math.log(units.t_scale)  # ln p(t) = ln p(t / s) - N ln s

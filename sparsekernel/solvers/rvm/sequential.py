@@ -1093,13 +1093,16 @@ def mackay_polish(run: _Run, opts: FastOptions, sweeps: int) -> bool:
 
 def held_start(run: _Run, basis: _Basis, opts: FastOptions, beta_hold: float) -> tuple[_Run, bool]:
     """Another start from the empty model: beta held at ``beta_hold`` while the alpha steps converge,
-    then re-estimated only at each alpha optimum, then as usual. Returns the run and whether it converged."""
+    then re-estimated only at each alpha optimum, then as usual, and the steps its span test refused
+    (``_unrefused``). Returns the run and whether it converged."""
     state = _State(run.state.pool, run.state.tt, run.state.N, beta_hold, opts)
     trial = _Run(state=state, value=refresh(state), history=[], sweeps=run.sweeps)  # its own max_iter budget
     converge(trial, basis, replace(opts, update_beta=False, tol=HOLD_TOL * opts.tol), sweeps=False)
     if HELD_MIDDLE:
         converge(trial, basis, replace(opts, beta_start=opts.max_iter, tol=HELD_MIDDLE * opts.tol), sweeps=False)
     ok = converge(trial, basis, opts, sweeps=False)
+    if ok:
+        _unrefused(trial, basis, opts)
     return trial, ok
 
 
@@ -1114,7 +1117,8 @@ def top_down_start(run: _Run, basis: _Basis, opts: FastOptions, beta: float,
     then the single-alpha steps converge from that point. The evidence of
     wide kernels has several maxima, and the steps from the empty model and
     MacKay's updates from the full one reach different ones; neither
-    dominates (issue 16's matrix). Returns the run and whether it converged.
+    dominates (issue 16's matrix). Then the steps its span test refused
+    (``_unrefused``). Returns the run and whether it converged.
     """
     state = run.state
     pool = state.pool
@@ -1133,6 +1137,8 @@ def top_down_start(run: _Run, basis: _Basis, opts: FastOptions, beta: float,
         return run, False
     trial = _Run(state=fresh, value=value, history=[], iterations=run.iterations, sweeps=run.sweeps)
     ok = converge(trial, basis, opts, sweeps=False) and _polished(trial, basis, opts)
+    if ok:
+        _unrefused(trial, basis, opts)
     return trial, ok
 
 
@@ -1267,8 +1273,6 @@ def fast_regression(
         factors = HOLD_FACTORS if opts.hold_factors is None else opts.hold_factors
         for factor in (factors if opts.restarts and opts.update_beta and opts.prior.flat else ()):
             trial, ok = held_start(run, basis, opts, min(beta * factor, opts.beta_max))
-            if ok:
-                _unrefused(trial, basis, opts)
             if ok and trial.value > run.value + opts.tol:
                 run.state, run.iterations, converged = trial.state, trial.iterations, True
                 run.record(trial.value)
@@ -1279,8 +1283,6 @@ def fast_regression(
             _unrefused(run, basis, opts)
         for alpha_init in starts:
             trial, ok = top_down_start(run, basis, opts, beta, alpha_init)
-            if ok:
-                _unrefused(trial, basis, opts)
             if ok and _replaces(trial, run, opts, basis):
                 run.state, run.iterations, converged = trial.state, trial.iterations, True
                 run.record(trial.value)
