@@ -132,6 +132,10 @@ WSS_RULES = {"platt": 0, "first-order": 1, "second-order": 2}
 TAU = 1e-12
 #: Times at most that a stop on float32 kernel rows is checked on a float64 gradient and resumed
 REFINE_ROUNDS = 3
+#: That float64 gradient is read from the cached float32 rows (one product, no kernel evaluated) where
+#: its rounding bound, doubled (two gradient entries make the violation), is at most this share of
+#: tol; else computed from the kernel in float64 (``_Run.refined``).
+REFINE_ROUNDING_SHARE = 0.25
 #: Hard margin: smallest margin, relative to the data's radius in feature space, told from none.
 MARGIN_TOL = 1e-4
 #: Platt: per-variable KKT tolerance as a fraction of tol (|r| <= tol/2 for all gives m - M <= tol).
@@ -477,7 +481,8 @@ class _Run:
         loops.leave_compact(self.cache_arrays, self.ctrl)         # full rows to begin with
         self.fpar = self._floats(tol * float(qp.tol_scale), qp.scale, QD)
         self.trace = _trace_buffers(TRACE_CHUNK if record else 1)
-        self.exact_outputs: tuple[Array, Array] | None = None   # (u, (K + diag(shift)) u) of ``refined``
+        # (u, (K + diag(shift)) u, its rounding bound) of ``refined``
+        self.exact_outputs: tuple[Array, Array, float] | None = None
         self._small_gram()
         self._initial_gradient(initial_gradient)
 
@@ -625,23 +630,31 @@ class _Run:
         of 6e-8 per entry accumulates over the steps: on 20,000 points the
         maintained violation fell below 1e-6 while the true one was 4.5e-6, and
         the certificate refused the answer. Here the gradient is rebuilt from
-        the multipliers by one float64 product over the support points (N x n_SV
-        kernel values), and the loop goes on from it if a pair still violates.
+        the multipliers by one product over the support points' rows, and the
+        loop goes on from it if a pair still violates. The rows are the cached
+        float32 ones, read in float64, where the rounding that leaves in the
+        gradient (eps_32 sum |u| max k per entry, once, not once per step) is
+        at most ``REFINE_ROUNDING_SHARE`` of tol for the two entries of the
+        violation; else the kernel's own float64 values (N x n_SV of them).
         """
         self.reconstruct()
         loops.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
         y, p, lower, upper, index, QD, y0, index0 = self.prob
         a, V, G_bar, perm, flags = self.st
         n, N, scale = a.shape[0], self.cache.N, float(self.fpar[nb.F_SCALE])
-        everywhere = np.arange(N)
         u = np.bincount(index, weights=y * a, minlength=N)                   # u_n = sum y_i a_i
         at_upper = np.where((a >= upper) & np.isfinite(upper), upper, 0.0)[np.argsort(perm)]   # caller's order
         u_bar = np.bincount(index0, weights=y0 * at_upper, minlength=N)
-        KU = self._K_times(np.column_stack([u, u_bar]), everywhere)          # one pass over the kernel
+        U = np.column_stack([u, u_bar])
+        rounding = self._row_rounding(U)
+        if 2.0 * scale * float(np.max(rounding)) <= REFINE_ROUNDING_SHARE * float(self.fpar[nb.F_TOL]):
+            KU = self._row_products(U)                                       # the cached rows, in float64
+        else:
+            KU, rounding = self._K_times(U, np.arange(N)), np.zeros(2)       # one pass over the kernel
         G = p + scale * y * KU[index, 0]                                     # G = Q a + p
         V[:] = -y * G
         G_bar[:] = scale * y0 * KU[index0, 1]                                # G_bar = sum_{a_j = u_j} u_j Q_j
-        self.exact_outputs = (u, KU[:, 0])                                   # for result, if no step follows
+        self.exact_outputs = (u, KU[:, 0], float(rounding[0]))               # for result, if no step follows
         self.fpar[nb.F_OBJ] = 0.5 * float(a @ (G - p)) + float(p @ a)
         self.fpar[nb.F_PTA] = float(p @ a)
         self.ctrl[nb.C_EXT_VALID] = 0
@@ -729,8 +742,9 @@ class _Run:
         kept = self.exact_outputs
         exact = kept is not None and np.array_equal(kept[0], u)               # refined's product, still valid
         shifted = kept[1] if exact else self._row_products(u)                 # (K + diag(shift)) u
-        self._exact_gradient(z, u, Gz, shifted, exact)
-        outputs = self._outputs(u, shifted, exact)
+        error = kept[2] if exact else float(self._row_rounding(u))
+        self._exact_gradient(z, u, Gz, shifted, error == 0.0)
+        outputs = self._outputs(u, shifted, error)
         rho = compute_rho(qp, z, Gz)
         m0, m1, M0, M1, *_ = loops.extremes(self.prob, self.st, n)
         status = {nb.OPTIMAL: "optimal", nb.MAX_ITER: "max_iter", nb.UNBOUNDED: "unbounded",
@@ -746,31 +760,44 @@ class _Run:
 
     def _row_products(self, u: Array) -> Array:
         """(K + diag(shift)) u on every point, in float64, from the support points' kernel rows: the
-        cached ones where they are (float32 for N > 1448), computed where not."""
+        cached ones where they are (float32 for N > 1448), computed where not; u a vector, or one
+        column per product (the rows read once for all)."""
         cache = self.cache
-        support = np.flatnonzero(u != 0.0)
+        support = self._support(u)
         slots = cache.slot_of[support]
         cached, cached_slots = support[slots >= 0], slots[slots >= 0]
-        out = np.zeros(cache.N)
+        out = np.zeros((cache.N,) + u.shape[1:])
         # only the support points' own slots are read (a slot never filled holds garbage: 0 * nan)
         for b0 in range(0, cached.size, OUTPUT_BLOCK):
             block = slice(b0, b0 + OUTPUT_BLOCK)
             rows = cache.store[cached_slots[block]]
-            out += u[cached[block]] @ (rows if rows.dtype == np.float64 else rows.astype(np.float64))
+            out += (u[cached[block]].T @ (rows if rows.dtype == np.float64 else rows.astype(np.float64))).T
         uncached = support[slots < 0]
         if uncached.size:
             out += cache.products(np.arange(cache.N), uncached, u[uncached])
         return out
 
-    def _outputs(self, u: Array, shifted: Array, exact: bool) -> dict[str, Any]:
-        """SMOResult's ``outputs`` (K u, the diagonal term taken out) and ``outputs_error`` (0 where
-        ``shifted`` is the float64 product of the kernel itself)."""
+    @staticmethod
+    def _support(u: Array) -> NDArray[np.intp]:
+        """The points where u (a vector, or one column per product) is not zero."""
+        return np.flatnonzero(u != 0.0 if u.ndim == 1 else np.any(u != 0.0, axis=1))
+
+    def _row_rounding(self, u: Array) -> Array:
+        """The bound of the rounding that ``_row_products`` leaves in each entry of its product (per
+        column of u): eps_32 sum |u_n| max_n k(x_n, x_n) over the support points whose cached rows are
+        float32 (the compiled loop's values are within about one float32 rounding of the kernel's); 0
+        for float64 rows."""
+        if self.cache.dtype == np.float64:
+            return np.zeros(u.shape[1:])
+        cached = self.cache.slot_of >= 0
+        diagonal = float(np.max(np.abs(self.prob[5]))) / float(self.qp.scale)         # max Q_ii / scale
+        return float(np.finfo(np.float32).eps) * np.sum(np.abs(u[cached]), axis=0) * diagonal
+
+    def _outputs(self, u: Array, shifted: Array, error: float) -> dict[str, Any]:
+        """SMOResult's ``outputs`` (K u, the diagonal term taken out) and ``outputs_error``, the bound
+        of ``shifted``'s rounding (0 where it is the float64 product of the kernel itself)."""
         cache = self.cache
         Ku = shifted if cache.shift is None else shifted - cache.shift * u
-        error = 0.0
-        if cache.dtype != np.float64 and not exact:
-            diagonal = float(np.max(np.abs(self.prob[5]))) / float(self.qp.scale)      # max Q_ii / scale
-            error = float(np.finfo(np.float32).eps) * float(np.sum(np.abs(u))) * diagonal
         return {"outputs": Ku, "outputs_error": error}
 
     def _exact_gradient(self, z: Array, u: Array, Gz: Array, shifted: Array, exact: bool) -> None:
@@ -781,7 +808,7 @@ class _Run:
         sum a). With float64 rows ``shifted`` is that product already; with float32
         rows one float64 product over the support points is computed (the
         objective and rho need G only where z != 0 and on free variables),
-        unless ``shifted`` is already ``refined``'s float64 product (``exact``).
+        unless ``shifted`` is already a float64 product of the kernel itself (``exact``).
         """
         qp = self.qp
         support = np.flatnonzero(u != 0.0)
@@ -799,7 +826,7 @@ class _Run:
     def _K_times(self, u: Array, rows: NDArray[np.intp]) -> Array:
         """((K + diag(shift)) u)[rows] in float64 from the kernel itself (not the cached rows), over
         the points where u is not zero (u a vector, or one column per product)."""
-        support = np.flatnonzero(u != 0.0 if u.ndim == 1 else np.any(u != 0.0, axis=1))
+        support = self._support(u)
         return self.cache.products(rows, support, u[support])
 
     def _trace(self) -> SMOTrace | None:

@@ -485,6 +485,42 @@ def test_a_stop_on_float32_rows_is_checked_on_a_float64_gradient(machine: str) -
     assert check(m, sol, tol=sol.tol).ok
 
 
+def _float64_violation(qp, a: np.ndarray) -> float:
+    """m(a) - M(a) over tol_scale, from the gradient with the kernel's float64 values (C-SVC)."""
+    Ku = qp.kernel(qp.X, qp.X[a > 0]) @ (qp.y * a)[a > 0]
+    v = -qp.y * (qp.p + qp.y * Ku)                                    # -y_t G_t
+    up = ((qp.y > 0) & (a < qp.upper)) | ((qp.y < 0) & (a > 0))
+    low = ((qp.y > 0) & (a > 0)) | ((qp.y < 0) & (a < qp.upper))
+    return (np.max(v[up]) - np.min(v[low])) / qp.tol_scale
+
+
+@pytest.mark.parametrize("tol, from_rows", [(1e-3, True), (1e-6, False)])
+def test_the_check_of_a_float32_stop_reads_the_cached_rows_where_their_rounding_allows(tol, from_rows):
+    """The gradient that checks a stop on float32 rows is one product over the support points' cached
+    rows where its rounding bound (outputs_error) leaves the violation within REFINE_ROUNDING_SHARE
+    of tol (issue 18's configuration: N x n_SV kernel values not computed again), else the kernel's
+    float64 values (outputs_error 0). Either way the violation recomputed here with float64 kernel
+    values is below tol to within that share, the outputs are within their bound of K u, and the
+    certificate holds. Data other than the benchmark's: make_classification seed 5, raw X."""
+    import importlib
+
+    from sklearn.datasets import make_classification
+
+    share = importlib.import_module("sparsekernel.solvers.smo").REFINE_ROUNDING_SHARE
+    X, y = make_classification(n_samples=3000, n_features=12, random_state=5)
+    machine = SoftMarginSVC(X, np.where(y > 0, 1.0, -1.0), RBF(1.0 / 12), C=1.0)
+    qp = machine.standard_qp()
+    result = smo(qp, tol=tol)
+    assert result.status == "optimal"
+    assert (result.outputs_error > 0.0) == from_rows
+    Ku = qp.kernel(qp.X, qp.X[result.a > 0]) @ (qp.y * result.a)[result.a > 0]
+    assert np.max(np.abs(result.outputs - Ku)) <= max(result.outputs_error, 1e-12)
+    assert _float64_violation(qp, result.a) < tol * (1.0 + share)
+    from sparsekernel.methods import solve_by
+
+    assert solve_by(machine, "smo", tol=tol).report.ok
+
+
 @pytest.mark.parametrize("N", [300, 2000])                      # float64 rows, float32 rows (and compact rows)
 def test_the_steps_compiled_without_reference_counts_leave_every_array_to_be_freed(N):
     """``_steps`` runs without numba's reference counting: it must neither take a reference (the
