@@ -60,10 +60,10 @@ class KKTRow:
 def row_from_values(tag: str, kind: str, condition: str, values: Any, scale: float, tol: float,
                     note: str = "") -> KKTRow:
     """A row from per-point (or single) nonnegative violations."""
-    v = np.asarray(values, dtype=np.float64)
+    v = values if type(values) is np.ndarray and values.dtype == np.float64 else np.asarray(values, dtype=np.float64)
     if v.size == 0:
         return KKTRow(tag, kind, condition, 0.0, 0.0, float(scale), None, True, note)
-    at = int(np.argmax(v))  # the first NaN where there is one (argmax takes NaN as the largest)
+    at = int(v.argmax())  # the first NaN where there is one (argmax takes NaN as the largest)
     absolute = float(v.flat[at]) + 0.0  # + 0.0 turns -0.0 into 0.0
     if math.isnan(absolute):
         return KKTRow(tag, kind, condition, math.nan, math.nan, float(scale), None, None, note or "not evaluated")

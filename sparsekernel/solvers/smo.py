@@ -771,9 +771,11 @@ class _Run:
         slots = cache.slot_of[support]
         cached, cached_slots = support[slots >= 0], slots[slots >= 0]
         out = np.zeros((cache.N,) + u.shape[1:])
-        # only the support points' own slots are read (a slot never filled holds garbage: 0 * nan)
-        for b0 in range(0, cached.size, OUTPUT_BLOCK):
-            block = slice(b0, b0 + OUTPUT_BLOCK)
+        # only the support points' own slots are read (a slot never filled holds garbage: 0 * nan);
+        # float32 rows are read in float64 a block at a time (float64 ones at once)
+        step = OUTPUT_BLOCK if cache.dtype != np.float64 else max(cached.size, 1)
+        for b0 in range(0, cached.size, step):
+            block = slice(b0, b0 + step)
             rows = cache.store[cached_slots[block]]
             out += (u[cached[block]].T @ (rows if rows.dtype == np.float64 else rows.astype(np.float64))).T
         uncached = support[slots < 0]
