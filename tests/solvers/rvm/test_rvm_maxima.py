@@ -176,20 +176,48 @@ def test_three_methods_agree_at_their_defaults_on_the_sinusoid():
         assert abs(value - best) <= max(1e-3 * abs(best), 1e-3), method
 
 
-def test_span_refusal_is_reported_not_converged(monkeypatch):
-    """With the retry switched off, a gain the safeguards refuse makes the run not converged, and the
-    warning names the reason."""
-    from sparsekernel.errors import ConvergenceWarning
+def _refusing(monkeypatch):
+    """The fast method with its span retry switched off and no top-down starts: the steps from the empty
+    model meet a refused addition (friedman1 standardised, gamma 1e-4)."""
     from sparsekernel.solvers.rvm import sequential
 
     monkeypatch.setattr(sequential, "_span_retry", lambda run, basis, opts: opts)
-    monkeypatch.setattr(sequential, "TOP_DOWN_REGRESSION_ALPHAS", ())  # the steps from the empty model meet the refusal
+    monkeypatch.setattr(sequential, "TOP_DOWN_REGRESSION_ALPHAS", ())
     X, t = friedman1(250, 0, True)
-    K = RBF(1e-4)(X)
+    return RBF(1e-4)(X), t
+
+
+def test_span_refusal_is_reported_not_converged(monkeypatch):
+    """With the retry off and no last moves on the orthogonal factors (``SETTLE_ROUNDS`` = 0), a gain
+    the safeguards refuse makes the run not converged, and the warning names the reason."""
+    import importlib
+
+    from sparsekernel.errors import ConvergenceWarning
+
+    K, t = _refusing(monkeypatch)
+    monkeypatch.setattr(importlib.import_module("sparsekernel.solvers.rvm.regression"), "SETTLE_ROUNDS", 0)
     with pytest.warns(ConvergenceWarning, match="not a stationary point"):
         r = rvm_regression(K, t)
     assert not r.converged
     assert math.isfinite(r.log_evidence[-1])
+    assert not evidence_report(K, t, r, tol=1e-3).ok
+
+
+def test_an_addition_the_span_test_refuses_is_made_on_the_orthogonal_factors(monkeypatch):
+    """The same refusal, with the last moves on: the excluded function's S_i, Q_i are projected norms
+    on the whitened factorisation, which nearly collinear columns cost no digits, so the addition is
+    made there; the run is converged and its certificate, recomputed independently, holds at tol,
+    with more evidence (7.85) than the refused run's."""
+    import importlib
+
+    K, t = _refusing(monkeypatch)
+    r = rvm_regression(K, t)
+    assert r.converged
+    assert evidence_report(K, t, r, tol=1e-3).ok
+    monkeypatch.setattr(importlib.import_module("sparsekernel.solvers.rvm.regression"), "SETTLE_ROUNDS", 0)
+    with pytest.warns(Warning):
+        refused = rvm_regression(K, t)
+    assert direct_evidence(K, t, r) > direct_evidence(K, t, refused) + 1e-3
 
 
 # ---------------------------------------------------------------------------------------------------
