@@ -44,7 +44,8 @@ Working-set rules (``wss``):
     Fan, Chen and Lin's WSS 2: i as above, j minimising -b_ij^2 / eta_ij over
     I_low with b_ij > 0, eta_ij replaced by tau = 1e-12 where it is <= 0.
 
-Shrinking (LIBSVM): every min(n, 1000) steps the bounded variables that
+Shrinking (LIBSVM): every min(n, 1000) steps, the first pass not before step
+1,000 (``SHRINK_FIRST``; LIBSVM's first comes at step min(n, 1000)), the bounded variables that
 cannot join a violating pair are set aside; the gradient of those is
 rebuilt, G_t = G_bar_t + p_t + sum_{free j} a_j Q_tj with G_bar_t =
 sum_{a_j = u_j} u_j Q_tj maintained by the steps, once m - M <= 10 tol and
