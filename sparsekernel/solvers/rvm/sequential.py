@@ -87,11 +87,12 @@ Then ``mackay_polish`` re-estimates every kept alpha and beta jointly by
 (7.87)-(7.88) while that raises the evidence, and the steps run again, so
 the result is certified by the same single-alpha test.
 
-On a basis of at most ``TOP_DOWN_SIZE`` functions five more starts come from
+On a basis of at most ``TOP_DOWN_SIZE`` functions six more starts come from
 the other end (``top_down_start``): MacKay's re-estimation from every
 function at alpha_i = 1, 1e-2, 1e-4 and 1e-6 (unit-norm columns) and at
 Tipping's one alpha for the caller's columns (``FastOptions.raw_start``),
-copies merged, then the steps and the polish; up to ``TOP_DOWN_WIDE_SIZE``
+and EM's from alpha_i = 1 (``TOP_DOWN_EM_ALPHAS``), copies merged, then the
+steps and the polish; up to ``TOP_DOWN_WIDE_SIZE``
 functions, the one from 1e-4, which prunes the clearly hopeless functions
 from its first iteration (``TOP_DOWN_WIDE_HOPELESS``). Wide kernels give the
 evidence several maxima, and the steps from the empty model and the
@@ -198,6 +199,12 @@ TOP_DOWN_ALPHAS = (ALPHA_INIT, 1e-2 * ALPHA_INIT, 1e-4 * ALPHA_INIT)
 #: from 1e-6 on friedman1 at N = 1,000 (gamma 0.1, raw inputs).
 TOP_DOWN_REGRESSION_ALPHAS = TOP_DOWN_ALPHAS + (1e-6 * ALPHA_INIT,)
 TOP_DOWN_WIDE_ALPHA = 1e-4 * ALPHA_INIT
+#: And EM's re-estimation from alpha_i = each of these (regression, bases of at most TOP_DOWN_SIZE): from
+#: the same start EM's path leads to other maxima than MacKay's, and on 9 of the 224 cells of
+#: benchmarks/rvm_fuzz.py (N = 220) EM, then the steps, ended 1.03-4.69 nats above every other start of the
+#: fast method (test_rvm_maxima.py). It costs about a third more time there (6.9 -> 9.1 s over the 56 cells of
+#: one draw) and up to 0.5 s at N = 480; capped at 100 iterations it saved a tenth of that and lost a cell.
+TOP_DOWN_EM_ALPHAS = (ALPHA_INIT,)
 #: A top-down start's maximum with more functions than the incumbent's replaces it only when higher by this
 #: many nats (``worth_replacing``); with no more functions, when higher by tol.
 TOP_DOWN_GAIN = 1.0
@@ -1107,12 +1114,12 @@ def held_start(run: _Run, basis: _Basis, opts: FastOptions, beta_hold: float) ->
 
 
 def top_down_start(run: _Run, basis: _Basis, opts: FastOptions, beta: float,
-                   alpha_init: float | Array) -> tuple[_Run, bool]:
+                   alpha_init: float | Array, method: str = "mackay") -> tuple[_Run, bool]:
     """A start from the other end: every pool member included with alpha_i = ``alpha_init`` (one value,
     or one per column of the design).
 
-    MacKay's joint re-estimation (7.87)-(7.88) over the pool's Gram matrix
-    (held already; no kernel evaluation) runs as ``method="mackay"`` does, to
+    MacKay's joint re-estimation (7.87)-(7.88) (or EM's, ``method="em"``) over the pool's Gram matrix
+    (held already; no kernel evaluation) runs as ``method="mackay"`` (``"em"``) does, to
     the same ``tol``; copies of one column are merged (``_merge_copies``);
     then the single-alpha steps converge from that point. The evidence of
     wide kernels has several maxima, and the steps from the empty model and
@@ -1125,7 +1132,7 @@ def top_down_start(run: _Run, basis: _Basis, opts: FastOptions, beta: float,
     if np.ndim(alpha_init):
         alpha_init = np.asarray(alpha_init)[pool.index]
     wide = basis.usable.size > TOP_DOWN_SIZE
-    iterative = IterativeOptions("mackay", opts.tol, DEFAULT_MAX_ITER["mackay"], opts.alpha_max, opts.beta_max,
+    iterative = IterativeOptions(method, opts.tol, DEFAULT_MAX_ITER[method], opts.alpha_max, opts.beta_max,
                                  alpha_init, opts.prior, hopeless_ratio=TOP_DOWN_WIDE_HOPELESS if wide else 0.0)
     try:
         with limit_blas(basis.threads):  # P x P factorisations: BLAS threads pay here
@@ -1281,8 +1288,8 @@ def fast_regression(
         starts = _top_down_alphas(usable.size, opts)
         if starts and converged:
             _unrefused(run, basis, opts)
-        for alpha_init in starts:
-            trial, ok = top_down_start(run, basis, opts, beta, alpha_init)
+        for method, alpha_init in starts:
+            trial, ok = top_down_start(run, basis, opts, beta, alpha_init, method)
             if ok and _replaces(trial, run, opts, basis):
                 run.state, run.iterations, converged = trial.state, trial.iterations, True
                 run.record(trial.value)
@@ -1294,16 +1301,17 @@ def fast_regression(
     return _outcome(run, converged and refused <= opts.tol, refused)
 
 
-def _top_down_alphas(size: int, opts: FastOptions) -> tuple[float | Array, ...]:
-    """The top-down starts' alpha_i on a basis of ``size`` functions: all of TOP_DOWN_REGRESSION_ALPHAS and
-    ``opts.raw_start`` (one alpha_i per column of the design) up to TOP_DOWN_SIZE, TOP_DOWN_WIDE_ALPHA
-    alone up to TOP_DOWN_WIDE_SIZE, none above (nor without restarts, with beta held,
-    or under a prior that is not flat)."""
+def _top_down_alphas(size: int, opts: FastOptions) -> tuple[tuple[str, float | Array], ...]:
+    """The top-down starts (re-estimation method, alpha_i) on a basis of ``size`` functions: MacKay's from all
+    of TOP_DOWN_REGRESSION_ALPHAS and ``opts.raw_start`` (one alpha_i per column of the design) and EM's from
+    TOP_DOWN_EM_ALPHAS up to TOP_DOWN_SIZE, MacKay's from TOP_DOWN_WIDE_ALPHA alone up to TOP_DOWN_WIDE_SIZE,
+    none above (nor without restarts, with beta held, or under a prior that is not flat)."""
     if not (opts.restarts and opts.update_beta and opts.prior.flat):
         return ()
     if size <= TOP_DOWN_SIZE:
-        return TOP_DOWN_REGRESSION_ALPHAS + (() if opts.raw_start is None else (opts.raw_start,))
-    return (TOP_DOWN_WIDE_ALPHA,) if size <= TOP_DOWN_WIDE_SIZE else ()
+        alphas = TOP_DOWN_REGRESSION_ALPHAS + (() if opts.raw_start is None else (opts.raw_start,))
+        return tuple(("mackay", a) for a in alphas) + tuple(("em", a) for a in TOP_DOWN_EM_ALPHAS)
+    return (("mackay", TOP_DOWN_WIDE_ALPHA),) if size <= TOP_DOWN_WIDE_SIZE else ()
 
 
 def _unrefused(run: _Run, basis: _Basis, opts: FastOptions) -> None:
