@@ -229,7 +229,10 @@ def rvm_regression(
     settled = _settle(problem, run, opts, max_iter) if prior.flat else None
     run, post = settled if settled is not None else (run, None)
     if not run.converged:
-        if run.refused > tol:
+        if math.isnan(run.refused):
+            reason = ("stopped where a move of Algorithm 7.2 that should gain more than tol did not raise the "
+                      "evidence recomputed on an orthogonal factorisation (rounding): not certified a maximum")
+        elif run.refused > tol:
             reason = (f"stopped at a point that is not a stationary point of the evidence: an excluded function "
                       f"with q^2 > s would gain {run.refused:.3g} nats (> tol={tol:g}) but lies numerically in "
                       f"the span of the included ones (or copies one), so it was not added")
@@ -399,7 +402,7 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions,
     budget = SETTLE_ROUNDS if run.converged else min(SETTLE_ROUNDS, max(max_iter - run.iterations, 0))
     if not active.size or not np.all(np.isfinite(alpha) & (alpha > 0.0)):
         return None
-    history, settled, add, before = list(run.history), False, None, None
+    history, settled, add, before, undone = list(run.history), False, None, None, False
     for round_ in range(budget + 1):  # the last round tests, moves only within the caller's cap
         add = None
         if not active.size:
@@ -409,6 +412,7 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions,
         if before is not None and not post.evidence > before[3]:    # the last move did not gain: undone
             active, alpha, beta, _ = before
             history.pop()
+            undone = True
             break
         move, i, value = _kept_move(problem, active, alpha, beta, post)
         if not value > opts.tol:
@@ -435,13 +439,14 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions,
         history.append(post.evidence + value)
     moves = len(history) - len(run.history)
     current = post if settled and active.size else None  # the last factorisation, if no move followed it
-    if not moves and run.converged:
+    if not moves and run.converged and not undone:
         return run, current
     if add is None:
         at = current or whitened_posterior(problem.design.columns(active), problem.t, alpha, beta)
         add = _add_move(problem, active, at)[1] if active.size else 0.0
     converged = settled and not add > opts.tol
-    refused = 0.0 if converged else add if run.converged else run.refused  # what the warning names
+    # what the warning names: NaN for a move undone
+    refused = math.nan if undone else 0.0 if converged else add if run.converged else run.refused
     return _RunResult(active, alpha, beta, np.asarray(history), run.iterations + moves, converged, run.sweeps,
                       refused), current
 

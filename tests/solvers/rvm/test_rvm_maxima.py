@@ -597,3 +597,32 @@ def test_the_fit_ends_at_least_where_its_plain_run_ends(seed):
     whole, plain = fit(K, t), fit(K, t, restarts=0)
     assert whole.converged and plain.converged
     assert direct_evidence(K, t, whole) >= direct_evidence(K, t, plain) - 1e-2
+
+
+def test_a_last_move_that_does_not_raise_the_evidence_is_undone_and_reported(monkeypatch):
+    """Each of ``_settle``'s moves is confirmed by the next orthogonal factorisation: a move predicted to
+    gain that lowers (7.85) (here a beta step forced to 100 times beta, said to gain 1 nat) is undone, the
+    run is reported not converged with the reason, and the returned state is the one before it (the
+    evidence of the fit without the forced move, to rounding)."""
+    import importlib
+
+    from sparsekernel.errors import ConvergenceWarning
+
+    reg = importlib.import_module("sparsekernel.solvers.rvm.regression")
+    honest_move = reg._kept_move
+    forced = []
+
+    def forced_first(problem, active, alpha, beta, post):
+        if not forced:
+            forced.append(beta)
+            return "beta", 100.0 * beta, 1.0
+        return honest_move(problem, active, alpha, beta, post)
+
+    X, t = datasets.sinusoid()
+    K = RBF(SINUSOID_GAMMA)(X)
+    honest = fit(K, t)
+    monkeypatch.setattr(reg, "_kept_move", forced_first)
+    with pytest.warns(ConvergenceWarning, match="did not raise the evidence"):
+        r = rvm_regression(K, t)
+    assert forced and not r.converged
+    assert direct_evidence(K, t, r) == pytest.approx(direct_evidence(K, t, honest), abs=1e-6)
