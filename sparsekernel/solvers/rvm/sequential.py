@@ -1285,7 +1285,7 @@ def fast_regression(
                 run.record(trial.value)
         if converged and opts.restarts and opts.prior.flat:
             converged = _polished(run, basis, opts)
-        starts = _top_down_alphas(usable.size, opts)
+        starts = _top_down_starts(usable.size, opts)
         if starts and converged:
             _unrefused(run, basis, opts)
         for method, alpha_init in starts:
@@ -1301,7 +1301,7 @@ def fast_regression(
     return _outcome(run, converged and refused <= opts.tol, refused)
 
 
-def _top_down_alphas(size: int, opts: FastOptions) -> tuple[tuple[str, float | Array], ...]:
+def _top_down_starts(size: int, opts: FastOptions) -> tuple[tuple[str, float | Array], ...]:
     """The top-down starts (re-estimation method, alpha_i) on a basis of ``size`` functions: MacKay's from all
     of TOP_DOWN_REGRESSION_ALPHAS and ``opts.raw_start`` (one alpha_i per column of the design) and EM's from
     TOP_DOWN_EM_ALPHAS up to TOP_DOWN_SIZE, MacKay's from TOP_DOWN_WIDE_ALPHA alone up to TOP_DOWN_WIDE_SIZE,
