@@ -1003,7 +1003,8 @@ def escape(run: _Run, basis: _Basis, opts: FastOptions) -> bool:
     estimate blocks (raise beta and add several functions at once). So beta
     is multiplied by ``restart_factor`` and held while the alpha steps
     converge, then re-estimated as before. The new maximum replaces the old
-    one only when its log evidence is higher by more than ``tol``; returns
+    one only when its log evidence is higher by more than ``tol``, and not
+    when it is at the noise floor and the old one is not (``_replaces``); returns
     whether it did. Escapes work inside the pool (no sweeps), before the
     sweeps over the whole basis.
     """
@@ -1016,7 +1017,7 @@ def escape(run: _Run, basis: _Basis, opts: FastOptions) -> bool:
     if ok:
         _unrefused(trial, basis, opts)
     run.iterations, run.sweeps = trial.iterations, trial.sweeps
-    if ok and trial.value > value + opts.tol:
+    if ok and trial.value > value + opts.tol and not _floor_over_interior(trial.state, saved, opts):
         run.state = trial.state
         run.record(trial.value)
         return True
@@ -1191,6 +1192,12 @@ def _at_floor(state: _State, opts: FastOptions) -> bool:
     return state.beta >= opts.beta_max * (1.0 - 1e-9)
 
 
+def _floor_over_interior(trial: _State, incumbent: _State, opts: FastOptions) -> bool:
+    """Whether another start's result is at the noise floor where the result it would replace is not:
+    it never replaces it (``_replaces``; the escapes and the held starts alike)."""
+    return _at_floor(trial, opts) and not _at_floor(incumbent, opts)
+
+
 def _replaces(trial: _Run, run: _Run, opts: FastOptions, basis: _Basis) -> bool:
     """Whether another start's result replaces the run's: a higher evidence (7.85), recomputed for both
     (``posterior.Whitened``), by more than both recomputations' rounding; and not at the noise floor unless
@@ -1215,7 +1222,7 @@ def _replaces(trial: _Run, run: _Run, opts: FastOptions, basis: _Basis) -> bool:
     size, incumbent_size = trial.state.active.size, run.state.active.size
     if not worth_replacing(trial.value, size, run.value, incumbent_size, opts.tol):
         return False
-    if _at_floor(trial.state, opts) and not _at_floor(run.state, opts):
+    if _floor_over_interior(trial.state, run.state, opts):
         return False
     value, rounding = _recomputed(trial, basis)
     incumbent, incumbent_rounding = _recomputed(run, basis)
@@ -1280,7 +1287,7 @@ def fast_regression(
         factors = HOLD_FACTORS if opts.hold_factors is None else opts.hold_factors
         for factor in (factors if opts.restarts and opts.update_beta and opts.prior.flat else ()):
             trial, ok = held_start(run, basis, opts, min(beta * factor, opts.beta_max))
-            if ok and trial.value > run.value + opts.tol:
+            if ok and trial.value > run.value + opts.tol and not _floor_over_interior(trial.state, run.state, opts):
                 run.state, run.iterations, converged = trial.state, trial.iterations, True
                 run.record(trial.value)
         if converged and opts.restarts and opts.prior.flat:
