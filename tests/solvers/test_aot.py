@@ -26,6 +26,7 @@ BUILT = importlib.util.find_spec("sparsekernel.solvers._compiled") is not None
 needs_extension = pytest.mark.skipif(not BUILT, reason="the ahead-of-time extension is not built")
 
 #: fits whose every number the two compilations must share, float64 rows (N = 300) and float32 (N = 2100),
+#: one long enough to shrink (the first pass comes at step 1,000, ``smo.SHRINK_FIRST``),
 #: after warming every rule for both row types; a RVR and a RVC fit, and a RVR under a Gamma hyperprior (the
 #: Python steps); then the specialisations the JIT made of
 #: each entry point, the SMO's and the RVM's
@@ -76,6 +77,7 @@ for name, model, n in (("rvr", RVR(), 300), ("rvc", RVC(), 300), ("rvr prior", R
 for N in (300, 2100):
     X, y = make_classification(n_samples=N, n_features=5, random_state=1)
     for name, model, target in (("svc", SVC(gamma=0.2, tol=1e-3), y), ("linear", SVC(kernel="linear", C=0.1), y),
+                                ("shrunk", SVC(gamma=0.2, C=10.0), y),  # 5,000 steps at N = 2,100: shrinking passes
                                 ("nu", NuSVC(nu=0.3, gamma=0.2), y), ("svr", SVR(gamma=0.2), X[:, 0])):
         fit = model.fit(X, target)
         out[f"{name} {N}"] = [float(v).hex() for v in np.concatenate([fit.dual_coef_.ravel(), fit.intercept_])]
