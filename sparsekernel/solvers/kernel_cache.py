@@ -149,6 +149,40 @@ class KernelRowCache:
         if isinstance(kernel, RBF) and self.dtype == np.float32 and not issparse(X):
             self._direct = (_centred_float32_transpose(X), float(kernel.gamma), np.empty(RBF_CHUNK, dtype=np.float32))
 
+    def entry_error(self, diagonal_max: float) -> float:
+        """A bound on |stored - exact| of any entry of a cached row (``diagonal_max``: max_n |k(x_n, x_n)| plus
+        the shift): 0 for float64 rows; for float32 rows one rounding of a float64 value, eps_32 times
+        ``diagonal_max`` (|k_nm| <= max k_nn for a positive semidefinite kernel), except for the RBF
+        rows of the compiled distance loop (``_direct``), which compute in float32 from the centred inputs.
+
+        For those, with u = eps_32 / 2, R = max_n ||x_n - mean|| and k = exp(-gamma S), S the squared
+        distance: the inputs' rounding moves S by at most 2u ||x - y|| (||x|| + ||y||) + u^2 (2R)^2, the
+        float32 differences, squares and sum by (D + 3) u S, the product with gamma and the exp add
+        u gamma S and 2 ulps of k. With k gamma S <= 1/e and k sqrt(gamma) ||x - y|| <= 1/sqrt(2e),
+        |dk| <= u (4 + (D + 4)/e + 4 sqrt(gamma) R / sqrt(2e) + 4 gamma R^2 u), taken twice here for the
+        terms of second order, plus the shift's rounding. Far from the mean (R sqrt(gamma) >> 1) it
+        grows with R: there a row's values are much coarser than float32's rounding of them.
+        """
+        if self.dtype == np.float64:
+            return 0.0
+        eps = float(np.finfo(np.float32).eps)
+        if self._direct is None:
+            return eps * diagonal_max
+        Xt, gamma, _ = self._direct
+        u, D, R = 0.5 * eps, Xt.shape[0], self._direct_radius
+        shift = 0.0 if self.shift is None else u * float(np.max(np.abs(self.shift), initial=0.0))
+        return 2.0 * u * (4.0 + (D + 4.0) / math.e + 4.0 * math.sqrt(gamma) * R / math.sqrt(2.0 * math.e)
+                          + 4.0 * gamma * R * R * u) + shift
+
+    @functools.cached_property
+    def _direct_radius(self) -> float:
+        """max_n ||x_n - mean|| of the compiled distance loop's float32 inputs (``entry_error``)."""
+        Xt = self._direct[0]
+        squares = np.zeros(Xt.shape[1])
+        for d in range(Xt.shape[0]):
+            squares += np.square(Xt[d], dtype=np.float64)
+        return math.sqrt(float(np.max(squares, initial=0.0)))
+
     @functools.cached_property
     def row_work(self) -> float:
         """Multiply-adds of one computed row, on average over the rows: N (D + 1) for a dense X; for a

@@ -188,6 +188,9 @@ ROUNDOFF_FACTOR = 64.0
 ROUNDOFF = -1
 #: Cached rows summed at once into ``SMOResult.outputs``.
 OUTPUT_BLOCK = 32
+#: Entries of float64 rows gathered at once for the outputs (8 MB: the copy of nSV x N would be 100 MB at
+#: N = 5,000 with a float64 cache of every row).
+OUTPUT_ENTRIES = 1 << 20
 #: Default iteration cap: max(DEFAULT_MAX_ITER, DEFAULT_ITER_PER_VARIABLE * n).
 DEFAULT_MAX_ITER = 10_000_000
 DEFAULT_ITER_PER_VARIABLE = 100
@@ -261,8 +264,10 @@ class SMOResult(QPResult):
     every training point (u_n = sum_i y_i a_i over the variables of point n),
     summed in float64 from the kernel rows of the support points (the cached
     ones, float32 for N > 1448, and the others computed), not from the
-    gradient the steps maintained; ``outputs_error`` bounds its rounding
-    (float32 rows: eps_32 sum_n |u_n| max_n k(x_n, x_n); float64 rows: 0).
+    gradient the steps maintained; ``outputs_error`` bounds its rounding:
+    sum |u_n| over the support points read from cached float32 rows times the
+    bound on such an entry's error (``KernelRowCache.entry_error``), 0 where
+    every value read was the kernel's float64 one.
     """
 
     rows_computed: int = 0
@@ -459,7 +464,7 @@ class _Run:
 
     def __init__(self, qp: StandardQP, tol: float, wss: str, shrinking: bool, cache_mb: float,
                  max_iter: int | None, record: bool, dtype: type | None = None, initial: Array | None = None,
-                 cache: Any = None, initial_gradient: Array | None = None) -> None:
+                 cache: Any = None, initial_gradient: Array | None = None, shrink_first: int = SHRINK_FIRST) -> None:
         n = qp.n
         self.qp = qp
         self.wss = wss
@@ -480,7 +485,7 @@ class _Run:
         a = np.asarray(qp.initial_point() if initial is None else initial, dtype=np.float64).copy()
         flags = np.zeros(n, dtype=np.int8)
         self.st = (a, self.prob[1].copy(), np.zeros(n), np.arange(n, dtype=np.int64), flags)
-        self.ctrl = self._control(n, wss, shrinking, max_iter, record, qp.is_nu)
+        self.ctrl = self._control(n, wss, shrinking, max_iter, record, qp.is_nu, shrink_first)
         self.ctrl[nb.C_CLOCK] = int(np.max(cache.last_used, initial=-1)) + 1     # a kept cache's clock goes on
         loops.set_flags(self.prob, self.st, qp.is_nu)
         loops.leave_compact(self.cache_arrays, self.ctrl)         # full rows to begin with
@@ -505,7 +510,7 @@ class _Run:
         return cbuf, np.full(N, -1, dtype=np.int64), np.full(N, -1, dtype=np.int64), np.arange(n, dtype=INDEX_DTYPE), Xd
 
     def _control(self, n: int, wss: str, shrinking: bool, max_iter: int | None, record: bool,
-                 is_nu: bool) -> NDArray[np.int64]:
+                 is_nu: bool, shrink_first: int) -> NDArray[np.int64]:
         ctrl = np.zeros(nb.C_SIZE, dtype=np.int64)
         cap = max_iter if max_iter is not None else max(DEFAULT_MAX_ITER, DEFAULT_ITER_PER_VARIABLE * n)
         ctrl[nb.C_MAX_ITER] = cap
@@ -513,7 +518,7 @@ class _Run:
         ctrl[nb.C_WSS] = WSS_RULES[wss]
         ctrl[nb.C_SHRINKING] = int(shrinking and wss != "platt")
         ctrl[nb.C_SHRINK_INTERVAL] = min(n, SHRINK_INTERVAL)
-        ctrl[nb.C_SHRINK_COUNTER] = max(min(n, SHRINK_INTERVAL), SHRINK_FIRST)
+        ctrl[nb.C_SHRINK_COUNTER] = max(min(n, SHRINK_INTERVAL), shrink_first)
         ctrl[nb.C_NU] = int(is_nu)
         ctrl[nb.C_RECORD] = int(record)
         # the unboundedness rule applies where some bound is +inf and Q has no diagonal term there
@@ -773,8 +778,8 @@ class _Run:
         cached, cached_slots = support[slots >= 0], slots[slots >= 0]
         out = np.zeros((cache.N,) + u.shape[1:])
         # only the support points' own slots are read (a slot never filled holds garbage: 0 * nan);
-        # float32 rows are read in float64 a block at a time (float64 ones at once)
-        step = OUTPUT_BLOCK if cache.dtype != np.float64 else max(cached.size, 1)
+        # float32 rows are read in float64 a block at a time, float64 ones up to OUTPUT_ENTRIES at once
+        step = OUTPUT_BLOCK if cache.dtype != np.float64 else max(OUTPUT_ENTRIES // max(cache.N, 1), OUTPUT_BLOCK)
         for b0 in range(0, cached.size, step):
             block = slice(b0, b0 + step)
             rows = cache.store[cached_slots[block]]
@@ -791,14 +796,14 @@ class _Run:
 
     def _row_rounding(self, u: Array) -> Array:
         """The bound of the rounding that ``_row_products`` leaves in each entry of its product (per
-        column of u): eps_32 sum |u_n| max_n k(x_n, x_n) over the support points whose cached rows are
-        float32 (the compiled loop's values are within about one float32 rounding of the kernel's); 0
-        for float64 rows."""
-        if self.cache.dtype == np.float64:
-            return np.zeros(u.shape[1:])
-        cached = self.cache.slot_of >= 0
+        column of u): sum |u_n| over the support points whose rows are cached, times the bound on a cached
+        entry's error (``KernelRowCache.entry_error``: one float32 rounding of the kernel's value, or more for
+        the RBF rows of the compiled distance loop); 0 for float64 rows."""
         diagonal = float(np.max(np.abs(self.prob[5]))) / float(self.qp.scale)         # max Q_ii / scale
-        return float(np.finfo(np.float32).eps) * np.sum(np.abs(u[cached]), axis=0) * diagonal
+        entry = self.cache.entry_error(diagonal)
+        if entry == 0.0:
+            return np.zeros(u.shape[1:])
+        return entry * np.sum(np.abs(u[self.cache.slot_of >= 0]), axis=0)
 
     def _outputs(self, u: Array, shifted: Array, error: float) -> dict[str, Any]:
         """SMOResult's ``outputs`` (K u, the diagonal term taken out) and ``outputs_error``, the bound
@@ -913,7 +918,8 @@ def ensure_compiled(dtype: type = np.float64, wss: str | None = None) -> float:
 
 def _warm_up(dtype: type, rules: list[str]) -> None:
     """Solve tiny plain and nu problems by ``rules``, with a 4-row cache (evictions) and a roomy one
-    (prefetching), recording their traces: every compiled function those rules call is loaded."""
+    (prefetching), recording their traces and shrinking from the first step (``SHRINK_FIRST`` would
+    keep these short runs from shrinking): every compiled function those rules call is loaded."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(6, 2))
     y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
@@ -926,4 +932,4 @@ def _warm_up(dtype: type, rules: list[str]) -> None:
         for wss in rules:
             for cache_mb in (1e-6, 1.0):
                 _solve(qp, dict(tol=1e-3, wss=wss, shrinking=True, cache_mb=cache_mb, max_iter=None,
-                                record=True), dtype)
+                                record=True, shrink_first=0), dtype)

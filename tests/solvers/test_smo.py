@@ -488,37 +488,66 @@ def test_a_stop_on_float32_rows_is_checked_on_a_float64_gradient(machine: str) -
 def _float64_violation(qp, a: np.ndarray) -> float:
     """m(a) - M(a) over tol_scale, from the gradient with the kernel's float64 values (C-SVC)."""
     Ku = qp.kernel(qp.X, qp.X[a > 0]) @ (qp.y * a)[a > 0]
-    v = -qp.y * (qp.p + qp.y * Ku)                                    # -y_t G_t
+    v = -qp.y * (qp.p + qp.scale * qp.y * Ku)                         # -y_t G_t
     up = ((qp.y > 0) & (a < qp.upper)) | ((qp.y < 0) & (a > 0))
     low = ((qp.y > 0) & (a > 0)) | ((qp.y < 0) & (a < qp.upper))
     return (np.max(v[up]) - np.min(v[low])) / qp.tol_scale
 
 
-@pytest.mark.parametrize("tol, from_rows", [(1e-3, True), (1e-6, False)])
-def test_the_check_of_a_float32_stop_reads_the_cached_rows_where_their_rounding_allows(tol, from_rows):
+@pytest.mark.parametrize("kernel, C, tol, from_rows", [("linear", 0.01, 1e-3, True), ("linear", 0.01, 1e-6, False),
+                                                       ("rbf", 1.0, 1e-3, False)])
+def test_the_check_of_a_float32_stop_reads_the_cached_rows_where_their_rounding_allows(kernel, C, tol, from_rows):
     """The gradient that checks a stop on float32 rows is one product over the support points' cached
     rows where its rounding bound (outputs_error) leaves the violation within REFINE_ROUNDING_SHARE
-    of tol (issue 18's configuration: N x n_SV kernel values not computed again), else the kernel's
-    float64 values (outputs_error 0). Either way the violation recomputed here with float64 kernel
-    values is below tol to within that share, the outputs are within their bound of K u, and the
-    certificate holds. Data other than the benchmark's: make_classification seed 5, raw X."""
+    of tol, else the kernel's float64 values (outputs_error 0): the linear rows (one rounding of a
+    float64 value each) at tol 1e-3, not at 1e-6, nor the RBF rows of the compiled distance loop, whose
+    bound is coarser (``KernelRowCache.entry_error``). Either way the violation recomputed here with
+    float64 kernel values is below tol to within that share, the outputs are within their bound of K u,
+    and the certificate holds. make_classification seed 5, standardised, N = 3,000."""
     import importlib
 
     from sklearn.datasets import make_classification
 
+    from sparsekernel.methods import solve_by
+
     share = importlib.import_module("sparsekernel.solvers.smo").REFINE_ROUNDING_SHARE
     X, y = make_classification(n_samples=3000, n_features=12, random_state=5)
-    machine = SoftMarginSVC(X, np.where(y > 0, 1.0, -1.0), RBF(1.0 / 12), C=1.0)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    machine = SoftMarginSVC(X, np.where(y > 0, 1.0, -1.0), Linear() if kernel == "linear" else RBF(1.0 / 12), C=C)
     qp = machine.standard_qp()
     result = smo(qp, tol=tol)
     assert result.status == "optimal"
     assert (result.outputs_error > 0.0) == from_rows
     Ku = qp.kernel(qp.X, qp.X[result.a > 0]) @ (qp.y * result.a)[result.a > 0]
-    assert np.max(np.abs(result.outputs - Ku)) <= max(result.outputs_error, 1e-12)
+    assert np.max(np.abs(result.outputs - Ku)) <= max(result.outputs_error, 1e-10)
     assert _float64_violation(qp, result.a) < tol * (1.0 + share)
-    from sparsekernel.methods import solve_by
-
     assert solve_by(machine, "smo", tol=tol).report.ok
+
+
+@pytest.mark.parametrize("shift, D", [(0.0, 200), (3000.0, 4), (1000.0, 4)])
+def test_the_bound_on_a_cached_rbf_entry_holds_far_from_the_mean(shift, D):
+    """The RBF rows of the compiled distance loop are computed in float32 from the centred inputs, so
+    their error grows with sqrt(gamma) ||x - mean||: 21 float32 roundings on two clusters 1,000 apart
+    (gamma 0.5), where the first bound (one rounding) made the stop check trust outputs 6e-4 off and the
+    certificate refuse an 'optimal' SMO answer on clusters 10,000 apart. ``entry_error`` bounds every
+    entry of every row against the kernel's float64 values, and the SMO on the clusters is certified."""
+    from sparsekernel.methods import solve_by
+    from sparsekernel.solvers.kernel_cache import KernelRowCache
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(2000, D))
+    t = np.where(X[:, 1] + 0.5 * rng.normal(size=2000) > 0, 1.0, -1.0)
+    X[:1000, 0] += shift
+    X[1000:, 0] -= shift
+    kernel = RBF(0.5 if shift else 1.0 / D)
+    cache = KernelRowCache(kernel, X, 50.0, np.float32)
+    points = np.arange(0, 2000, 37)
+    cache.fill(points, 0)
+    error = np.abs(cache.store[cache.slot_of[points]].astype(np.float64) - kernel(X[points], X))
+    assert np.max(error) <= cache.entry_error(1.0)
+    if shift:
+        machine = SoftMarginSVC(X, t, kernel, C=1.0)
+        assert solve_by(machine, "smo", tol=1e-3).report.ok
 
 
 @pytest.mark.parametrize("N", [300, 2000])                      # float64 rows, float32 rows (and compact rows)

@@ -203,7 +203,7 @@ TOP_DOWN_WIDE_ALPHA = 1e-4 * ALPHA_INIT
 #: the same start EM's path leads to other maxima than MacKay's, and on 9 of the 224 cells of
 #: benchmarks/rvm_fuzz.py (N = 220) EM, then the steps, ended 1.03-4.69 nats above every other start of the
 #: fast method (test_rvm_maxima.py). It costs about a third more time there (6.9 -> 9.1 s over the 56 cells of
-#: one draw) and up to 0.5 s at N = 480; capped at 100 iterations it saved a tenth of that and lost a cell.
+#: one draw) and 0.1-1 s at N = 480; capped at 100 iterations it saved a tenth of that and lost a cell.
 TOP_DOWN_EM_ALPHAS = (ALPHA_INIT,)
 #: A top-down start's maximum with more functions than the incumbent's replaces it only when higher by this
 #: many nats (``worth_replacing``); with no more functions, when higher by tol.
