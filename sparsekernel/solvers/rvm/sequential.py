@@ -1011,11 +1011,14 @@ def escape(run: _Run, basis: _Basis, opts: FastOptions) -> bool:
     saved, value, iterations = run.state.copy(), run.value, run.iterations
     trial = _Run(state=run.state, value=run.value, history=[], iterations=run.iterations, sweeps=run.sweeps)
     trial.state.beta = min(trial.state.beta * opts.restart_factor, opts.beta_max)
-    trial.value = refresh(trial.state)
-    converge(trial, basis, replace(opts, update_beta=False, tol=HOLD_TOL * opts.tol), sweeps=False)
-    ok = converge(trial, basis, opts, sweeps=False)
-    if ok:
-        _unrefused(trial, basis, opts)
+    try:
+        trial.value = refresh(trial.state)
+        converge(trial, basis, replace(opts, update_beta=False, tol=HOLD_TOL * opts.tol), sweeps=False)
+        ok = converge(trial, basis, opts, sweeps=False)
+        if ok:
+            _unrefused(trial, basis, opts)
+    except SolverError:  # a precision that lost definiteness on the way: the escape is dropped
+        ok = False
     run.iterations, run.sweeps = trial.iterations, trial.sweeps
     if ok and trial.value > value + opts.tol and not _floor_over_interior(trial.state, saved, opts):
         run.state = trial.state
@@ -1104,13 +1107,16 @@ def held_start(run: _Run, basis: _Basis, opts: FastOptions, beta_hold: float) ->
     then re-estimated only at each alpha optimum, then as usual, and the steps its span test refused
     (``_unrefused``). Returns the run and whether it converged."""
     state = _State(run.state.pool, run.state.tt, run.state.N, beta_hold, opts)
-    trial = _Run(state=state, value=refresh(state), history=[], sweeps=run.sweeps)  # its own max_iter budget
-    converge(trial, basis, replace(opts, update_beta=False, tol=HOLD_TOL * opts.tol), sweeps=False)
-    if HELD_MIDDLE:
-        converge(trial, basis, replace(opts, beta_start=opts.max_iter, tol=HELD_MIDDLE * opts.tol), sweeps=False)
-    ok = converge(trial, basis, opts, sweeps=False)
-    if ok:
-        _unrefused(trial, basis, opts)
+    try:
+        trial = _Run(state=state, value=refresh(state), history=[], sweeps=run.sweeps)  # its own max_iter budget
+        converge(trial, basis, replace(opts, update_beta=False, tol=HOLD_TOL * opts.tol), sweeps=False)
+        if HELD_MIDDLE:
+            converge(trial, basis, replace(opts, beta_start=opts.max_iter, tol=HELD_MIDDLE * opts.tol), sweeps=False)
+        ok = converge(trial, basis, opts, sweeps=False)
+        if ok:
+            _unrefused(trial, basis, opts)
+    except SolverError:  # a precision that lost definiteness on the way: the start is dropped
+        return run, False
     return trial, ok
 
 
@@ -1144,9 +1150,12 @@ def top_down_start(run: _Run, basis: _Basis, opts: FastOptions, beta: float,
     except SolverError:  # a weak prior on nearly collinear columns: the precision lost definiteness
         return run, False
     trial = _Run(state=fresh, value=value, history=[], iterations=run.iterations, sweeps=run.sweeps)
-    ok = converge(trial, basis, opts, sweeps=False) and _polished(trial, basis, opts)
-    if ok:
-        _unrefused(trial, basis, opts)
+    try:
+        ok = converge(trial, basis, opts, sweeps=False) and _polished(trial, basis, opts)
+        if ok:
+            _unrefused(trial, basis, opts)
+    except SolverError:  # the steps from there met a precision that lost definiteness: the start is dropped
+        return run, False
     return trial, ok
 
 
