@@ -643,9 +643,9 @@ class _Run:
         the multipliers by one product over the support points' rows, and the
         loop goes on from it if a pair still violates. The rows are the cached
         float32 ones, read in float64, where the rounding that leaves in the
-        gradient (eps_32 sum |u| max k per entry, once, not once per step) is
-        at most ``REFINE_ROUNDING_SHARE`` of tol for the two entries of the
-        violation; else the kernel's own float64 values (N x n_SV of them).
+        gradient (``_row_rounding``, once, not once per step) is at most
+        ``REFINE_ROUNDING_SHARE`` of tol for the two entries of the violation;
+        else the kernel's own float64 values (N x n_SV of them).
         """
         self.reconstruct()
         loops.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)

@@ -408,19 +408,15 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions,
     history, settled, add, before, undone = list(run.history), False, None, None, False
     for round_ in range(budget + 1):  # the last round tests, moves only within the caller's cap
         add = None
-        if not active.size:  # a deletion left the empty model: confirmed on its evidence, exact
-            if before is not None and not _empty_evidence(problem.t, beta) > before[3]:
-                active, alpha, beta, _ = before
-                history.pop()
-                undone = True
-            else:
-                settled = True
-            break
-        post = whitened_posterior(problem.design.columns(active), problem.t, alpha, beta)
-        if before is not None and not post.evidence > before[3]:    # the last move did not gain: undone
+        post = whitened_posterior(problem.design.columns(active), problem.t, alpha, beta) if active.size else None
+        value = post.evidence if post is not None else _empty_evidence(problem.t, beta)  # (7.85), exact
+        if before is not None and not value > before[3]:    # the last move did not raise it: undone
             active, alpha, beta, _ = before
             history.pop()
             undone = True
+            break
+        if post is None:  # a deletion left the empty model
+            settled = True
             break
         move, i, value = _kept_move(problem, active, alpha, beta, post)
         if not value > opts.tol:
@@ -448,9 +444,10 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions,
     current = post if settled and active.size else None  # the last factorisation, if no move followed it
     if not moves and run.converged and settled:
         return run, current
-    if add is None:
+    if add is None and active.size:
         at = current or whitened_posterior(problem.design.columns(active), problem.t, alpha, beta)
-        add = _add_move(problem, active, at)[1] if active.size else 0.0
+        add = _add_move(problem, active, at)[1]
+    add = 0.0 if add is None else add
     converged = settled and not add > opts.tol
     refused = 0.0 if converged else add if run.converged else run.refused  # what the warning names
     return _RunResult(active, alpha, beta, np.asarray(history), run.iterations + moves, converged, run.sweeps,
@@ -483,13 +480,11 @@ def _add_move(problem: _Problem, active: IntArray, post: Whitened) -> tuple[int,
     the gain NaN where rounding left some S_i no digits."""
     excluded = np.setdiff1d(problem.units.usable, active)
     S, Q = factors_over(problem.design, excluded, post)
-    gain = add_row(S, Q, list(range(S.size)), 0.0).gain
-    if not (excluded.size and gain > 0.0):
-        return -1, gain, math.nan
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x = np.where(Q * Q > S, Q * Q / S, 1.0)
-    j = int(np.argmax(np.where(np.isfinite(x), x - 1.0 - np.log(x), -np.inf)))
-    return int(excluded[j]), gain, float(S[j] ** 2 / (Q[j] ** 2 - S[j]))  # Result 7.18(c)
+    row = add_row(S, Q, list(range(S.size)), 0.0)  # where: the position of the largest gain, None if none
+    if row.where is None:
+        return -1, row.gain, math.nan
+    j = int(row.where)
+    return int(excluded[j]), row.gain, float(S[j] ** 2 / (Q[j] ** 2 - S[j]))  # Result 7.18(c)
 
 
 def _initial_beta(beta_init: float | None, t_scale: float) -> float:
