@@ -144,7 +144,7 @@ def check_matrix(X: ArrayLike, name: str = "X", *, square: bool = False, sparse:
         )
     if A.ndim != 2 or A.shape[0] == 0 or A.shape[1] == 0:
         raise fail(name, "a non-empty 2-D array of shape (n_samples, n_features)", A)
-    if not np.all(np.isfinite(A)):
+    if not np.isfinite(A).all():
         raise ValidationError(
             f"{name} must contain only finite values; got NaN or inf at index {_first_bad(A)}"
         )
@@ -168,7 +168,7 @@ def _as_vector(t: ArrayLike, name: str) -> NDArray[np.float64]:
         )
     if v.ndim != 1 or v.size == 0:
         raise fail(name, "a non-empty 1-D array of shape (n_samples,)", v)
-    if not np.all(np.isfinite(v)):
+    if not np.isfinite(v).all():
         raise ValidationError(
             f"{name} must contain only finite values; got NaN or inf at index "
             f"{int(np.argwhere(~np.isfinite(v))[0, 0])}"
@@ -181,7 +181,7 @@ def check_binary_targets(t: ArrayLike, name: str = "t") -> NDArray[np.float64]:
     v = _as_vector(t, name)
     positive = v == 1.0
     negative = v == -1.0
-    if not np.all(positive | negative):
+    if not (positive | negative).all():
         raise ValidationError(
             f"{name} must hold the two class labels -1 and +1; got labels {np.unique(v)[:10].tolist()}"
         )
@@ -204,7 +204,7 @@ def check_sample_weight(w: ArrayLike | None, n: int, name: str = "sample_weight"
     v = _as_vector(w, name)
     if v.shape[0] != n:
         raise ValidationError(f"{name} must have one entry per sample ({n}); got {v.shape[0]}")
-    if np.any(v <= 0):
+    if (v <= 0).any():
         raise ValidationError(
             f"{name} must be positive (drop zero-weight samples first); got {float(v.min())!r} at index "
             f"{int(np.argmin(v))}"

@@ -244,7 +244,7 @@ class _BaseSVM(BaseEstimator):
                            n_features=X.shape[1], X_var=variance)
 
     def _validate_X(self, X: ArrayLike, reset: bool) -> Array:
-        X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite=False, accept_sparse=SPARSE)
+        X = _validated(self, X, None, reset)
         X = check_matrix(X, "X", sparse=not self._precomputed)
         if self._precomputed and reset and X.shape[0] != X.shape[1]:
             raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
@@ -385,6 +385,35 @@ class _BaseSVM(BaseEstimator):
         return tags
 
 
+def _validated(estimator: Any, X: Any, y: Any, reset: bool, **options: Any) -> Any:
+    """``validate_data(estimator, X[, y], reset=reset, dtype=float64, ensure_all_finite=False,
+    accept_sparse=SPARSE, **options)``: X (and y where given), n_features_in_ and the feature names
+    set or checked as it does.
+
+    Its checks of X's type (pandas, narwhals, array API) cost about 140 us, a sixth of a fit at N =
+    100. For the input it returns unchanged, a 2-D float64 ndarray with a row and a column, and where
+    given a 1-D ndarray y of integers, booleans or finite floats of the same length, the attributes
+    are set here without them (no feature names: an ndarray has none); any other input, an
+    estimator fitted with feature names, or a mismatch goes through ``validate_data``, for its
+    conversions, warnings and messages (test_fast_validation checks that both agree).
+    """
+    fast = (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2 and X.shape[0] > 0
+            and X.shape[1] > 0)
+    if fast and y is not None:
+        fast = (type(y) is np.ndarray and y.ndim == 1 and y.shape[0] == X.shape[0]
+                and (y.dtype.kind in "iub" or (y.dtype.kind == "f" and bool(np.isfinite(y).all()))))
+    if fast and reset:
+        estimator.n_features_in_ = X.shape[1]
+        if hasattr(estimator, "feature_names_in_"):
+            del estimator.feature_names_in_
+        return X if y is None else (X, y)
+    if fast and not hasattr(estimator, "feature_names_in_") and X.shape[1] == getattr(estimator, "n_features_in_", -1):
+        return X if y is None else (X, y)
+    args = (X,) if y is None else (X, y)
+    return validate_data(estimator, *args, reset=reset, dtype=np.float64, ensure_all_finite=False,
+                         accept_sparse=SPARSE, **options)
+
+
 def _sample_weight(sample_weight: ArrayLike | None, n: int) -> Array:
     """Per-sample weights as scikit-learn takes them (ones when None): a zero or negative weight
     leaves its sample out (LIBSVM's ``remove_zero_weight``), so it comes back as 0."""
@@ -438,7 +467,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "_ClassifierBase":
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False, accept_sparse=SPARSE)
+        X, y = _validated(self, X, y, True)
         X = check_matrix(X, "X", sparse=not self._precomputed)
         if self._precomputed and X.shape[0] != X.shape[1]:
             raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
@@ -483,7 +512,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
             index = self._pair_index(labels, weight, groups, positive, negative)
             t = np.where(labels[index] == positive, 1.0, -1.0)
             for c, sign in ((positive, 1.0), (negative, -1.0)):
-                if not np.any(t == sign):
+                if not (t == sign).any():
                     raise ValidationError("sample_weight must leave a positive weight in every class; got "
                                           f"zero weight on every point of class {self.classes_[c]!r}")
             points = self._sub(X, index)
@@ -500,7 +529,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
 
     def _groups(self, labels: NDArray[np.intp], weight: Array) -> list[NDArray[np.intp]]:
         """Each class's points of positive weight, in X's order."""
-        return [np.flatnonzero((labels == c) & (weight > 0)) for c in range(self.classes_.shape[0])]
+        return [((labels == c) & (weight > 0)).nonzero()[0] for c in range(self.classes_.shape[0])]
 
     def _pair_index(self, labels: NDArray[np.intp], weight: Array, groups: list[NDArray[np.intp]],
                     positive: int, negative: int) -> NDArray[np.intp]:
@@ -508,7 +537,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         then X itself, not a copy); with more, the positive class's then the negative's, each in X's
         order (LIBSVM's grouping, whose pair matrices ``GroupBlocks`` assembles from class blocks)."""
         if self.classes_.shape[0] == 2:
-            return np.flatnonzero(((labels == positive) | (labels == negative)) & (weight > 0))
+            return (((labels == positive) | (labels == negative)) & (weight > 0)).nonzero()[0]
         return np.concatenate([groups[positive], groups[negative]])
 
     def _group_blocks(self, X: Array, groups: list[NDArray[np.intp]], kernel: Kernel) -> Any:
@@ -616,9 +645,9 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         is_sv = np.zeros(N, dtype=bool)
         for index, sol in zip(self._index, self._solutions):
             is_sv[index[sol.support]] = True
-        support = np.concatenate([np.flatnonzero(is_sv & (labels == c)) for c in range(K)])
+        support = np.concatenate([(is_sv & (labels == c)).nonzero()[0] for c in range(K)])
         self.support_ = support.astype(np.int32)
-        self.n_support_ = np.array([np.sum(labels[support] == c) for c in range(K)], dtype=np.int32)
+        self.n_support_ = np.bincount(labels[support], minlength=K).astype(np.int32)
         self.support_vectors_ = (np.empty((0, 0)) if self._precomputed else
                                  sparse.read_only_rows(X, support))  # CSR when X is sparse, as scikit-learn's
         self.dual_coef_ = self._fitted_layout(self._dual_coef(coef, labels, support), X)
@@ -862,8 +891,7 @@ class _RegressorBase(RegressorMixin, _BaseSVM):
 
     def _fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None) -> "_RegressorBase":
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False, y_numeric=True,
-                             accept_sparse=SPARSE)
+        X, y = _validated(self, X, y, True, y_numeric=True)
         X = check_matrix(X, "X", sparse=not self._precomputed)
         if self._precomputed and X.shape[0] != X.shape[1]:
             raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")

@@ -29,7 +29,7 @@ class BinaryMachine(Machine):
 
     def _balance(self, s: KKTState, tag: str) -> Condition:
         """sum_n a_n t_n = 0, the stationarity of the Lagrangian in b."""
-        size = float(np.sum(np.abs(s.a))) or 1.0
+        size = float(np.abs(s.a).sum()) or 1.0
         return Condition(tag, STATIONARITY, "sum_n a_n t_n = 0", abs(float(self.t @ s.a)), size)
 
     def _primal_common(self, f: Any) -> dict[str, Any]:

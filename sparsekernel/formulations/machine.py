@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._lazy import cvxpy as cp
 from ..validation import check_matrix, check_param, fail
 from ..errors import NonConvexWarning, SolverError, ValidationError
-from ..kernels import Kernel, feature_map, make_kernel
+from ..kernels import RBF, Kernel, feature_map, make_kernel
 from ..sparse import issparse, read_only_rows, to_dense
 from ..solvers.standard_qp import RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
 from .solution import Solution
@@ -544,7 +544,9 @@ class Machine(abc.ABC):
     @cached_property
     def kernel_diagonal_max(self) -> float:
         """max_n |k(x_n, x_n)| (1 where it is 0)."""
-        return _positive(float(np.max(np.abs(self.kernel.diag(self.X)))))
+        if type(self.kernel) is RBF:                     # k(x, x) = 1: no pass over X
+            return 1.0
+        return _positive(float(np.abs(self.kernel.diag(self.X)).max()))
 
     @cached_property
     def kernel_spread(self) -> float:
@@ -575,7 +577,7 @@ class Machine(abc.ABC):
         finite upper bounds (the gap is at most sum_n box_n times the points' violations in
         output units, so a relative gap is bounded by the rows' relative violations)."""
         upper = self.standard_qp().upper
-        return self.output_scale * float(np.sum(upper[np.isfinite(upper)]))
+        return self.output_scale * float(upper[np.isfinite(upper)].sum())
 
     @abc.abstractmethod
     def _standard_qp(self) -> StandardQP:
@@ -861,7 +863,7 @@ class Machine(abc.ABC):
         z = a if a_hat is None else np.concatenate([a, a_hat])
         at_lower, _ = bound_masks(z, qp.lower, qp.upper, tol)
         above = ~at_lower if a_hat is None else (~at_lower[: self.N]) | (~at_lower[self.N:])
-        return np.flatnonzero(above)
+        return above.nonzero()[0]
 
     @property
     def libsvm_scale(self) -> float:

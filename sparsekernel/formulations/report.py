@@ -57,19 +57,30 @@ class KKTRow:
     note: str = ""
 
 
+_ROW_FIELDS = ("tag", "kind", "condition", "violation", "absolute", "scale", "where", "ok", "note")
+
+
+def _row(*values: Any) -> KKTRow:
+    """``KKTRow(*values)`` without the frozen dataclass's nine ``object.__setattr__`` calls (a solve's
+    certificate builds about ten rows; the values are those ``__init__`` would store)."""
+    row = object.__new__(KKTRow)
+    row.__dict__.update(zip(_ROW_FIELDS, values))
+    return row
+
+
 def row_from_values(tag: str, kind: str, condition: str, values: Any, scale: float, tol: float,
                     note: str = "") -> KKTRow:
     """A row from per-point (or single) nonnegative violations."""
     v = values if type(values) is np.ndarray and values.dtype == np.float64 else np.asarray(values, dtype=np.float64)
     if v.size == 0:
-        return KKTRow(tag, kind, condition, 0.0, 0.0, float(scale), None, True, note)
+        return _row(tag, kind, condition, 0.0, 0.0, float(scale), None, True, note)
     at = int(v.argmax())  # the first NaN where there is one (argmax takes NaN as the largest)
     absolute = float(v.flat[at]) + 0.0  # + 0.0 turns -0.0 into 0.0
     if math.isnan(absolute):
-        return KKTRow(tag, kind, condition, math.nan, math.nan, float(scale), None, None, note or "not evaluated")
+        return _row(tag, kind, condition, math.nan, math.nan, float(scale), None, None, note or "not evaluated")
     where = at if v.ndim and absolute > 0 else None
     relative = absolute / scale if scale > 0 else absolute
-    return KKTRow(tag, kind, condition, relative, absolute, float(scale), where, bool(relative <= tol), note)
+    return _row(tag, kind, condition, relative, absolute, float(scale), where, bool(relative <= tol), note)
 
 
 @dataclass(frozen=True)

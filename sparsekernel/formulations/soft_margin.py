@@ -160,7 +160,7 @@ class SoftMarginSVC(BinaryMachine):
         margin = self.t * (s.g + s.b)                                         # t_n y(x_n)
         C_n, xi = self.C_n, s.xi
         mu = C_n - s.a                                                        # (7.31)
-        C = float(np.max(C_n))
+        C = float(C_n.max())
         return [
             # the dual's box (7.33), the two multipliers' signs (7.23) and (7.26) with (7.31) in one row
             Condition("(7.33)", DUAL, "0 <= a_n <= C", np.maximum.reduce([-s.a, s.a - C_n, 0 * s.a]), C),
@@ -214,7 +214,7 @@ class SoftMarginSVC(BinaryMachine):
         return 0.5 * norm2 + float(self.C_n @ slacks[0])       # (7.21)
 
     def _dual_value(self, z: Array, u: Array, Ku: Array) -> float:
-        return float(np.sum(z)) - 0.5 * float(u @ Ku)                    # (7.32)
+        return float(z.sum()) - 0.5 * float(u @ Ku)                      # (7.32)
 
     def _solution_from_primal(self, f: Formulation, info: dict[str, Any]) -> Solution:
         if f.kind == "hinge":

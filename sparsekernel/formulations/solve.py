@@ -163,10 +163,7 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
     sol = machine.solution_from_standard(result.a, _info(result, "smo"), rho=result.rho, G=result.G,
                                          trace=result.trace)
     own = machine._standard_form_solution(sol, "smo", dict(opts, tol=tol))
-    why = ("its iteration cap" if result.status == "max_iter" else
-           "the floating-point resolution of its gradient (the kernel's values are too large for tol)")
-    detail = (f"the SMO stopped at {why} after {result.iterations} iterations with maximal "
-              f"violation {result.violation:.3e} (relative) >= tol = {tol:g}")
+    detail = None if result.status == "optimal" else _smo_stop(result, tol)   # certify's words for a stop
     cert_tol = matched_tol(machine, "smo", tol)
     # the outputs K u from the SMO's kernel rows (not its maintained gradient) where their rounding
     # is at most a quarter of the certificate's tolerance: the kernel is not evaluated a second time
@@ -174,6 +171,14 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
     precise = result.outputs_error <= OUTPUT_ERROR_SHARE * cert_tol * machine.output_scale
     Ku = result.outputs if precise and own is sol else None
     return certify(machine, own, result.outcome, "standard-form dual", "SMO", cert_tol, detail, Ku=Ku)
+
+
+def _smo_stop(result: Any, tol: float) -> str:
+    """Why an SMO run that is not optimal stopped, for the certificate's warning."""
+    why = ("its iteration cap" if result.status == "max_iter" else
+           "the floating-point resolution of its gradient (the kernel's values are too large for tol)")
+    return (f"the SMO stopped at {why} after {result.iterations} iterations with maximal "
+            f"violation {result.violation:.3e} (relative) >= tol = {tol:g}")
 
 
 def solve_direct(machine: Machine, solver: str = "clarabel", bound_tol: float = BOUND_TOL,
@@ -256,7 +261,7 @@ def output_rounding(machine: Machine, solution: Solution) -> float:
     """A bound on the rounding of the outputs sum_m coef_m k(x_n, x_m) in double precision,
     relative to the output scale: eps sum_m |coef_m| max_n k(x_n, x_n)."""
     eps = float(np.finfo(np.float64).eps)
-    return eps * float(np.sum(np.abs(solution.coef))) * machine.kernel_diagonal_max / machine.output_scale
+    return eps * float(np.abs(solution.coef).sum()) * machine.kernel_diagonal_max / machine.output_scale
 
 
 def _failing(report: Any) -> str:

@@ -582,7 +582,7 @@ class CentredRBF:
 
 def rbf_operands(X: Array, gamma: float) -> RBFOperands:
     """``RBFOperands`` of a dense X: the rows of ``CentredRBF`` (the same values), formed at once and kept."""
-    Z = np.subtract(X, np.mean(X, axis=0), dtype=np.float64)
+    Z = np.subtract(X, X.mean(axis=0), dtype=np.float64)
     Z *= math.sqrt(2.0 * gamma)
     return RBFOperands(Z, -0.5 * np.einsum("ij,ij->i", Z, Z))           # s = -gamma ||x - mean||^2
 

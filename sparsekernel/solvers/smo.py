@@ -486,7 +486,7 @@ class _Run:
         flags = np.zeros(n, dtype=np.int8)
         self.st = (a, self.prob[1].copy(), np.zeros(n), np.arange(n, dtype=np.int64), flags)
         self.ctrl = self._control(n, wss, shrinking, max_iter, record, qp.is_nu, shrink_first)
-        self.ctrl[nb.C_CLOCK] = int(np.max(cache.last_used, initial=-1)) + 1     # a kept cache's clock goes on
+        self.ctrl[nb.C_CLOCK] = int(cache.last_used.max(initial=-1)) + 1     # a kept cache's clock goes on
         loops.set_flags(self.prob, self.st, qp.is_nu)
         loops.leave_compact(self.cache_arrays, self.ctrl)         # full rows to begin with
         self.fpar = self._floats(tol * float(qp.tol_scale), qp.scale, QD)
@@ -526,7 +526,7 @@ class _Run:
         unbounded_directions = np.isinf(self.prob[3])
         if self.qp.diagonal is not None:
             unbounded_directions &= np.asarray(self.qp.diagonal) <= 0.0
-        ctrl[nb.C_HAS_INF] = int(np.any(unbounded_directions))
+        ctrl[nb.C_HAS_INF] = int(unbounded_directions.any())
         ctrl[nb.C_P_ALL] = nb.P_ALL
         return ctrl
 
@@ -536,7 +536,7 @@ class _Run:
         fpar[nb.F_TAU] = TAU
         fpar[nb.F_SCALE] = scale
         # the unboundedness rule: sqrt(a^T Q a) <= MARGIN_TOL R (-p^T a), R = max ||phi(x_n)|| (module docstring)
-        fpar[nb.F_UNBOUNDED] = MARGIN_TOL * math.sqrt(max(float(np.max(QD, initial=0.0)), 0.0))
+        fpar[nb.F_UNBOUNDED] = MARGIN_TOL * math.sqrt(max(float(QD.max(initial=0.0)), 0.0))
         fpar[nb.F_PLATT_TOL] = PLATT_TOL_FRACTION * tol
         fpar[nb.F_PLATT_EPS] = PLATT_EPS
         fpar[nb.F_GAMMA] = getattr(self.qp.kernel, "gamma", 0.0)
@@ -562,11 +562,11 @@ class _Run:
             # Q a first, p after: the regression forms start with a_n = a_hat_n on some points, whose rows
             # cancel exactly; added to p one by one they would absorb p when the kernel is large (1e36)
             G = np.zeros(n)
-            nonzero = np.flatnonzero(a != 0.0)
+            nonzero = (a != 0.0).nonzero()[0]
             self._accumulate(nonzero, a[nonzero], G, 0, n)
             G += p
         V[:] = -y * G                                  # v_t = -y_t G_t: I_up/I_low compare v (gap 7.3's t E)
-        at_upper = np.flatnonzero(a >= upper)
+        at_upper = (a >= upper).nonzero()[0]
         self._accumulate(at_upper, upper[at_upper], G_bar, 0, n)
         self.fpar[nb.F_OBJ] = 0.5 * float(a @ (G - p)) + float(p @ a)     # 1/2 a^T Q a + p^T a
         self.fpar[nb.F_PTA] = float(p @ a)
@@ -792,14 +792,16 @@ class _Run:
     @staticmethod
     def _support(u: Array) -> NDArray[np.intp]:
         """The points where u (a vector, or one column per product) is not zero."""
-        return np.flatnonzero(u != 0.0 if u.ndim == 1 else np.any(u != 0.0, axis=1))
+        return (u != 0.0 if u.ndim == 1 else (u != 0.0).any(axis=1)).nonzero()[0]
 
     def _row_rounding(self, u: Array) -> Array:
         """The bound of the rounding that ``_row_products`` leaves in each entry of its product (per
         column of u): sum |u_n| over the support points whose rows are cached, times the bound on a cached
         entry's error (``KernelRowCache.entry_error``: one float32 rounding of the kernel's value, or more for
         the RBF rows of the compiled distance loop); 0 for float64 rows."""
-        diagonal = float(np.max(np.abs(self.prob[5]))) / float(self.qp.scale)         # max Q_ii / scale
+        if self.cache.dtype == np.float64:
+            return np.zeros(u.shape[1:])
+        diagonal = float(np.abs(self.prob[5]).max()) / float(self.qp.scale)         # max Q_ii / scale
         entry = self.cache.entry_error(diagonal)
         if entry == 0.0:
             return np.zeros(u.shape[1:])
@@ -823,7 +825,7 @@ class _Run:
         unless ``shifted`` is already a float64 product of the kernel itself (``exact``).
         """
         qp = self.qp
-        support = np.flatnonzero(u != 0.0)
+        support = (u != 0.0).nonzero()[0]
         if support.size == 0:
             return
         on_support = (u != 0.0)[qp.index]
@@ -898,16 +900,21 @@ def _grow(trace: tuple) -> tuple:
 #: is compiled only when a solve first asks for it.
 LOOP_OF = {"platt": "platt", "first-order": "smo", "second-order": "smo"}
 _COMPILED: set[tuple[str, str]] = set()
+#: (dtype, wss) arguments of ``ensure_compiled`` already answered 0 (each solve asks: a set lookup)
+_READY: set[tuple[Any, Any]] = set()
 
 
 def ensure_compiled(dtype: type = np.float64, wss: str | None = None) -> float:
     """Load the compiled loops for kernel rows of ``dtype`` (compile them, with numba's JIT, where
     the install did not build them) by solving tiny problems: those of rule ``wss`` (None: every
     rule); seconds spent, 0 once done in this process."""
+    if (dtype, wss) in _READY:
+        return 0.0
     name = np.dtype(dtype).name
     loops = sorted(set(LOOP_OF.values())) if wss is None else [LOOP_OF[wss]]
     missing = [loop for loop in loops if (name, loop) not in _COMPILED]
     if not missing:
+        _READY.add((dtype, wss))
         return 0.0
     start = time.perf_counter()
     for loop in missing:

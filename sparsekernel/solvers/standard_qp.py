@@ -213,7 +213,7 @@ def bound_masks(a: Array, lower: Array, upper: Array, tol: float) -> tuple[NDArr
     weights 1000 and 1e-4 make them, every multiplier may be tiny next to its
     box yet free.
     """
-    largest = float(np.max(a - lower, initial=0.0))
+    largest = float((a - lower).max(initial=0.0))
     width = np.minimum(np.where(np.isfinite(upper), upper - lower, largest), largest)
     at_lower = a - lower <= tol * width
     at_upper = np.isfinite(upper) & (upper - a <= tol * width)
@@ -228,8 +228,8 @@ def calculate_rho(y: Array, G: Array, at_lower: NDArray[np.bool_], at_upper: NDA
     """
     yG = y * G
     free = ~(at_lower | at_upper)
-    if np.any(free):
-        return RhoEstimate(float(np.mean(yG[free])), n_free=int(free.sum()))
+    if free.any():
+        return RhoEstimate(float(yG[free].mean()), n_free=int(free.sum()))
     ub_set = (at_upper & (y < 0)) | (at_lower & (y > 0))
     lb_set = (at_upper & (y > 0)) | (at_lower & (y < 0))
     return RhoEstimate(_midpoint(yG[lb_set], yG[ub_set]), fallback=True)
