@@ -244,7 +244,7 @@ class _BaseSVM(BaseEstimator):
                            n_features=X.shape[1], X_var=variance)
 
     def _validate_X(self, X: ArrayLike, reset: bool) -> Array:
-        X = _validated(self, X, None, reset)
+        X = _validated(self, X, _NO_Y, reset)
         X = check_matrix(X, "X", sparse=not self._precomputed)
         if self._precomputed and reset and X.shape[0] != X.shape[1]:
             raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
@@ -385,6 +385,9 @@ class _BaseSVM(BaseEstimator):
         return tags
 
 
+_NO_Y = "no_validation"          # validate_data's own default: X alone (a y of None is refused by it)
+
+
 def _validated(estimator: Any, X: Any, y: Any, reset: bool, **options: Any) -> Any:
     """``validate_data(estimator, X[, y], reset=reset, dtype=float64, ensure_all_finite=False,
     accept_sparse=SPARSE, **options)``: X (and y where given), n_features_in_ and the feature names
@@ -399,18 +402,17 @@ def _validated(estimator: Any, X: Any, y: Any, reset: bool, **options: Any) -> A
     """
     fast = (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2 and X.shape[0] > 0
             and X.shape[1] > 0)
-    if fast and y is not None:
+    if fast and y is not _NO_Y:
         fast = (type(y) is np.ndarray and y.ndim == 1 and y.shape[0] == X.shape[0]
                 and (y.dtype.kind in "iub" or (y.dtype.kind == "f" and bool(np.isfinite(y).all()))))
     if fast and reset:
         estimator.n_features_in_ = X.shape[1]
         if hasattr(estimator, "feature_names_in_"):
             del estimator.feature_names_in_
-        return X if y is None else (X, y)
+        return X if y is _NO_Y else (X, y)
     if fast and not hasattr(estimator, "feature_names_in_") and X.shape[1] == getattr(estimator, "n_features_in_", -1):
-        return X if y is None else (X, y)
-    args = (X,) if y is None else (X, y)
-    return validate_data(estimator, *args, reset=reset, dtype=np.float64, ensure_all_finite=False,
+        return X if y is _NO_Y else (X, y)
+    return validate_data(estimator, X, y, reset=reset, dtype=np.float64, ensure_all_finite=False,
                          accept_sparse=SPARSE, **options)
 
 

