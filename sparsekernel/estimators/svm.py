@@ -510,6 +510,9 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         self._fit_X, self._kernel = X, kernel
         groups = self._groups(labels, weight)
         blocks = self._group_blocks(X, groups, kernel)
+        # a pair's inputs X[index] are its two classes' rows: gathered once per class, joined per pair
+        class_rows = (None if len(groups) < 3 or self._precomputed or sparse.issparse(X) else
+                      [X[g] for g in groups])
         for positive, negative in self._pairs():
             index = self._pair_index(labels, weight, groups, positive, negative)
             t = np.where(labels[index] == positive, 1.0, -1.0)
@@ -517,7 +520,8 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
                 if not (t == sign).any():
                     raise ValidationError("sample_weight must leave a positive weight in every class; got "
                                           f"zero weight on every point of class {self.classes_[c]!r}")
-            points = self._sub(X, index)
+            points = (self._sub(X, index) if class_rows is None else
+                      np.concatenate([class_rows[positive], class_rows[negative]]))     # X[index]
             machine = self.make_machine(points, t, weight[index], kernel)
             sol, report = self._fit_machine(machine, self._pair_cache(blocks, machine, points, positive, negative))
             self.pairs_.append((positive, negative))

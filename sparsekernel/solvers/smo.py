@@ -101,7 +101,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -351,8 +351,7 @@ def smo(
     opts.update(initial=_check_initial(problem, initial), cache=_check_cache(problem, cache),
                 initial_gradient=_check_initial_gradient(problem, initial, initial_gradient))
     dtype = kernel_cache.row_dtype(int(problem.X.shape[0])) if cache is None else cache.dtype
-    compile_time = ensure_compiled(dtype, opts["wss"])
-    return replace(_solve(problem, opts, None), compile_time=compile_time)
+    return _solve(problem, opts, None, compile_time=ensure_compiled(dtype, opts["wss"]))
 
 
 #: A warm start may leave its box or equalities by this much relative to the box (rounding).
@@ -447,7 +446,8 @@ def smo_standard(
                            record=record, initial=initial, cache=cache, initial_gradient=initial_gradient), None)
 
 
-def _solve(qp: StandardQP, opts: dict[str, Any], dtype: type | None) -> SMOResult:
+def _solve(qp: StandardQP, opts: dict[str, Any], dtype: type | None, compile_time: float = 0.0) -> SMOResult:
+    """One SMO run; ``compile_time``: the caller's load or compile of the loops, for the result."""
     start = time.perf_counter()
     with limit_blas(BLAS_THREADS):
         run = _Run(qp, dtype=dtype, **opts)
@@ -456,7 +456,7 @@ def _solve(qp: StandardQP, opts: dict[str, Any], dtype: type | None) -> SMOResul
             if code != nb.OPTIMAL or run.cache.dtype == np.float64 or run.refined():
                 break
             code = run.iterate()
-        return run.result(code, start)
+        return run.result(code, start, compile_time)
 
 
 class _Run:
@@ -736,7 +736,7 @@ class _Run:
         ctrl[nb.C_CLOCK] = self.cache.fill(requested, int(ctrl[nb.C_CLOCK]))
 
     # -- the answer --------------------------------------------------------------------
-    def result(self, code: int, start: float) -> SMOResult:
+    def result(self, code: int, start: float, compile_time: float = 0.0) -> SMOResult:
         """Undo the permutation; rho from the free variables (or the midpoint); the trace."""
         if code in (nb.MAX_ITER, ROUNDOFF):
             self.reconstruct()
@@ -763,7 +763,7 @@ class _Run:
                          iterations=int(self.ctrl[nb.C_ITER]),
                          objective=float(self.fpar[nb.F_OBJ]),
                          violation=float(loops.violation(m0, m1, M0, M1)) / float(qp.tol_scale),
-                         solve_time=time.perf_counter() - start,
+                         solve_time=time.perf_counter() - start, compile_time=compile_time,
                          rows_computed=self.cache.rows_computed - self.rows_before,
                          cache_rows=self.cache.n_slots, compact=bool(self.ctrl[nb.C_COMPACT_USED]),
                          trace=self._trace(), **outputs)
