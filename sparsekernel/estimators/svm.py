@@ -395,7 +395,8 @@ def _validated(estimator: Any, X: Any, y: Any, reset: bool, **options: Any) -> A
 
     Its checks of X's type (pandas, narwhals, array API) cost about 140 us, a sixth of a fit at N =
     100. For the input it returns unchanged, a 2-D float64 ndarray with a row and a column, and where
-    given a 1-D ndarray y of integers, booleans or finite floats of the same length, the attributes
+    given a 1-D C-contiguous ndarray y of integers, booleans or finite floats of the same length
+    (validate_data returns a view of such a y: the same values), the attributes
     are set here without them (no feature names: an ndarray has none); any other input, an
     estimator fitted with feature names, or a mismatch goes through ``validate_data``, for its
     conversions, warnings and messages (test_fast_validation checks that both agree).
@@ -403,7 +404,7 @@ def _validated(estimator: Any, X: Any, y: Any, reset: bool, **options: Any) -> A
     fast = (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2 and X.shape[0] > 0
             and X.shape[1] > 0)
     if fast and y is not _NO_Y:
-        fast = (type(y) is np.ndarray and y.ndim == 1 and y.shape[0] == X.shape[0]
+        fast = (type(y) is np.ndarray and y.ndim == 1 and y.shape[0] == X.shape[0] and y.flags.c_contiguous
                 and (y.dtype.kind in "iub" or (y.dtype.kind == "f" and bool(np.isfinite(y).all()))))
     if fast and reset:
         estimator.n_features_in_ = X.shape[1]
@@ -510,9 +511,9 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         self._fit_X, self._kernel = X, kernel
         groups = self._groups(labels, weight)
         blocks = self._group_blocks(X, groups, kernel)
-        # a pair's inputs X[index] are its two classes' rows: gathered once per class, joined per pair
-        class_rows = (None if len(groups) < 3 or self._precomputed or sparse.issparse(X) else
-                      [X[g] for g in groups])
+        # a pair's inputs X[index] are its two classes' rows: where the pairs are small enough to share
+        # class blocks of the kernel, gathered once per class and joined per pair (a copy of X meanwhile)
+        class_rows = None if blocks is None else [X[g] for g in groups]
         for positive, negative in self._pairs():
             index = self._pair_index(labels, weight, groups, positive, negative)
             t = np.where(labels[index] == positive, 1.0, -1.0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Sequence
 
 import numpy as np
@@ -57,14 +57,14 @@ class KKTRow:
     note: str = ""
 
 
-_ROW_FIELDS = ("tag", "kind", "condition", "violation", "absolute", "scale", "where", "ok", "note")
+_ROW_FIELDS = tuple(f.name for f in fields(KKTRow))
 
 
 def _row(*values: Any) -> KKTRow:
     """``KKTRow(*values)`` without the frozen dataclass's nine ``object.__setattr__`` calls (a solve's
     certificate builds about ten rows; the values are those ``__init__`` would store)."""
     row = object.__new__(KKTRow)
-    row.__dict__.update(zip(_ROW_FIELDS, values))
+    row.__dict__.update(zip(_ROW_FIELDS, values, strict=True))
     return row
 
 

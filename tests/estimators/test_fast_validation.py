@@ -4,7 +4,8 @@ For a 2-D float64 ndarray (and a 1-D integer, boolean or finite float y) the
 estimators set ``n_features_in_`` and drop old feature names themselves; every
 other input goes through scikit-learn's ``validate_data``. Here each input is
 given to both, on fresh estimators, and what they return, set and raise is
-compared: the same arrays (the very objects where validate_data keeps them),
+compared: the same arrays (X the very object, as validate_data keeps it; y the same values, layout
+and dtype),
 the same attributes, the same error or warning where one is due.
 """
 
@@ -52,10 +53,23 @@ def test_fit_inputs_return_and_set_what_validate_data_does(name, X, y):
         want_X, want_y = _reference(theirs, X, y, True)
         assert got_X is X and want_X is X                   # validate_data keeps such an X as it is
         np.testing.assert_array_equal(got_y, want_y)
-        assert got_y.dtype == want_y.dtype
+        assert got_y.dtype == want_y.dtype and got_y.flags.c_contiguous and want_y.flags.c_contiguous
         assert ours.n_features_in_ == theirs.n_features_in_ == X.shape[1]
         assert not hasattr(ours, "feature_names_in_") and not hasattr(theirs, "feature_names_in_")
         assert _validated(ours, X, _NO_Y, False) is X         # predict's check: the same X back
+
+
+def test_a_kkt_row_built_by_the_shortcut_is_the_dataclass_row():
+    from dataclasses import asdict, replace
+
+    from sparsekernel.formulations.report import KKTRow, _row
+
+    values = ("(7.24)", "primal", "t_n y_n - 1 + xi_n >= 0", 0.5, 0.25, 0.5, 3, False, "")
+    row, reference = _row(*values), KKTRow(*values)
+    assert row == reference and hash(row) == hash(reference) and repr(row) == repr(reference)
+    assert asdict(row) == asdict(reference) and replace(row, ok=True) == replace(reference, ok=True)
+    with pytest.raises(ValueError):
+        _row(*values[:-1])                                   # a field missing is an error, not a default
 
 
 def test_refit_on_an_array_forgets_the_feature_names_of_a_frame():

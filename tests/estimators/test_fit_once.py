@@ -141,12 +141,14 @@ def test_a_multiclass_fit_computes_each_class_block_once_and_equals_the_pairs_ow
     np.testing.assert_array_equal(shared.support_, own.support_)
     da = shared.set_params(decision_function_shape="ovo").decision_function(X)
     db = own.set_params(decision_function_shape="ovo").decision_function(X)
-    # in the notes' units (LIBSVM's nu-SVC values are y(x) / rho): two answers certified at tol differ
-    # by a few tol (the kernel's values round differently in the blocks and in a pair's own product,
-    # and the SMO takes other steps; 5 tol seen on iris with the polynomial kernel), not by 1e-4
+    # in the notes' units (LIBSVM's nu-SVC values are y(x) / rho, a factor up to 308 here): the kernel's
+    # values round differently in the blocks and in a pair's own product and the SMO takes other steps,
+    # so two answers certified at tol differ by a fraction of tol (0.05-0.44 tol of the largest value seen
+    # on two machines); blocks off by a relative 1e-5 exceed this bound, and the KKT reports cannot see
+    # that (the SMO's outputs agree with its own rows)
     factor = np.array([m.libsvm_decision_factor(s) for m, s in zip(own.machines_, own.solutions_)])
     notes_a, notes_b = da / factor, db / factor
-    assert np.max(np.abs(notes_a - notes_b)) <= 50 * params["tol"] * max(1.0, float(np.max(np.abs(notes_b))))
+    assert np.max(np.abs(notes_a - notes_b)) <= 5 * params["tol"] * float(np.max(np.abs(notes_b)))
     assert np.mean(shared.predict(X) == getattr(svm, estimator)(**params).fit(X, y).predict(X)) >= 0.99
 
 

@@ -224,27 +224,23 @@ def test_an_addition_the_span_test_refuses_is_made_on_the_orthogonal_factors(mon
 
 
 def _fuzz_draw(name, seed):
-    """Two cells of ``benchmarks/rvm_fuzz.py`` (N = 220, standardised X for friedman2, raw for the tanh)."""
-    from sklearn.datasets import make_friedman2
-
-    if name == "friedman2":
-        X, t = make_friedman2(n_samples=220, noise=125.0, random_state=seed)
-        return (X - X.mean(axis=0)) / X.std(axis=0), t
+    """A cell of ``benchmarks/rvm_fuzz.py`` (N = 220, raw X, a tanh target)."""
+    assert name == "gauss"
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(220, 5)) * np.array([1.0, 10.0, 0.1, 3.0, 1.0])
     return X, np.tanh(X[:, 0]) + 0.05 * X[:, 1] + 0.2 * rng.normal(size=220)
 
 
-# without the EM start, friedman2's cell ended 4.7 nats below EM on one machine and 0.6 on another (the
-# plain starts' climb depends on the BLAS's rounding): only the gauss cell's shortfall is asserted
-@pytest.mark.parametrize("name, seed, width, mackay_short", [("friedman2", 0, 0.03, None), ("gauss", 1, 30.0, 2.0)])
+@pytest.mark.parametrize("name, seed, width, mackay_short", [("gauss", 1, 30.0, 2.0)])
 def test_the_em_start_reaches_what_em_reaches_where_mackays_starts_do_not(name, seed, width, mackay_short,
                                                                           monkeypatch):
     """EM's re-estimation from every function (alpha_i = 1) climbs to another maximum than MacKay's from the
-    same start: on these fuzzed cells EM (then the steps) ended 2.5-4.7 nats above every start of the fast
-    method. With the EM start among the top-down starts, fast reaches EM's maximum (within the 1 nat a
-    denser maximum must gain to replace a sparser one, ``sequential.TOP_DOWN_GAIN``); without it, it stays
-    more than ``mackay_short`` nats below."""
+    same start: on fuzzed cells EM (then the steps) ended nats above every start of the fast method. With
+    the EM start among the top-down starts, fast reaches EM's maximum (within the 1 nat a denser maximum
+    must gain to replace a sparser one, ``sequential.TOP_DOWN_GAIN``); without it, it stays more than
+    ``mackay_short`` nats below that. (The friedman2 cell of the fuzz, seed 0, is left out: under a
+    relative change of 1e-14 in K, a BLAS's rounding, both EM and the EM start land on either of two
+    maxima 4.8 nats apart, so no assertion about it holds on every machine.)"""
     from sparsekernel.solvers.rvm import sequential
 
     X, t = _fuzz_draw(name, seed)
@@ -252,12 +248,10 @@ def test_the_em_start_reaches_what_em_reaches_where_mackays_starts_do_not(name, 
     em = direct_evidence(K, t, fit(K, t, "em"))
     r = fit(K, t)
     assert r.converged and evidence_report(K, t, r).ok
-    assert direct_evidence(K, t, r) >= em - 1.0
+    reached = direct_evidence(K, t, r)
+    assert reached >= em - 1.0
     monkeypatch.setattr(sequential, "TOP_DOWN_EM_ALPHAS", ())
-    without = direct_evidence(K, t, fit(K, t))
-    assert without <= direct_evidence(K, t, r) + 1e-6          # a start more never lowers the maximum
-    if mackay_short is not None:
-        assert without < em - mackay_short
+    assert direct_evidence(K, t, fit(K, t)) < reached - mackay_short
 
 
 # ---------------------------------------------------------------------------------------------------
