@@ -85,6 +85,10 @@ class Kernel:
         """k(x_n, x_n) for every row of X, shape (n,)."""
         raise NotImplementedError
 
+    def diag_max(self, X: ArrayLike) -> float:
+        """max_n |k(x_n, x_n)| over the rows of X (a non-empty X)."""
+        return float(np.abs(self.diag(X)).max())
+
     @property
     def has_features(self) -> bool:
         return False
@@ -194,6 +198,9 @@ class RBF(Kernel):
 
     def diag(self, X: ArrayLike) -> Array:
         return np.ones(as_rows(X).shape[0])
+
+    def diag_max(self, X: ArrayLike) -> float:
+        return 1.0                                   # k(x, x) = 1: no pass over X
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._lazy import cvxpy as cp
 from ..validation import check_matrix, check_param, fail
 from ..errors import NonConvexWarning, SolverError, ValidationError
-from ..kernels import RBF, Kernel, feature_map, make_kernel
+from ..kernels import Kernel, feature_map, make_kernel
 from ..sparse import issparse, read_only_rows, to_dense
 from ..solvers.standard_qp import RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
 from .solution import Solution
@@ -544,9 +544,7 @@ class Machine(abc.ABC):
     @cached_property
     def kernel_diagonal_max(self) -> float:
         """max_n |k(x_n, x_n)| (1 where it is 0)."""
-        if type(self.kernel) is RBF:                     # k(x, x) = 1: no pass over X
-            return 1.0
-        return _positive(float(np.abs(self.kernel.diag(self.X)).max()))
+        return _positive(self.kernel.diag_max(self.X))
 
     @cached_property
     def kernel_spread(self) -> float:

@@ -799,8 +799,6 @@ class _Run:
         column of u): sum |u_n| over the support points whose rows are cached, times the bound on a cached
         entry's error (``KernelRowCache.entry_error``: one float32 rounding of the kernel's value, or more for
         the RBF rows of the compiled distance loop); 0 for float64 rows."""
-        if self.cache.dtype == np.float64:
-            return np.zeros(u.shape[1:])
         diagonal = float(np.abs(self.prob[5]).max()) / float(self.qp.scale)         # max Q_ii / scale
         entry = self.cache.entry_error(diagonal)
         if entry == 0.0:
