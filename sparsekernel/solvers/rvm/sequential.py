@@ -489,9 +489,13 @@ def refresh(state: _State) -> float:
 
 def beta_proposals(state: _State, prior: Hyperprior) -> tuple[float, float]:
     """(7.88) (with Exercise 7.13's hyperprior) and the EM update of gap 7.6, from Sigma and m."""
+    return _proposals(state, float(np.sum(1.0 - state.alpha * np.diag(state.Sigma))), prior)  # (7.89)
+
+
+def _proposals(state: _State, sum_gamma: float, prior: Hyperprior) -> tuple[float, float]:
+    """``beta_proposals`` given sum_i gamma_i (the misfit from the state's m, alpha and beta)."""
     N, beta = state.N, state.beta
     E_D = state.data_misfit()
-    sum_gamma = float(np.sum(1.0 - state.alpha * np.diag(state.Sigma)))  # (7.89)
     mackay = _ratio(N + 2.0 * (prior.a - 1.0) - sum_gamma, E_D + 2.0 * prior.b)  # (7.88), Ex. 7.13
     em = _ratio(N + 2.0 * (prior.a - 1.0), E_D + sum_gamma / beta + 2.0 * prior.b)  # gap 7.6
     return mackay, em
@@ -1074,37 +1078,47 @@ def mackay_polish(run: _Run, opts: FastOptions, sweeps: int) -> bool:
     Single-alpha steps and the beta step are coordinate moves; a MacKay sweep
     moves all hyperparameters at once, which can leave a ridge where the
     coordinate moves crawl. Each sweep is one Cholesky factorisation of the
-    kept M x M system; alphas beyond ``alpha_max`` are held at it (the next
-    single-alpha steps delete them). Returns whether any sweep was kept.
+    kept M x M system and its triangular inverse (diag Sigma for (7.89));
+    alphas beyond ``alpha_max`` are held at it (the next single-alpha steps
+    delete them). S and Q over the pool, which the sweeps do not read, are
+    recomputed once, from the last sweep kept. Returns whether any sweep was kept.
     """
-    state, moved = run.state, False
+    state = run.state
+    if state.active.size == 0:
+        return False
+    Sigma_diag, kept = np.diag(state.Sigma), None
+    alpha_kept, beta_kept, m_kept = state.alpha, state.beta, state.m
     for _ in range(sweeps):
-        if state.active.size == 0:
-            return moved
-        gamma = 1.0 - state.alpha * np.diag(state.Sigma)  # (7.89)
+        gamma = 1.0 - state.alpha * Sigma_diag  # (7.89)
         with np.errstate(divide="ignore", invalid="ignore"):
             alpha_new = np.where(state.m != 0.0, gamma / state.m**2, opts.alpha_max)  # (7.87)
         alpha_new = np.clip(np.nan_to_num(alpha_new, nan=opts.alpha_max, posinf=opts.alpha_max),
                             1e-12, opts.alpha_max)
         beta_new = state.beta
         if opts.update_beta:
-            beta_new, _ = beta_proposals(state, opts.prior)  # (7.88)
+            beta_new, _ = _proposals(state, float(gamma.sum()), opts.prior)  # (7.88)
             beta_new = min(beta_new, opts.beta_max) if math.isfinite(beta_new) and beta_new > 0 else state.beta
-        alpha_old = state.alpha
         state.alpha = alpha_new
         try:
             trial = _factorise(state, beta_new)
+            accepted = trial.value > run.value + opts.tol
+            if accepted:
+                Sigma_diag = np.einsum("ij,ij->j", trial.L_inv, trial.L_inv)  # Sigma = L^-T L^-1
         except SolverError:
-            state.alpha = alpha_old
-            return moved
-        if not trial.value > run.value + opts.tol:
-            state.alpha = alpha_old
-            return moved
+            accepted = False
+        if not accepted:
+            break
+        kept, alpha_kept = trial, alpha_new
+        state.beta, state.m = trial.beta, trial.m  # what the next sweep reads (Sigma: its diagonal above)
         run.iterations += 1
-        run.record(_adopt(state, trial, whole=True))
+        run.record(trial.value)
         run.since_refresh, run.reselected, run.beta_fresh = 0, False, False
-        moved = True
-    return moved
+    state.alpha = alpha_kept
+    if kept is None:
+        state.beta, state.m = beta_kept, m_kept
+        return False
+    _adopt(state, kept, whole=True)
+    return True
 
 
 def held_start(run: _Run, basis: _Basis, opts: FastOptions, beta_hold: float) -> tuple[_Run, bool]:
