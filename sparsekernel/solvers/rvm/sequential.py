@@ -160,7 +160,7 @@ from ._bound_loops import (
     tier_rows,
 )
 from ...errors import SolverError
-from .design import DenseDesign, Design, WeightedDesign, gram_matrix
+from .design import DenseDesign, Design, WeightedDesign, gram_matrix, transposed_product
 from .laplace import Laplace, ModeOptions, find_mode, laplace_log_evidence, whitened_problem
 from .checks import ALPHA_INIT, DEFAULT_MAX_ITER
 from .likelihood import Likelihood
@@ -1448,7 +1448,7 @@ def _whiten(likelihood: Likelihood, Phi: Array, squares: Array, T: Array, at: _L
     if Phi_w is None:  # one output: diag(sqrt(b)) Phi, never formed; one pass for both products
         b_root = root[:, 0, 0]
         design: Design = WeightedDesign(Phi, b_root, squares)
-        both = Phi.T @ np.column_stack([b_root * t_w, r[:, 0]])
+        both = transposed_product(Phi, np.column_stack([b_root * t_w, r[:, 0]]))
         return _Whitened(design, t_w, both[:, 0], squares.T @ (b_root * b_root), both[:, 1])
     design = DenseDesign(Phi_w)
     PhiTt, norms = design.moments(t_w)
