@@ -12,11 +12,12 @@ Modules, one concept each:
 ``regression``    ``rvm_regression``; ``classification``: ``rvm_classification``
 ``laplace_fit``   the one fitting path of the non-conjugate likelihoods (scaling, dispatch, units)
 ``checks``        validation and units shared by the entry points
-``certificate``   ``evidence_report``, ``laplace_report``: the gains one move would still make (a maximum of the evidence?)
+``certificate``   ``evidence_report``, ``laplace_report``: the gains one move would still make (a maximum of the evidence?);
+                  ``evidence_report_at``: the same at hyperparameters from any source
 ``results``       the fitted models and their predictive distributions
 """
 
-from .certificate import EvidenceReport, evidence_report, laplace_report
+from .certificate import EvidenceReport, evidence_report, evidence_report_at, laplace_report
 from .checks import METHODS
 from .classification import rvm_classification
 from .likelihood import Bernoulli, Gaussian, Likelihood, Softmax
@@ -35,6 +36,7 @@ from .results import (
 __all__ = [
     "EvidenceReport",
     "evidence_report",
+    "evidence_report_at",
     "laplace_report",
     "RVMRegression",
     "RVMClassification",

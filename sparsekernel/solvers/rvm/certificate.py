@@ -26,6 +26,10 @@ nats of (7.85) on the benchmark's widest kernels, and the certificate could
 then neither pass nor refute those fits.) The per-function evidence
 is l(alpha) = 1/2 [ln alpha - ln(alpha + s) + q^2 / (alpha + s)] (7.97).
 
+``evidence_report_at(Phi, t, relevance, alpha, beta)`` is the same
+certificate at hyperparameters from any source (a hand-written RVM, another
+library's fit), with no reported evidence to compare.
+
 ``laplace_report(Phi, t, result)`` is the same certificate for a
 classification fit: the rows (``kept_rows``, ``add_row``) on the effective
 problem (7.117)-(7.119) at the Laplace mode, found again from the returned
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -51,7 +56,7 @@ from .likelihood import Bernoulli, Likelihood, Softmax
 from .posterior import Whitened, covariance_from_factor, whitened_posterior
 from .results import RVMClassification, RVMRegression
 
-__all__ = ["EvidenceRow", "EvidenceReport", "evidence_report", "laplace_report", "kept_rows", "add_row", "gain_to_optimum",
+__all__ = ["EvidenceRow", "EvidenceReport", "evidence_report", "evidence_report_at", "laplace_report", "kept_rows", "add_row", "gain_to_optimum",
            "kept_gains", "kept_sq", "beta_fixed_point", "factors_over"]
 
 #: Columns of the design read at once for the weighted norms phi_i^T B_kk phi_i (``_weighted_norms``).
@@ -82,10 +87,13 @@ class EvidenceReport:
     tol: float
     evidence_tag: str = "(7.85)"  # the evidence recomputed: (7.85), or the Laplace approximation (7.114)
     rounding: float = 0.0  # the estimated rounding error of the recomputed evidence (``Whitened.rounding``)
+    compared: bool = True  # False: hyperparameters given without an evidence (``evidence_report_at``)
 
     @property
     def evidence_agrees(self) -> bool:
-        """Recomputed and reported evidence agree to tol."""
+        """Recomputed and reported evidence agree to tol (True where nothing was reported)."""
+        if not self.compared:
+            return True
         return abs(self.log_evidence - self.reported_log_evidence) <= max(self.tol, 1e-9 * abs(self.log_evidence))
 
     @property
@@ -104,7 +112,8 @@ class EvidenceReport:
     def to_dict(self) -> dict[str, Any]:
         return {"title": self.title, "ok": self.ok, "tol": self.tol, "evidence": self.evidence_tag,
                 "log_evidence": self.log_evidence,
-                "reported_log_evidence": self.reported_log_evidence, "rounding": self.rounding,
+                "reported_log_evidence": self.reported_log_evidence if self.compared else None,
+                "rounding": self.rounding,
                 "agrees_within_rounding": self.agrees_within_rounding,
                 "largest_gain": self.largest_gain,
                 "rows": [asdict(r) for r in self.rows]}
@@ -120,8 +129,11 @@ class EvidenceReport:
             where = "-" if r.where is None else str(r.where)
             lines.append(f"  {r.tag:<9} {r.move:<52} {r.gain:>10.2e} {where:>7}  {'PASS' if r.ok else 'FAIL'}")
         lines.append("")
-        lines.append(f"  log evidence {self.evidence_tag} recomputed {self.log_evidence:.6f}, reported "
-                     f"{self.reported_log_evidence:.6f} ({'PASS' if self.evidence_agrees else 'FAIL'})")
+        if self.compared:
+            lines.append(f"  log evidence {self.evidence_tag} recomputed {self.log_evidence:.6f}, reported "
+                         f"{self.reported_log_evidence:.6f} ({'PASS' if self.evidence_agrees else 'FAIL'})")
+        else:
+            lines.append(f"  log evidence {self.evidence_tag} {self.log_evidence:.6f} (none reported to compare)")
         if self.rounding > self.tol:
             lines.append(f"  its rounding error at this conditioning is estimated at {self.rounding:.2g} nats, more "
                          "than the tolerance: the values above are known to about that")
@@ -171,18 +183,78 @@ def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: fl
         raise fail("result", "an RVMRegression (rvm_regression's result)", result)
     tol = float(check_param("tol", tol))
     beta_floor = 1.0 / float(check_param("noise_floor", noise_floor, "C"))
+    design, t = _regression_data(Phi, t)
+    reported = float(result.log_evidence[-1]) if len(result.log_evidence) else math.nan
+    return _regression_report(design, t, np.asarray(result.relevance, dtype=np.intp), bool(result.bias_used),
+                              np.asarray(result.alpha, dtype=np.float64), float(result.beta), tol, beta_floor,
+                              reported, f"{result.method} fit")
+
+
+def evidence_report_at(Phi: ArrayLike, t: ArrayLike, relevance: ArrayLike, alpha: ArrayLike, beta: float, *,
+                       bias: bool = True, tol: float = 1e-2, noise_floor: float = 1e-6) -> EvidenceReport:
+    """The certificate of regression hyperparameters from any source: a hand-written RVM, another library.
+
+    The rows of ``evidence_report`` at the model that keeps the bias (if
+    ``bias``) and the columns ``relevance`` of Phi with prior precisions
+    ``alpha`` and noise precision ``beta``: whether one move of Algorithm 7.2,
+    or beta's re-estimation (7.88), would still raise the evidence (7.85) by
+    more than ``tol`` nats. Nothing reported is compared (the report's
+    ``compared`` is False); its ``log_evidence`` is (7.85) at the point.
+
+    Parameters
+    ----------
+    Phi : array (N, M) or Design
+        The design matrix (without the bias column), in the units ``alpha`` refers to.
+    t : array (N,)
+    relevance : int array (R,)
+        Distinct columns of Phi in the model.
+    alpha : array (R + bias,)
+        Their precisions, the bias's first; positive and finite.
+    beta : float > 0
+    bias : bool
+        Whether the constant function phi_0 = 1 is in the model (first in ``alpha``).
+    tol, noise_floor : as for ``evidence_report``.
+    """
+    tol = float(check_param("tol", tol))
+    beta_floor = 1.0 / float(check_param("noise_floor", noise_floor, "C"))
+    design, t = _regression_data(Phi, t)
+    M = design.shape[1]
+    if not isinstance(bias, (bool, np.bool_)):
+        raise fail("bias", "True or False", bias)
+    index = np.asarray(relevance)
+    if (index.ndim != 1 or (index.size and not np.issubdtype(index.dtype, np.integer))
+            or np.any((index < 0) | (index >= M)) or np.unique(index).size != index.size):
+        raise fail("relevance", f"distinct column indices in [0, {M})", relevance)
+    index = index.astype(np.intp)
+    precisions = np.asarray(alpha, dtype=np.float64)
+    K = index.size + int(bias)
+    if precisions.shape != (K,) or not np.all(np.isfinite(precisions) & (precisions > 0.0)):
+        raise fail("alpha", f"{K} positive finite precisions (the bias's first)" if bias else
+                   f"{K} positive finite precisions", alpha)
+    if isinstance(beta, bool) or not (isinstance(beta, numbers.Real) and math.isfinite(beta) and beta > 0.0):
+        raise fail("beta", "a positive finite noise precision", beta)
+    return _regression_report(design, t, index, bool(bias), precisions, float(beta), tol, beta_floor, math.nan,
+                              "given hyperparameters", compared=False)
+
+
+def _regression_data(Phi: ArrayLike, t: ArrayLike) -> tuple[Design, Array]:
     design = check_design(Phi)
     t = np.asarray(t, dtype=np.float64)
-    N, M = design.shape
+    N = design.shape[0]
     if t.shape != (N,):
         raise fail("t", f"an array of {N} targets (the rows of Phi)", f"shape {t.shape}")
-    beta = float(result.beta)
-    alpha = np.asarray(result.alpha, dtype=np.float64)
-    relevance = np.asarray(result.relevance, dtype=np.intp)
+    return design, t
+
+
+def _regression_report(design: Design, t: Array, relevance: NDArray[np.intp], bias: bool, alpha: Array,
+                       beta: float, tol: float, beta_floor: float, reported: float, what: str,
+                       compared: bool = True) -> EvidenceReport:
+    """The rows of the module docstring at (relevance, alpha, beta), from one orthogonal factorisation."""
+    N, M = design.shape
     kept = design.columns(relevance)
-    if result.bias_used:
+    if bias:
         kept = np.column_stack([np.ones(N), kept])
-    labels = (["bias"] if result.bias_used else []) + [int(i) for i in relevance]
+    labels = (["bias"] if bias else []) + [int(i) for i in relevance]
     excluded = np.setdiff1d(np.arange(M), relevance)
     post = whitened_posterior(kept, t, alpha, beta)  # (7.82)-(7.85) by an orthogonal factorisation
     s, q = kept_sq(alpha, post)
@@ -194,11 +266,10 @@ def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: fl
         whitened_posterior(kept, t, alpha, beta_new).evidence - post.evidence, 0.0)
     rows.append(EvidenceRow("(7.88)", f"move beta to its fixed point ({beta:.4g} -> {beta_new:.4g})",
                             float(gain), None, bool(gain <= tol)))
-    reported = float(result.log_evidence[-1]) if len(result.log_evidence) else math.nan
-    title = (f"RVM evidence certificate: {result.method} fit, N = {N}, M = {M}, {len(labels)} kept "
+    title = (f"RVM evidence certificate: {what}, N = {N}, M = {M}, {len(labels)} kept "
              f"functions, beta = {beta:.4g}")
-    evidence, rounding = post.evidence, post.rounding
-    return EvidenceReport(title, tuple(rows), float(evidence), reported, tol, rounding=rounding)
+    return EvidenceReport(title, tuple(rows), float(post.evidence), reported, tol, rounding=post.rounding,
+                          compared=compared)
 
 
 def kept_rows(alpha: Array, Sigma: Array, m: Array, labels: list, tol: float) -> list[EvidenceRow]:

@@ -12,7 +12,7 @@ import pytest
 from sklearn.datasets import make_friedman1
 
 from sparsekernel.kernels import RBF
-from sparsekernel.solvers.rvm import evidence_report, rvm_regression
+from sparsekernel.solvers.rvm import evidence_report, evidence_report_at, rvm_regression
 
 
 def _friedman(gamma: float, n: int = 150, seed: int = 0):
@@ -204,3 +204,63 @@ def test_the_binary_effective_problem_factors_by_the_whitened_design() -> None:
     result = rvm_classification(K, y, "fast")
     report = laplace_report(K, y, result)
     assert result.converged and report.ok, str(report)
+
+
+# -- evidence_report_at: hyperparameters from any source ---------------------------------------------
+
+
+def test_report_at_a_fits_hyperparameters_is_the_fits_report() -> None:
+    """The same rows and evidence as ``evidence_report`` at the fit's own alpha and beta (and nothing compared)."""
+    Phi, y = _friedman(0.1)
+    result = rvm_regression(Phi, y, "fast")
+    own = evidence_report(Phi, y, result)
+    given = evidence_report_at(Phi, y, result.relevance, result.alpha, result.beta, bias=result.bias_used)
+    assert [(r.tag, r.gain, r.where, r.ok) for r in given.rows] == [(r.tag, r.gain, r.where, r.ok) for r in own.rows]
+    assert given.log_evidence == own.log_evidence and given.ok and not given.compared
+    assert json.loads(given.to_json())["reported_log_evidence"] is None
+    assert "none reported" in str(given)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_report_at_a_hand_made_point_gives_the_gains_of_7_85_formed(bias: bool) -> None:
+    """At hyperparameters nobody optimised (every fifth function, alpha = 1, beta = 1 / var(t)): each row's
+    gain against (7.85) evaluated with C = beta^-1 I + Phi A^-1 Phi^T formed, at the point and after the move."""
+    Phi, y = _friedman(0.3, n=80, seed=3)
+    relevance = np.arange(0, 80, 5)
+    alpha, beta = np.ones(relevance.size + int(bias)), 1.0 / float(np.var(y))
+    report = evidence_report_at(Phi, y, relevance, alpha, beta, bias=bias, tol=1e-6)
+
+    def kept(cols):
+        return np.column_stack(([np.ones(80)] if bias else []) + [Phi[:, cols]])
+
+    def direct(cols, a, b):
+        C = np.eye(80) / b + kept(cols) @ np.diag(1.0 / a) @ kept(cols).T          # (7.86)
+        return -0.5 * (80 * math.log(2 * math.pi) + np.linalg.slogdet(C)[1] + y @ np.linalg.solve(C, y))
+
+    here = direct(relevance, alpha, beta)
+    assert report.log_evidence == pytest.approx(here, abs=1e-8) and not report.ok
+    rows = {r.tag: r for r in report.rows}
+    best_add = 0.0                                        # (7.100): each excluded function at its optimal alpha
+    for j in np.setdiff1d(np.arange(80), relevance):
+        C = np.eye(80) / beta + kept(relevance) @ np.diag(1.0 / alpha) @ kept(relevance).T
+        S, Q = Phi[:, j] @ np.linalg.solve(C, Phi[:, j]), Phi[:, j] @ np.linalg.solve(C, y)
+        if Q * Q > S:
+            best_add = max(best_add, direct(np.append(relevance, j), np.append(alpha, S * S / (Q * Q - S)), beta) - here)
+    assert rows["(7.100)"].gain == pytest.approx(best_add, rel=1e-6, abs=1e-8)
+    assert rows["(7.101)"].gain > 1e-6                    # alpha = 1 for all is no kept function's optimum
+
+
+@pytest.mark.parametrize("args, name", [
+    (dict(relevance=[0, 0, 3]), "relevance"), (dict(relevance=[150]), "relevance"),
+    (dict(relevance=[-1]), "relevance"), (dict(relevance=[[0, 1]]), "relevance"),
+    (dict(relevance=[0.5]), "relevance"), (dict(alpha=[1.0]), "alpha"),
+    (dict(alpha=[1.0, 0.0, 1.0]), "alpha"), (dict(alpha=[1.0, np.inf, 1.0]), "alpha"),
+    (dict(beta=0.0), "beta"), (dict(beta=math.nan), "beta"), (dict(beta=True), "beta"),
+    (dict(beta="1"), "beta"), (dict(bias=1), "bias"), (dict(tol=0.0), "tol"),
+])
+def test_report_at_refuses_hyperparameters_outside_their_domain(args: dict, name: str) -> None:
+    Phi, y = _friedman(0.1)
+    given = dict(relevance=[0, 3], alpha=[1.0, 1.0, 1.0], beta=1.0, bias=True) | args
+    with pytest.raises(ValueError, match=name):
+        evidence_report_at(Phi, y, given["relevance"], given["alpha"], given["beta"], bias=given["bias"],
+                           **({"tol": args["tol"]} if "tol" in args else {}))
