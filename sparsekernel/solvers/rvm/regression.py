@@ -163,8 +163,11 @@ def rvm_regression(
         converges, one pass over the whole basis computes the exact S_i, Q_i
         of every function outside it, and those that would raise the evidence
         by more than ``sweep_tol`` nats (None: 1e-3 N, at least ``tol``) are
-        brought into the pool. Each pass costs an N x N kernel evaluation, so
-        this threshold trades the last fractions of a nat for minutes.
+        brought into the pool; when none would, those that would gain more
+        than ``tol``, so the fit stops by the same rule as with a pool of the
+        whole basis. A larger ``sweep_tol`` brings the large gains in first,
+        in fewer passes (each a pass over the kernel); ``tol`` sets where the
+        fit stops.
     restarts : int
         Fast method: attempts to leave a local maximum where the noise
         estimate is too high (beta doubled and held while the alpha steps
