@@ -136,7 +136,7 @@ def rvm_regression(
         safeguards refused, is reported not converged (with a
         ConvergenceWarning).
     max_iter : int or None
-        Iteration cap (None: max(10,000, 10 M) fast, 2,000 MacKay, 20,000 EM).
+        Iteration cap (None: max(10,000, 25 M) fast, 2,000 MacKay, 20,000 EM).
     beta_init : float or None
         Starting noise precision (None: noise std = 0.1 std(t)).
     noise_floor : float
