@@ -123,7 +123,8 @@ class RVR(RegressorMixin, RVMEstimatorBase):
     cache_mb : float
         Memory for kernel values: the N x N Gram matrix is stored when it
         fits, otherwise kernel columns are computed on demand and the fast
-        method keeps as many candidate columns as fit.
+        method keeps as many candidate columns as fit (more only when the
+        model itself keeps that many functions).
 
     Attributes
     ----------

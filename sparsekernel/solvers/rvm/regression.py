@@ -150,6 +150,8 @@ def rvm_regression(
     pool_size : int
         Fast method: candidates whose Gram matrix is held in memory
         (pool_size^2 values); the whole basis when it has fewer functions.
+        A pool whose every member is in the model grows by what a sweep
+        brings in.
     beta_tol : float
         Fast method: before each step the (7.88) estimate of beta is computed
         from Sigma and m; beta is re-estimated (and Sigma, m, S, Q recomputed
