@@ -107,10 +107,11 @@ class EvidenceReport:
 
     @property
     def ok(self) -> bool:
-        return all(r.ok for r in self.rows) and self.evidence_agrees
+        return all(r.ok for r in self.rows) and self.evidence_agrees and math.isfinite(self.log_evidence)
 
     def to_dict(self) -> dict[str, Any]:
         return {"title": self.title, "ok": self.ok, "tol": self.tol, "evidence": self.evidence_tag,
+                "compared": self.compared,
                 "log_evidence": self.log_evidence,
                 "reported_log_evidence": self.reported_log_evidence if self.compared else None,
                 "rounding": self.rounding,
@@ -226,11 +227,14 @@ def evidence_report_at(Phi: ArrayLike, t: ArrayLike, relevance: ArrayLike, alpha
             or np.any((index < 0) | (index >= M)) or np.unique(index).size != index.size):
         raise fail("relevance", f"distinct column indices in [0, {M})", relevance)
     index = index.astype(np.intp)
-    precisions = np.asarray(alpha, dtype=np.float64)
     K = index.size + int(bias)
+    expected = f"{K} positive finite precisions" + (" (the bias's first)" if bias else "")
+    given = np.asarray(alpha)
+    if given.dtype.kind not in "iuf":
+        raise fail("alpha", expected, alpha)
+    precisions = given.astype(np.float64)
     if precisions.shape != (K,) or not np.all(np.isfinite(precisions) & (precisions > 0.0)):
-        raise fail("alpha", f"{K} positive finite precisions (the bias's first)" if bias else
-                   f"{K} positive finite precisions", alpha)
+        raise fail("alpha", expected, alpha)
     if isinstance(beta, bool) or not (isinstance(beta, numbers.Real) and math.isfinite(beta) and beta > 0.0):
         raise fail("beta", "a positive finite noise precision", beta)
     return _regression_report(design, t, index, bool(bias), precisions, float(beta), tol, beta_floor, math.nan,
@@ -239,10 +243,14 @@ def evidence_report_at(Phi: ArrayLike, t: ArrayLike, relevance: ArrayLike, alpha
 
 def _regression_data(Phi: ArrayLike, t: ArrayLike) -> tuple[Design, Array]:
     design = check_design(Phi)
-    t = np.asarray(t, dtype=np.float64)
     N = design.shape[0]
-    if t.shape != (N,):
-        raise fail("t", f"an array of {N} targets (the rows of Phi)", f"shape {t.shape}")
+    try:
+        t = np.asarray(t, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise fail("t", f"an array of {N} finite targets (the rows of Phi)", t) from None
+    if t.shape != (N,) or not np.all(np.isfinite(t)):
+        raise fail("t", f"an array of {N} finite targets (the rows of Phi)",
+                   f"shape {t.shape}" if t.shape != (N,) else "non-finite values")
     return design, t
 
 

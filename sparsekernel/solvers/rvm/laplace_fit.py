@@ -81,6 +81,10 @@ def fit_laplace(likelihood: Likelihood, design: Design, T: Array, method: str, *
     return _in_caller_units(pairs, usable, scale, bias, method, all_pruned)
 
 
+#: Columns of the design gathered at once into the column-major Phi (``_scaled_columns``).
+COLUMN_BLOCK = 512
+
+
 def _scaled_columns(full: Design, usable: IntArray, scale: Array) -> Array:
     """Phi[:, usable] * scale[usable], (N, len(usable)), in column-major order: one pass when every
     column of [1, stored Phi] is usable.
@@ -95,8 +99,10 @@ def _scaled_columns(full: Design, usable: IntArray, scale: Array) -> Array:
         Phi[:, 0] = scale[0]
         np.multiply(inner, scale[1:], out=Phi[:, 1:])
         return Phi
-    Phi = np.asfortranarray(full.columns(usable))
-    Phi *= scale[usable]  # in place: Phi is N x M
+    Phi = np.empty((full.shape[0], usable.size), order="F")
+    for start in range(0, usable.size, COLUMN_BLOCK):  # a block of columns at a time: no second N x M copy
+        block = usable[start:start + COLUMN_BLOCK]
+        Phi[:, start:start + block.size] = full.columns(block) * scale[block]
     return Phi
 
 

@@ -711,9 +711,9 @@ def _pool_gram(design: Design, index: Index, PhiTt: Array, norms: Array, old: _P
         gram = np.empty((index.size, index.size))
         gram[np.ix_(kept, kept)] = old.gram[np.ix_(where, where)]
         fresh = ~kept
-        # the new rows: the entrants' columns against every column (one pass over Phi, no copy of the
-        # pool's N x P columns), then the pool's
-        block = design.project(design.columns(index[fresh]))[index].T
+        # the new rows: the entrants' columns against the pool's (a stored Phi: over every column where the
+        # pool holds at least half of them, ``design.stored_project``; a kernel design: the pool's rows only)
+        block = design.project(design.columns(index[fresh]), index).T
         gram[fresh] = block
         gram[:, fresh] = block.T
     return _Pool(index=index, gram=gram, PhiTt=PhiTt[index], norms=norms[index])

@@ -218,36 +218,61 @@ def test_report_at_a_fits_hyperparameters_is_the_fits_report() -> None:
     assert [(r.tag, r.gain, r.where, r.ok) for r in given.rows] == [(r.tag, r.gain, r.where, r.ok) for r in own.rows]
     assert given.log_evidence == own.log_evidence and given.ok and not given.compared
     assert json.loads(given.to_json())["reported_log_evidence"] is None
+    assert json.loads(given.to_json())["compared"] is False and json.loads(own.to_json())["compared"] is True
     assert "none reported" in str(given)
 
 
 @pytest.mark.parametrize("bias", [True, False])
 def test_report_at_a_hand_made_point_gives_the_gains_of_7_85_formed(bias: bool) -> None:
-    """At hyperparameters nobody optimised (every fifth function, alpha = 1, beta = 1 / var(t)): each row's
-    gain against (7.85) evaluated with C = beta^-1 I + Phi A^-1 Phi^T formed, at the point and after the move."""
-    Phi, y = _friedman(0.3, n=80, seed=3)
-    relevance = np.arange(0, 80, 5)
-    alpha, beta = np.ones(relevance.size + int(bias)), 1.0 / float(np.var(y))
+    """At hyperparameters nobody optimised (every fifth function, alphas spread over [0.5, 3] with the bias's
+    first, beta = 1 / var(t)): each row's gain against (7.85) evaluated with C = beta^-1 I + Phi A^-1 Phi^T
+    formed, at the point and after the row's best move."""
+    N = 80
+    Phi, y = _friedman(0.3, n=N, seed=3)
+    relevance = np.arange(0, N, 5)
+    alpha, beta = np.linspace(0.5, 3.0, relevance.size + int(bias)), 1.0 / float(np.var(y))
     report = evidence_report_at(Phi, y, relevance, alpha, beta, bias=bias, tol=1e-6)
 
     def kept(cols):
-        return np.column_stack(([np.ones(80)] if bias else []) + [Phi[:, cols]])
+        return np.column_stack(([np.ones(N)] if bias else []) + [Phi[:, cols]])
+
+    def C_of(cols, a, b):
+        return np.eye(N) / b + kept(cols) @ np.diag(1.0 / a) @ kept(cols).T          # (7.86)
 
     def direct(cols, a, b):
-        C = np.eye(80) / b + kept(cols) @ np.diag(1.0 / a) @ kept(cols).T          # (7.86)
-        return -0.5 * (80 * math.log(2 * math.pi) + np.linalg.slogdet(C)[1] + y @ np.linalg.solve(C, y))
+        return -0.5 * (N * math.log(2 * math.pi) + np.linalg.slogdet(C_of(cols, a, b))[1]
+                       + y @ np.linalg.solve(C_of(cols, a, b), y))                   # (7.85)
 
     here = direct(relevance, alpha, beta)
     assert report.log_evidence == pytest.approx(here, abs=1e-8) and not report.ok
     rows = {r.tag: r for r in report.rows}
-    best_add = 0.0                                        # (7.100): each excluded function at its optimal alpha
-    for j in np.setdiff1d(np.arange(80), relevance):
-        C = np.eye(80) / beta + kept(relevance) @ np.diag(1.0 / alpha) @ kept(relevance).T
+    add = 0.0                                             # (7.100): each excluded function at its optimal alpha
+    for j in np.setdiff1d(np.arange(N), relevance):
+        C = C_of(relevance, alpha, beta)
         S, Q = Phi[:, j] @ np.linalg.solve(C, Phi[:, j]), Phi[:, j] @ np.linalg.solve(C, y)
         if Q * Q > S:
-            best_add = max(best_add, direct(np.append(relevance, j), np.append(alpha, S * S / (Q * Q - S)), beta) - here)
-    assert rows["(7.100)"].gain == pytest.approx(best_add, rel=1e-6, abs=1e-8)
-    assert rows["(7.101)"].gain > 1e-6                    # alpha = 1 for all is no kept function's optimum
+            add = max(add, direct(np.append(relevance, j), np.append(alpha, S * S / (Q * Q - S)), beta) - here)
+    reestimate = delete = 0.0                             # (7.101), (7.99): each kept weight, the others held
+    columns = kept(relevance)
+    for i in range(alpha.size):
+        others = np.arange(alpha.size) != i
+        C_i = np.eye(N) / beta + columns[:, others] @ np.diag(1.0 / alpha[others]) @ columns[:, others].T
+        s, q = columns[:, i] @ np.linalg.solve(C_i, columns[:, i]), columns[:, i] @ np.linalg.solve(C_i, y)
+        without = -0.5 * (N * math.log(2 * math.pi) + np.linalg.slogdet(C_i)[1] + y @ np.linalg.solve(C_i, y))
+        delete = max(delete, without - here)
+        if q * q > s:
+            moved = alpha.copy()
+            moved[i] = s * s / (q * q - s)                # (7.101)
+            reestimate = max(reestimate, direct(relevance, moved, beta) - here)
+    A = np.diag(alpha)                                    # (7.88) from the posterior (7.82)-(7.83)
+    Sigma = np.linalg.inv(A + beta * columns.T @ columns)
+    m = beta * Sigma @ columns.T @ y
+    gamma = 1.0 - alpha * np.diag(Sigma)                  # (7.89)
+    beta_new = (N - gamma.sum()) / float(np.sum((y - columns @ m) ** 2))
+    assert rows["(7.100)"].gain == pytest.approx(add, rel=1e-6, abs=1e-8)
+    assert rows["(7.101)"].gain == pytest.approx(reestimate, rel=1e-6, abs=1e-8) and reestimate > 1e-3
+    assert rows["(7.99)"].gain == pytest.approx(delete, rel=1e-6, abs=1e-8)
+    assert rows["(7.88)"].gain == pytest.approx(direct(relevance, alpha, beta_new) - here, rel=1e-6, abs=1e-8)
 
 
 @pytest.mark.parametrize("args, name", [
@@ -255,12 +280,14 @@ def test_report_at_a_hand_made_point_gives_the_gains_of_7_85_formed(bias: bool) 
     (dict(relevance=[-1]), "relevance"), (dict(relevance=[[0, 1]]), "relevance"),
     (dict(relevance=[0.5]), "relevance"), (dict(alpha=[1.0]), "alpha"),
     (dict(alpha=[1.0, 0.0, 1.0]), "alpha"), (dict(alpha=[1.0, np.inf, 1.0]), "alpha"),
+    (dict(alpha=["1", "1", "1"]), "alpha"), (dict(alpha=[True, True, True]), "alpha"),
+    (dict(t=np.full(150, np.nan)), "t"), (dict(t=np.ones(149)), "t"),
     (dict(beta=0.0), "beta"), (dict(beta=math.nan), "beta"), (dict(beta=True), "beta"),
     (dict(beta="1"), "beta"), (dict(bias=1), "bias"), (dict(tol=0.0), "tol"),
 ])
 def test_report_at_refuses_hyperparameters_outside_their_domain(args: dict, name: str) -> None:
     Phi, y = _friedman(0.1)
-    given = dict(relevance=[0, 3], alpha=[1.0, 1.0, 1.0], beta=1.0, bias=True) | args
-    with pytest.raises(ValueError, match=name):
-        evidence_report_at(Phi, y, given["relevance"], given["alpha"], given["beta"], bias=given["bias"],
+    given = dict(t=y, relevance=[0, 3], alpha=[1.0, 1.0, 1.0], beta=1.0, bias=True) | args
+    with pytest.raises(ValueError, match=f"^{name} must be"):
+        evidence_report_at(Phi, given["t"], given["relevance"], given["alpha"], given["beta"], bias=given["bias"],
                            **({"tol": args["tol"]} if "tol" in args else {}))
