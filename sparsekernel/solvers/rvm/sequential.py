@@ -113,8 +113,8 @@ sweep computes the exact S_i, Q_i of every function outside it (one blockwise
 pass over the kernel, reusing the products already computed in earlier
 sweeps) and brings in those that would gain more than ``sweep_tol``; when
 none would, those that would gain more than ``tol``, so that a converged run
-has no function anywhere that gains more than ``tol`` (issue 16's one rule
-for every method). With P >= M the pool is the whole basis and there is no
+has no function anywhere that gains more than ``tol`` (the stopping rule of
+every method). With P >= M the pool is the whole basis and there is no
 sweep.
 
 All quantities here are in the solver's units: targets of unit variance and
@@ -712,7 +712,7 @@ def _pool_gram(design: Design, index: Index, PhiTt: Array, norms: Array, old: _P
         gram[np.ix_(kept, kept)] = old.gram[np.ix_(where, where)]
         fresh = ~kept
         # the new rows: the entrants' columns against the pool's (a stored Phi: over every column where the
-        # pool holds at least half of them, ``design.stored_project``; a kernel design: the pool's rows only)
+        # pool holds at least a quarter of them, ``design.stored_project``; a kernel design: the pool's rows only)
         block = design.project(design.columns(index[fresh]), index).T
         gram[fresh] = block
         gram[:, fresh] = block.T
