@@ -242,6 +242,10 @@ def rvm_regression(
                       f"with q^2 > s would gain {run.refused:.3g} nats (> tol={tol:g}) but was not added (it lies "
                       f"numerically in the span of the included ones or copies one, or the last moves' budget "
                       f"of {SETTLE_ROUNDS} ran out)")
+        elif run.left > tol:
+            reason = (f"stopped when its last moves on the orthogonal factorisation (at most {SETTLE_ROUNDS}, each "
+                      f"confirmed by a new factorisation) ran out, with a move of Algorithm 7.2 that would still "
+                      f"gain {run.left:.3g} nats (> tol={tol:g}): not certified a maximum")
         else:
             reason = f"stopped at max_iter={max_iter} iterations before reaching tol={tol:g}"
         warnings.warn(f"rvm_regression (method={method!r}) {reason}", ConvergenceWarning, stacklevel=2)
@@ -332,6 +336,7 @@ class _RunResult:
     sweeps: int
     refused: float = 0.0  # the largest gain a safeguard refused at the end (nats)
     undone: bool = False  # a last move that did not raise the evidence was undone (``_settle``)
+    left: float = 0.0  # the gain of the move ``_settle`` found when its SETTLE_ROUNDS moves ran out (nats)
 
 
 def _run_fast(problem: _Problem, opts: FastOptions) -> _RunResult:
@@ -410,7 +415,7 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions,
     budget = SETTLE_ROUNDS if run.converged else min(SETTLE_ROUNDS, max(max_iter - run.iterations, 0))
     if not active.size or not np.all(np.isfinite(alpha) & (alpha > 0.0)):
         return None
-    history, settled, add, before, undone = list(run.history), False, None, None, False
+    history, settled, add, before, undone, left = list(run.history), False, None, None, False, 0.0
     for round_ in range(budget + 1):  # the last round tests, moves only within the caller's cap
         add = None
         post = whitened_posterior(problem.design.columns(active), problem.t, alpha, beta) if active.size else None
@@ -431,6 +436,7 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions,
                 settled = True
                 break
         if round_ == budget:
+            left = value if budget == SETTLE_ROUNDS else 0.0  # out of its own moves, not of max_iter's
             break
         before = (active, alpha.copy(), beta, post.evidence)
         if move == "beta":
@@ -456,7 +462,7 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions,
     converged = settled and not add > opts.tol
     refused = 0.0 if converged else add if run.converged else run.refused  # what the warning names
     return _RunResult(active, alpha, beta, np.asarray(history), run.iterations + moves, converged, run.sweeps,
-                      refused, undone), current
+                      refused, undone, left), current
 
 
 def _kept_move(problem: _Problem, active: IntArray, alpha: Array, beta: float,
