@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import Any, Iterator
 
 __all__ = ["blas_threads", "limit_blas"]
 
 _CONTROLLER: Any = None
+#: per thread, the limits of the ``limit_blas`` blocks it is inside, innermost last
+_ACTIVE = threading.local()
 
 
 def _controller() -> Any:
@@ -26,8 +29,10 @@ def limit_blas(limit: int | None) -> Iterator[None]:
     threadpoolctl's ``limit`` queries every library's state and builds its limiter object at each
     entry (about 16 us); a solve at N = 100 takes a few hundred. Here each BLAS library's count is
     read and set through the controller's ``lib_controllers`` only where it differs from ``limit``,
-    and restored on exit."""
-    if limit is None:
+    and restored on exit. Inside a block of the same limit (a multiclass fit's pairs, each solve
+    limiting BLAS) nothing is read or set: the enclosing block has set it."""
+    stack = _ACTIVE.__dict__.setdefault("limits", [])
+    if limit is None or (stack and stack[-1] == limit):
         yield
         return
     libraries = [lib for lib in _controller().lib_controllers if lib.user_api == "blas"]
@@ -35,9 +40,11 @@ def limit_blas(limit: int | None) -> Iterator[None]:
     changed = [(lib, before) for lib, before in changed if before != limit]
     for lib, _ in changed:
         lib.set_num_threads(limit)
+    stack.append(limit)
     try:
         yield
     finally:
+        stack.pop()
         for lib, before in changed:
             lib.set_num_threads(before)
 

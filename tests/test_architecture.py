@@ -177,7 +177,7 @@ def test_a_first_use_from_several_threads_at_once_is_safe() -> None:
 
 def test_limit_blas_sets_the_threads_inside_and_restores_them_after() -> None:
     """``_threads.limit_blas`` (the SMO's one BLAS thread): the limit inside, the count before
-    restored on exit and after an exception; None changes nothing. In a fresh process with two
+    restored on exit and after an exception; None changes nothing; nested blocks. In a fresh process with two
     OpenBLAS threads asked for, so that the limit has something to change."""
     import os
     import subprocess
@@ -196,9 +196,19 @@ def test_limit_blas_sets_the_threads_inside_and_restores_them_after() -> None:
             "        raise KeyError\n"
             "except KeyError:\n"
             "    pass\n"
-            "print(before, inside, unlimited, after, blas_threads())\n")
+            "after_exception = blas_threads()\n"
+            "with limit_blas(1):\n"
+            "    with limit_blas(1):\n"
+            "        nested = blas_threads()\n"
+            "    with limit_blas(2):\n"
+            "        other = blas_threads()\n"
+            "    back = blas_threads()\n"
+            "print(before, inside, unlimited, after, after_exception, nested, other, back)\n")
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
-    before, inside, unlimited, after, after_exception = map(int, out.split())
+    before, inside, unlimited, after, after_exception, nested, other, back = map(int, out.split())
     assert (inside, unlimited) == (1, 1)
     assert after == before and after_exception == before
+    # a block inside one of the same limit sets nothing and keeps it; one of another limit sets and restores
+    # it; a block left by an exception is no longer taken for an enclosing one (the nested 1 was set again)
+    assert before == 2 and (nested, other, back) == (1, 2, 1)
