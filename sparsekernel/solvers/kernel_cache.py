@@ -147,7 +147,8 @@ class KernelRowCache:
         self._shared_operand = None                          # see ``_shared``, built once
         self._direct = None
         if isinstance(kernel, RBF) and self.dtype == np.float32 and not issparse(X):
-            self._direct = (_centred_float32_transpose(X), float(kernel.gamma), np.empty(RBF_CHUNK, dtype=np.float32))
+            sums = np.empty(2 * RBF_CHUNK, dtype=np.float32)          # rbf_exponents' two rows' sums
+            self._direct = (_centred_float32_transpose(X), float(kernel.gamma), sums)
 
     def entry_error(self, diagonal_max: float) -> float:
         """A bound on |stored - exact| of any entry of a cached row (``diagonal_max``: max_n |k(x_n, x_n)| plus

@@ -524,13 +524,14 @@ def test_the_check_of_a_float32_stop_reads_the_cached_rows_where_their_rounding_
     assert solve_by(machine, "smo", tol=tol).report.ok
 
 
-@pytest.mark.parametrize("shift, D", [(0.0, 200), (3000.0, 4), (1000.0, 4)])
+@pytest.mark.parametrize("shift, D", [(0.0, 200), (0.0, 7), (3000.0, 4), (1000.0, 4)])
 def test_the_bound_on_a_cached_rbf_entry_holds_far_from_the_mean(shift, D):
     """The RBF rows of the compiled distance loop are computed in float32 from the centred inputs, so
     their error grows with sqrt(gamma) ||x - mean||: 21 float32 roundings on two clusters 1,000 apart
     (gamma 0.5), where the first bound (one rounding) made the stop check trust outputs 6e-4 off and the
     certificate refuse an 'optimal' SMO answer on clusters 10,000 apart. ``entry_error`` bounds every
-    entry of every row against the kernel's float64 values, and the SMO on the clusters is certified."""
+    entry of every row against the kernel's float64 values, and the SMO on the clusters is certified.
+    55 rows (the loop takes two at a time: one left over); D = 7: four features at a time, three left over."""
     from sparsekernel.methods import solve_by
     from sparsekernel.solvers.kernel_cache import KernelRowCache
 
