@@ -30,7 +30,10 @@ def limit_blas(limit: int | None) -> Iterator[None]:
     entry (about 16 us); a solve at N = 100 takes a few hundred. Here each BLAS library's count is
     read and set through the controller's ``lib_controllers`` only where it differs from ``limit``,
     and restored on exit. Inside a block of the same limit (a multiclass fit's pairs, each solve
-    limiting BLAS) nothing is read or set: the enclosing block has set it."""
+    limiting BLAS) nothing is read or set: the enclosing block has set it. The blocks are counted per
+    thread, and BLAS's count is the process's: another thread's block that ends meanwhile restores
+    its own count, here as before this shortcut (then for one solve, now for the rest of the
+    enclosing block): the threads BLAS uses, never a result, can differ from the limit then."""
     stack = _ACTIVE.__dict__.setdefault("limits", [])
     if limit is None or (stack and stack[-1] == limit):
         yield

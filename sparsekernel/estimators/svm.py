@@ -500,10 +500,13 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
 
     def _pairs_blas_threads(self) -> int | None:
         """BLAS threads around the pairs of a multiclass SMO fit: the SMO's own limit, set once for
-        the fit rather than once per pair (about 25 us each, 45 pairs on digits); None: unchanged."""
+        the fit rather than once per pair (about 25 us each, 45 pairs on digits), which also holds for
+        the class blocks' small products; None (unchanged) with Platt's probabilities, whose folds'
+        decision values are products that more threads may speed up, as they did before."""
         from ..solvers.smo import BLAS_THREADS
 
-        return BLAS_THREADS if self.solver == "smo" and self.classes_.shape[0] > 2 else None
+        many = self.solver == "smo" and self.classes_.shape[0] > 2 and not self.probability
+        return BLAS_THREADS if many else None
 
     def _pairs(self) -> list[tuple[int, int]]:
         return one_versus_one_pairs(self.classes_.shape[0])

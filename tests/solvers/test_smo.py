@@ -551,6 +551,27 @@ def test_the_bound_on_a_cached_rbf_entry_holds_far_from_the_mean(shift, D):
         assert solve_by(machine, "smo", tol=1e-3).report.ok
 
 
+def test_inputs_of_norm_1e7_are_certified_where_the_exponent_rounds_to_whole_units():
+    """The float64 products of the final gradient (``CentredRBF.products``) form the RBF exponent as one
+    product whose rounding, at inputs of norm 1e7 (gamma 1), is whole units: an exponent of 0 came out
+    large and positive without the clamp at 0 (kernel values of 3e3 and more), and the certificate
+    refused the SMO's answer (a review of the commit that dropped the clamp everywhere). The clamp is
+    kept where the exponent's rounding bound is not negligible; on standardised data it is not needed."""
+    from sparsekernel.methods import solve_by
+    from sparsekernel.solvers.kernel_cache import CentredRBF
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 50)) * 1e7
+    t = np.where(X[:, 1] > 0, 1.0, -1.0)
+    solution = solve_by(SoftMarginSVC(X, t, RBF(1.0), C=1.0), "smo", tol=1e-3)
+    assert solution.report.ok
+    ops = CentredRBF(X, 1.0)
+    out = np.zeros(50)
+    ops.products(np.arange(50), np.arange(50), np.ones(50), out)
+    assert np.all(out <= 50.0) and ops.clamp                           # each k(x, y) <= 1
+    assert not CentredRBF(X / 1e7, 1.0 / 50).clamp
+
+
 @pytest.mark.parametrize("N", [300, 2000])                      # float64 rows, float32 rows (and compact rows)
 def test_the_steps_compiled_without_reference_counts_leave_every_array_to_be_freed(N):
     """``_steps`` runs without numba's reference counting: it must neither take a reference (the
