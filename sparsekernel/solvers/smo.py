@@ -453,7 +453,7 @@ def _solve(qp: StandardQP, opts: dict[str, Any], dtype: type | None, compile_tim
         run = _Run(qp, dtype=dtype, **opts)
         code = run.iterate()
         for _ in range(REFINE_ROUNDS):
-            if code != nb.OPTIMAL or run.cache.dtype == np.float64 or run.refined():
+            if code != nb.OPTIMAL or run.cache.dtype == np.float64 or run.exact or run.refined():
                 break
             code = run.iterate()
         return run.result(code, start, compile_time)
@@ -493,6 +493,7 @@ class _Run:
         self.trace = _trace_buffers(TRACE_CHUNK if record else 1)
         # (u, (K + diag(shift)) u, its rounding bound) of ``refined``
         self.exact_outputs: tuple[Array, Array, float] | None = None
+        self.refined_at = -1                  # the step count at the last ``refined``
         self._small_gram()
         self._initial_gradient(initial_gradient)
 
@@ -616,8 +617,9 @@ class _Run:
         else:
             loops.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
 
-    def reconstruct(self) -> None:
-        """G_t = G_bar_t + p_t + sum_{free j} a_j Q_tj for the shrunk t; all variables active again."""
+    def reconstruct(self, gradient: bool = True) -> None:
+        """G_t = G_bar_t + p_t + sum_{free j} a_j Q_tj for the shrunk t; all variables active again
+        (``gradient=False``: active again only, their G left stale, for a caller that computes all of G)."""
         y, p, lower, upper, index, QD, y0, index0 = self.prob
         a, V, G_bar, perm, flags = self.st
         n = a.shape[0]
@@ -625,13 +627,29 @@ class _Run:
         loops.leave_compact(self.cache_arrays, self.ctrl)
         if size < n:
             loops.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
-            G = np.zeros(n)
-            G[size:] = G_bar[perm[size:]] + p[size:]
-            free = np.flatnonzero((a > lower) & (a < upper))
-            self._accumulate(free, a[free], G, size, n)
-            V[size:] = -y[size:] * G[size:]
+            if gradient:
+                G = np.zeros(n)
+                G[size:] = G_bar[perm[size:]] + p[size:]
+                free = np.flatnonzero((a > lower) & (a < upper))
+                self._accumulate(free, a[free], G, size, n)
+                V[size:] = -y[size:] * G[size:]
             loops.restore_order(self.prob, self.st)
         self.ctrl[nb.C_ACTIVE] = n
+
+    def _check_all(self) -> None:
+        """Before the loop checks every variable (optimal on the shrunk ones): the gradient of the
+        shrunk ones reconstructed; on float32 rows, the whole gradient in float64 (``refined``) instead. The float32 reconstruction was followed at once by that refinement
+        wherever the check found no step to take (issue 18's N = 5,000 and N = 10,000: no step after it),
+        and cost 5% of such a fit; now a stop with no step after it needs no second refinement (``exact``)."""
+        if self.cache.dtype == np.float64:
+            self.reconstruct()
+        else:
+            self.refined()
+
+    @property
+    def exact(self) -> bool:
+        """Whether G is ``refined``'s float64 gradient still: no step since it was computed."""
+        return self.refined_at == int(self.ctrl[nb.C_ITER])
 
     def refined(self) -> bool:
         """G and G_bar recomputed in float64 after a stop on float32 rows; whether m - M < tol still.
@@ -647,7 +665,7 @@ class _Run:
         ``REFINE_ROUNDING_SHARE`` of tol for the two entries of the violation;
         else the kernel's own float64 values (N x n_SV of them).
         """
-        self.reconstruct()
+        self.reconstruct(gradient=False)                                     # all of G is computed below
         loops.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
         y, p, lower, upper, index, QD, y0, index0 = self.prob
         a, V, G_bar, perm, flags = self.st
@@ -665,6 +683,7 @@ class _Run:
         V[:] = -y * G
         G_bar[:] = scale * y0 * KU[index0, 1]                                # G_bar = sum_{a_j = u_j} u_j Q_j
         self.exact_outputs = (u, KU[:, 0], float(rounding[0]))               # for result, if no step follows
+        self.refined_at = int(self.ctrl[nb.C_ITER])
         self.fpar[nb.F_OBJ] = 0.5 * float(a @ (G - p)) + float(p @ a)
         self.fpar[nb.F_PTA] = float(p @ a)
         self.ctrl[nb.C_EXT_VALID] = 0
@@ -695,7 +714,7 @@ class _Run:
             elif code == nb.RECONSTRUCT:
                 self.reconstruct()
             elif code == nb.RECONSTRUCT_FINAL:
-                self.reconstruct()
+                self._check_all()
                 self.ctrl[nb.C_SHRINK_COUNTER] = 1
             elif code == nb.TRACE_FULL:
                 self.trace = _grow(self.trace)

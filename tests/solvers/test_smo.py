@@ -551,6 +551,39 @@ def test_the_bound_on_a_cached_rbf_entry_holds_far_from_the_mean(shift, D):
         assert solve_by(machine, "smo", tol=1e-3).report.ok
 
 
+def test_on_float32_rows_the_check_of_every_variable_reads_one_float64_gradient(monkeypatch) -> None:
+    """Optimal on the shrunk variables, the loop checks all of them; on float32 rows it did so on a float32
+    reconstruction of the shrunk ones' gradient, and the stop was then checked again on a float64 gradient
+    computed from scratch, with no step in between (5% of issue 18's fit). Now that check reads the float64
+    gradient itself: one refinement, no float32 reconstruction of the shrunk variables (``_accumulate`` over
+    rows start > 0), and the answer's violation, recomputed with float64 kernel values, below tol within
+    the refinement's share; the certificate holds. make_classification seed 5, raw X, N = 3,000."""
+    import importlib
+
+    from sklearn.datasets import make_classification
+
+    from sparsekernel.methods import solve_by
+
+    module = importlib.import_module("sparsekernel.solvers.smo")
+    X, y = make_classification(n_samples=3000, n_features=20, random_state=5)
+    machine = SoftMarginSVC(X, np.where(y > 0, 1.0, -1.0), RBF(1.0 / 20), C=1.0)
+    qp = machine.standard_qp()
+    smo(qp, tol=1e-3)                                  # the loops loaded (a first solve warms them up on its own)
+    calls: list[tuple] = []
+    accumulate, refined = module._Run._accumulate, module._Run.refined
+    monkeypatch.setattr(module._Run, "_accumulate",
+                        lambda self, v, c, target, start, stop: (calls.append(("rows", start)),
+                                                                  accumulate(self, v, c, target, start, stop))[1])
+    monkeypatch.setattr(module._Run, "refined", lambda self: (calls.append(("refined",)), refined(self))[1])
+    result = smo(qp, tol=1e-3)
+    assert result.status == "optimal" and result.iterations > 1000
+    assert calls.count(("refined",)) == 1
+    assert not [c for c in calls if c[0] == "rows" and c[1] > 0]          # no shrunk gradient from float32 rows
+    assert _float64_violation(qp, result.a) < 1e-3 * (1.0 + module.REFINE_ROUNDING_SHARE)
+    monkeypatch.undo()
+    assert solve_by(machine, "smo", tol=1e-3).report.ok
+
+
 def test_inputs_of_norm_1e7_are_certified_where_the_exponent_rounds_to_whole_units():
     """The float64 products of the final gradient (``CentredRBF.products``) form the RBF exponent as one
     product whose rounding, at inputs of norm 1e7 (gamma 1), is whole units: an exponent of 0 came out
