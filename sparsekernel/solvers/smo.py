@@ -494,6 +494,7 @@ class _Run:
         # (u, (K + diag(shift)) u, its rounding bound) of ``refined``
         self.exact_outputs: tuple[Array, Array, float] | None = None
         self.refined_at = -1                  # the step count at the last ``refined``
+        self.checks_refined = 0               # ``_check_all``'s float64 gradients so far
         self._small_gram()
         self._initial_gradient(initial_gradient)
 
@@ -638,12 +639,15 @@ class _Run:
 
     def _check_all(self) -> None:
         """Before the loop checks every variable (optimal on the shrunk ones): the gradient of the
-        shrunk ones reconstructed; on float32 rows, the whole gradient in float64 (``refined``) instead. The float32 reconstruction was followed at once by that refinement
-        wherever the check found no step to take (issue 18's N = 5,000 and N = 10,000: no step after it),
-        and cost 5% of such a fit; now a stop with no step after it needs no second refinement (``exact``)."""
-        if self.cache.dtype == np.float64:
+        shrunk ones reconstructed; on float32 rows, the whole gradient in float64 (``refined``)
+        instead, for the first REFINE_ROUNDS such checks. The float32 reconstruction was followed at
+        once by that refinement wherever the check found no step to take (issue 18's N = 5,000 and
+        N = 10,000), and cost 5% of such a fit; now a stop with no step after the check needs no
+        second refinement (``exact``)."""
+        if self.cache.dtype == np.float64 or self.checks_refined >= REFINE_ROUNDS:
             self.reconstruct()
-        else:
+        else:                             # a problem that unshrinks often pays for at most REFINE_ROUNDS of them
+            self.checks_refined += 1
             self.refined()
 
     @property

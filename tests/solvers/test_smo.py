@@ -580,6 +580,12 @@ def test_on_float32_rows_the_check_of_every_variable_reads_one_float64_gradient(
     assert calls.count(("refined",)) == 1
     assert not [c for c in calls if c[0] == "rows" and c[1] > 0]          # no shrunk gradient from float32 rows
     assert _float64_violation(qp, result.a) < 1e-3 * (1.0 + module.REFINE_ROUNDING_SHARE)
+    # past REFINE_ROUNDS such checks (a problem that unshrinks often) the float32 reconstruction again
+    calls.clear()
+    run = module._Run(qp, tol=1e-3, wss="second-order", shrinking=True, cache_mb=200.0, max_iter=None, record=False)
+    run.checks_refined = module.REFINE_ROUNDS
+    assert run.iterate() == module.nb.OPTIMAL
+    assert ("refined",) not in calls and [c for c in calls if c[0] == "rows" and c[1] > 0]
     monkeypatch.undo()
     assert solve_by(machine, "smo", tol=1e-3).report.ok
 
