@@ -267,6 +267,8 @@ class KernelRowCache:
         blocks of ``block`` rows. The one-versus-one pairs of digits (360 points, 64 features) spend
         two thirds of their kernel time in these products.
         """
+        if self.complete:                           # filled already (a pair's cache from ``GroupBlocks``)
+            return clock
         if not self._whole_product(self.store[:self.N]):
             return self.fill_all(block, clock)
         self.rows_computed += self.N

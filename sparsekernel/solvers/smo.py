@@ -547,7 +547,7 @@ class _Run:
     def _small_gram(self) -> None:
         """A small problem's rows all at once (a few BLAS blocks cost less than a fill per miss)."""
         N = self.cache.N
-        if N > SMALL_GRAM_POINTS or self.cache.n_slots < N or self.cache.complete:   # complete: filled by the caller
+        if N > SMALL_GRAM_POINTS or self.cache.n_slots < N:
             return
         self.ctrl[nb.C_CLOCK] = self.cache.fill_whole(SMALL_GRAM_BLOCK, int(self.ctrl[nb.C_CLOCK]))
 
