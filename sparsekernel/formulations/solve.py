@@ -166,9 +166,11 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
     detail = None if result.status == "optimal" else _smo_stop(result, tol)   # certify's words for a stop
     cert_tol = matched_tol(machine, "smo", tol)
     # the outputs K u from the SMO's kernel rows (not its maintained gradient) where their rounding
-    # is at most a quarter of the certificate's tolerance: the kernel is not evaluated a second time
-    # (and only for the SMO's own multipliers: a machine may have replaced them, nu-SVR's fallback)
-    precise = result.outputs_error <= OUTPUT_ERROR_SHARE * cert_tol * machine.output_scale
+    # is at most a quarter of the certificate's tolerance, or where they are the float64 ones on every
+    # point whose KKT conditions they decide (``outputs_banded``): the kernel is not evaluated a second
+    # time (and only for the SMO's own multipliers: a machine may have replaced them, nu-SVR's fallback)
+    precise = (result.outputs_error <= OUTPUT_ERROR_SHARE * cert_tol * machine.output_scale
+               or result.outputs_banded)
     Ku = result.outputs if precise and own is sol else None
     return certify(machine, own, result.outcome, "standard-form dual", "SMO", cert_tol, detail, Ku=Ku)
 

@@ -85,6 +85,7 @@ def argument_types(rows: types.Type) -> dict[str, tuple]:
         "run_smo": (PROB, ST, cache, I8, F8, TRACE),
         "run_platt": (PROB, ST, cache, I8, F8, TRACE),
         "add_rows": (I8, I8, F8, _array(rows, 2), F8, I4, F8, i8, i8, f8),
+        "add_point_rows": (I8, _array(f8, 2), _array(rows, 2), _array(f8, 2)),
         "claim_slots": (I8, I8, I8, I8, I8, I8, i8),
         "rbf_exponents": (_array(types.float32, 2), I8, f8, _array(types.float32, 2), I8, _array(types.float32)),
     }

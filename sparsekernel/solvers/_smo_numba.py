@@ -1070,6 +1070,20 @@ def add_rows(variables, slots, coef, store, y, index, target, start, stop, scale
 
 
 @njit(cache=True)
+def add_point_rows(slots, coef, store, out):
+    """out[c] += sum_r coef[r, c] store[slots[r]] for each column c of coef: the kernel rows of
+    points (no signs, no variables), each read once from the store and summed in float64."""
+    for r in range(slots.shape[0]):
+        row = store[slots[r]]
+        for c in range(coef.shape[1]):
+            w = coef[r, c]
+            if w != 0.0:
+                o = out[c]
+                for t in range(row.shape[0]):
+                    o[t] += w * row[t]
+
+
+@njit(cache=True)
 def prefetch_candidates(prob, st, ctrl, fpar, slot_of, size, requested, out):
     """Up to len(out) uncached points, not in ``requested``, whose variables come closest to
     being chosen: score max over the point's active variables of v_t - m_g (t in I_up) or
@@ -1251,4 +1265,4 @@ def _two_rows(Xt, p, q, gamma, out_p, out_q, acc):
 # ======================================================================================
 ENTRY_POINTS = ("set_flags", "extremes", "violation", "set_thresholds", "restore_order", "prefetch_candidates",
                 "leave_compact", "protect_pending", "flush_G_bar", "run_smo", "run_platt", "add_rows",
-                "claim_slots", "rbf_exponents")
+                "add_point_rows", "claim_slots", "rbf_exponents")

@@ -499,11 +499,12 @@ def _float64_violation(qp, a: np.ndarray) -> float:
 def test_the_check_of_a_float32_stop_reads_the_cached_rows_where_their_rounding_allows(kernel, C, tol, from_rows):
     """The gradient that checks a stop on float32 rows is one product over the support points' cached
     rows where its rounding bound (outputs_error) leaves the violation within REFINE_ROUNDING_SHARE
-    of tol, else the kernel's float64 values (outputs_error 0): the linear rows (one rounding of a
-    float64 value each) at tol 1e-3, not at 1e-6, nor the RBF rows of the compiled distance loop, whose
-    bound is coarser (``KernelRowCache.entry_error``). Either way the violation recomputed here with
-    float64 kernel values is below tol to within that share, the outputs are within their bound of K u,
-    and the certificate holds. make_classification seed 5, standardised, N = 3,000."""
+    of tol, else the kernel's float64 values where they decide a KKT condition (``outputs_banded``):
+    the linear rows (one rounding of a float64 value each) at tol 1e-3, not at 1e-6, nor the RBF rows
+    of the compiled distance loop, whose bound is coarser (``KernelRowCache.entry_error``). Either way
+    the violation recomputed here with float64 kernel values is below tol to within that share, the
+    outputs are within their bound of K u, and the certificate holds. make_classification seed 5,
+    standardised, N = 3,000."""
     import importlib
 
     from sklearn.datasets import make_classification
@@ -517,11 +518,73 @@ def test_the_check_of_a_float32_stop_reads_the_cached_rows_where_their_rounding_
     qp = machine.standard_qp()
     result = smo(qp, tol=tol)
     assert result.status == "optimal"
-    assert (result.outputs_error > 0.0) == from_rows
+    assert result.outputs_error > 0.0 and result.outputs_banded != from_rows
     Ku = qp.kernel(qp.X, qp.X[result.a > 0]) @ (qp.y * result.a)[result.a > 0]
     assert np.max(np.abs(result.outputs - Ku)) <= max(result.outputs_error, 1e-10)
     assert _float64_violation(qp, result.a) < tol * (1.0 + share)
     assert solve_by(machine, "smo", tol=tol).report.ok
+
+
+def _banded_machines() -> dict[str, Callable[[], object]]:
+    """Each machine of the SMO on N = 2,000 standardised points of 8 features, RBF gamma 1/8: float32
+    rows from the compiled distance loop, whose bound sends the stop check to ``_banded_products``."""
+    from sklearn.datasets import make_classification, make_regression
+
+    Xc, yc = make_classification(n_samples=2000, n_features=8, random_state=3)
+    Xc = (Xc - Xc.mean(axis=0)) / Xc.std(axis=0)
+    tc = np.where(yc > 0, 1.0, -1.0)
+    Xr, yr = make_regression(n_samples=2000, n_features=8, noise=10.0, random_state=3)
+    Xr, tr = (Xr - Xr.mean(axis=0)) / Xr.std(axis=0), (yr - yr.mean()) / yr.std()
+    k = RBF(1.0 / 8)
+    return {"C-SVC": lambda: SoftMarginSVC(Xc, tc, k, C=1.0), "nu-SVC": lambda: NuSVC(Xc, tc, k, nu=0.3),
+            "eps-SVR": lambda: EpsilonSVR(Xr, tr, k, C=1.0, epsilon=0.1),
+            "nu-SVR": lambda: NuSVR(Xr, tr, k, C=1.0, nu=0.3),
+            "one-class": lambda: OneClassSVM(Xc, k, nu=0.2), "SVDD": lambda: SVDD(Xc, k, nu=0.2)}
+
+
+@pytest.mark.parametrize("name", list(_banded_machines()))
+def test_a_banded_stop_check_certifies_what_the_float64_outputs_would(name, monkeypatch):
+    """Where the cached float32 rows are too coarse to check a stop (their bound, doubled, above a quarter of
+    tol), the outputs K u are the kernel's float64 values on the support and on every point whose KKT
+    residual is within twice the bound, and the cached rows' elsewhere: at every point where they differ
+    from the float64 K u computed here, each variable is at its lower bound with a residual
+    r_i = G_i - thr_i (thr_i = y_i rho, or r + y_i rho for the nu forms) above the bound, in the float64
+    G. The certificate is taken from them (the kernel is not evaluated again: kernel_times is never
+    called), and row for row it is the one ``duality.check`` computes from the kernel itself. The share
+    is set to 0 here: the nu forms' and the one-class machines' small multipliers (sum |u| = O(1)) keep
+    their cached rows' bound under the default share at tol 1e-3."""
+    import importlib
+
+    from sparsekernel.methods import solve_by
+
+    monkeypatch.setattr(importlib.import_module("sparsekernel.solvers.smo"), "REFINE_ROUNDING_SHARE", 0.0)
+    machine = _banded_machines()[name]()
+    qp = machine.standard_qp()
+    result = smo(qp, tol=1e-3)
+    assert result.status == "optimal" and result.outputs_banded
+    u = np.bincount(qp.index, weights=qp.y * result.a, minlength=machine.N)
+    Ku = machine.kernel_times(u)
+    far = np.abs(result.outputs - Ku) > 1e-10 * max(1.0, float(np.max(np.abs(Ku))))
+    assert np.max(np.abs(result.outputs - Ku)) <= result.outputs_error
+    assert not far[u != 0].any()
+    G = qp.p + qp.scale * qp.y * Ku[qp.index]
+    threshold = result.rho.r + qp.y * result.rho.rho if qp.is_nu else qp.y * result.rho.rho
+    on_far = far[qp.index]
+    assert np.all(result.a[on_far] <= qp.lower[on_far])
+    assert np.all(G[on_far] - threshold[on_far] > qp.scale * result.outputs_error)
+
+    def evaluated(self, u):
+        raise AssertionError("the certificate evaluated the kernel again")
+
+    with monkeypatch.context() as m:
+        m.setattr(type(machine), "kernel_times", evaluated)
+        sol = solve_by(machine, "smo", tol=1e-3)
+    independent = check(machine, sol)
+    assert sol.report.ok and independent.ok
+    for ours, theirs in zip(sol.report.rows, independent.rows, strict=True):
+        assert ours.tag == theirs.tag
+        assert ours.violation == pytest.approx(theirs.violation, rel=1e-8, abs=1e-12)
+    assert sol.report.gap.relative == pytest.approx(independent.gap.relative, rel=1e-6, abs=1e-12)
 
 
 @pytest.mark.parametrize("shift, D", [(0.0, 200), (0.0, 7), (3000.0, 4), (1000.0, 4)])
