@@ -226,7 +226,7 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
     Parameters
     ----------
     kernel, gamma, degree, coef0, method, bias, alpha_max, tol, max_iter, alpha_init, cache_mb :
-        as for ``RVR`` (``tol`` on the Laplace evidence (7.114)).
+        as for ``RVR`` (``tol`` on one move of the effective problem at the mode; ``rvm_classification``).
 
     Attributes
     ----------
@@ -248,6 +248,8 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
         """Fit the RVM classifier to (X, y); returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_, labels = class_labels(y)
+        if self.classes_.shape[0] < 2:
+            raise ValidationError(f"y must hold at least two classes; got one class, {self.classes_[0]!r}")
         kernel, design, _ = self._kernel_and_design(X)
         result = rvm_classification(
             design,
@@ -299,7 +301,7 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
     Parameters
     ----------
     kernel, gamma, degree, coef0, method, bias, alpha_max, tol, max_iter, alpha_init, cache_mb :
-        as for ``RVR`` (``tol`` on the Laplace evidence (7.114)).
+        as for ``RVR`` (``tol`` on one move of the effective problem at the mode; ``rvm_classification``).
 
     Attributes
     ----------

@@ -99,8 +99,32 @@ def test_rvc_multiclass_by_softmax():
 
 
 def test_rvc_single_class_is_a_clear_error():
-    with pytest.raises(ValueError, match="1 class"):
+    """The error names y, the estimator's argument (rvm_classification's own names t)."""
+    with pytest.raises(ValueError, match="y must hold at least two classes; got one class"):
         RVC().fit(np.zeros((5, 2)), np.ones(5))
+
+
+def test_rvc_keeping_the_bias_alone_is_a_fitted_model():
+    """A kernel so wide that every function is pruned: the bias alone, certified, predicting; its report
+    used to index the empty relevance set by the bias row (IndexError)."""
+    X = np.random.default_rng(0).standard_normal((20, 2))
+    y = np.array([0, 1] * 10)
+    with pytest.warns(UserWarning, match="keeps the bias"):
+        model = RVC(gamma=1e-6).fit(X, y)
+    assert model.all_pruned_ and model.bias_used_ and model.relevance_vectors_.size == 0
+    assert model.report_.ok
+    proba = model.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert set(model.predict(X)) <= {0, 1}
+
+
+@pytest.mark.parametrize("params, match", [({"cache_mb": -1}, "cache_mb must be a positive"),
+                                           ({"bias": "no"}, "bias must be True or False")])
+@pytest.mark.parametrize("make", [RVR, RVC])
+def test_bad_options_are_named(make, params, match):
+    X, t = datasets.sinusoid()
+    with pytest.raises(ValidationError, match=match):
+        make(**params).fit(X, t if make is RVR else (t > 0).astype(int))
 
 
 def test_precomputed_kernel_equals_the_rbf_kernel():

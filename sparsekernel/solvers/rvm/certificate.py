@@ -49,7 +49,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ...validation import check_param, fail
-from .checks import check_design, target_scale
+from .checks import check_bias, check_design, target_scale
 from .design import DenseDesign, Design
 from .laplace import ModeOptions, find_mode, laplace_log_evidence
 from .likelihood import Bernoulli, Likelihood, Softmax
@@ -220,8 +220,7 @@ def evidence_report_at(Phi: ArrayLike, t: ArrayLike, relevance: ArrayLike, alpha
     beta_floor = 1.0 / float(check_param("noise_floor", noise_floor, "C"))
     design, t = _regression_data(Phi, t)
     M = design.shape[1]
-    if not isinstance(bias, (bool, np.bool_)):
-        raise fail("bias", "True or False", bias)
+    check_bias(bias)
     index = np.asarray(relevance)
     if (index.ndim != 1 or (index.size and not np.issubdtype(index.dtype, np.integer))
             or np.any((index < 0) | (index >= M)) or np.unique(index).size != index.size):
@@ -371,6 +370,8 @@ def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification, tol:
     p, and Q = phi_i^T B t_hat - g^T w* = phi_i^T (t_k - y_k) (as
     Phi_a^T (t - y) = A w* at the mode); the kept pairs' s, q come from Sigma
     and w*. The rows are the regression's (``kept_rows``, ``add_row``), without beta.
+    They hold B and the mode fixed: a pass certifies Tipping and Faul's fixed point on the effective
+    problem, not a maximum of (7.114) with the mode found again at each alpha (``classification``).
 
     Parameters
     ----------
@@ -407,9 +408,8 @@ def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification, tol:
     rows = kept_rows(alpha, Sigma, mode.w, pair_names, tol)
     S, Q = _effective_factors(design, kept, row, output, T, mode, Sigma, alpha)
     out = np.ones((M, O), dtype=bool)
-    in_design = relevance[row - int(result.bias_used)] if row.size else np.zeros(0, dtype=np.intp)
-    keep_mask = (row >= int(result.bias_used))
-    out[in_design[keep_mask], output[keep_mask]] = False
+    in_design = row >= int(result.bias_used)  # the bias row is no column of the design
+    out[relevance[row[in_design] - int(result.bias_used)], output[in_design]] = False
     i, k = np.nonzero(out)
     add_labels = [int(a) for a in i] if O == 1 else [f"{a}/{b}" for a, b in zip(i, k)]
     rows.append(add_row(S[i, k], Q[i, k], add_labels, tol))

@@ -106,11 +106,26 @@ class Units:
         return np.flatnonzero(self.scale > 0.0)
 
 
+def check_bias(bias: object) -> bool:
+    """``bias`` as a bool: True or False (numpy's included), nothing else (a string such as "no" is
+    truthy and would silently mean True)."""
+    if not isinstance(bias, (bool, np.bool_)):
+        raise fail("bias", "True or False", bias)
+    return bool(bias)
+
+
+#: Targets whose computed standard deviation is at most this many roundings of max |t| are constant:
+#: np.std of 20 copies of 0.3 is 5.6e-17, not 0, and a scale of that size made the noise floor (a
+#: fraction of the targets' variance) vanish, so that beta ran to 6e31 and (7.85) lost 2 nats.
+CONSTANT_ROUNDINGS = 64.0
+
+
 def target_scale(t: Array) -> float:
-    sd = float(np.std(t))
-    if sd > 0.0:
+    """std(t), or max |t| (1 for t = 0) where t is constant to within its rounding."""
+    sd, top = float(np.std(t)), float(np.abs(t).max(initial=0.0))
+    if sd > CONSTANT_ROUNDINGS * np.finfo(np.float64).eps * top:
         return sd
-    return float(np.abs(t).max()) or 1.0
+    return top or 1.0
 
 
 def column_scale(norms: Array, N: int) -> Array:

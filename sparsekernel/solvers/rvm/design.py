@@ -25,7 +25,7 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
-from ...validation import fail
+from ...validation import check_param, fail
 from ...kernels import RBF, Kernel, make_kernel
 from ._bound_loops import assemble_gram
 
@@ -378,7 +378,7 @@ def estimator_design(kernel: Kernel, X: Array, cache_mb: float) -> tuple[Design,
     matrix itself.
     """
     N = X.shape[0]
-    budget = cache_mb * 2**20
+    budget = check_param("cache_mb", cache_mb) * 2**20
     pool = max(1, int(budget // (8 * N)))
     if kernel.name == "precomputed" or 8 * N * N <= budget:
         return DenseDesign(np.asarray(kernel(X), dtype=np.float64)), max(pool, N + 1)

@@ -150,10 +150,12 @@ def _finished(likelihood, Phi, T, pairs: _Pairs, opts: FastOptions, mode_opts: M
 
 
 def _keep_bias_if_empty(likelihood, Phi, T, pairs: _Pairs, bias, alpha_max, mode_opts) -> tuple[_Pairs, bool]:
-    """When every pair is pruned and there is a bias, keep it (alpha = alpha_max) for every output."""
-    if pairs.basis.size or not bias:
-        return pairs, pairs.basis.size == 0 and bias
-    O = T.shape[1]
+    """When every pair is pruned: with a bias, keep it (alpha = alpha_max) for every output; without,
+    the empty model. Either way the last evidence is that model's (7.114) (the run's own last value was
+    that of the model before its last pair went), and whether every pair was pruned."""
+    if pairs.basis.size:
+        return pairs, False
+    O = T.shape[1] if bias else 0
     basis, output, alpha = np.zeros(O, dtype=np.intp), np.arange(O, dtype=np.intp), np.full(O, alpha_max)
     mode = find_mode(likelihood, Phi, basis, output, T, alpha, np.zeros(O), mode_opts)
     history = pairs.history + [laplace_log_evidence(mode, alpha)]

@@ -25,7 +25,7 @@ from scipy.special import gammaln
 
 from ...validation import check_same_length, fail
 from ...errors import ValidationError
-from .checks import ALPHA_INIT, Method, check_design, check_method, frozen
+from .checks import ALPHA_INIT, Method, check_bias, check_design, check_method, frozen
 from .design import Design
 from .laplace_fit import fit_laplace
 from .likelihood import Likelihood
@@ -145,7 +145,7 @@ def rvm_poisson(
     likelihood = Poisson()
     T = likelihood.targets(t)
     check_same_length(np.empty((design.shape[0], 0)), T[:, 0], "Phi", "t")
-    fit = fit_laplace(likelihood, design, T, method, bias=bias, alpha_max=alpha_max, tol=tol, max_iter=max_iter,
+    fit = fit_laplace(likelihood, design, T, method, bias=check_bias(bias), alpha_max=alpha_max, tol=tol, max_iter=max_iter,
                       max_newton=max_newton, newton_tol=newton_tol, caller="rvm_poisson",
                       alpha_init=alpha_init)
     fields = {**vars(fit), "alpha": frozen(fit.alpha[:, 0]), "mean": frozen(fit.mean[:, 0])}

@@ -53,6 +53,7 @@ from .checks import (
     ALPHA_INIT,
     Method,
     Units,
+    check_bias,
     check_common,
     check_design,
     check_hyperprior,
@@ -211,7 +212,7 @@ def rvm_regression(
     alpha_max, tol, max_iter = check_common(alpha_max, tol, max_iter, method, design.shape[1])
     prior = check_hyperprior(hyperprior)
     alpha_init = float(check_param("alpha_init", alpha_init, "C"))
-    problem = _scaled_problem(design, t, bias, prior, noise_floor, beta_init)
+    problem = _scaled_problem(design, t, check_bias(bias), prior, noise_floor, beta_init)
     fast_max_iter = max_iter if method == "fast" else check_common(alpha_max, tol, None, "fast", design.shape[1])[2]
     opts = FastOptions(
         tol,

@@ -35,6 +35,7 @@ from sparsekernel.solvers.rvm.posterior import (
 from sparsekernel.solvers.rvm import (
     AllPrunedWarning,
     evidence_report,
+    laplace_report,
     predictive_distribution,
     rvm_classification,
     rvm_regression,
@@ -705,6 +706,51 @@ def test_constant_targets_are_fitted_by_the_bias():
     mean, _ = predictive_distribution(r, relevant_columns(k, Xs, X, r.relevance))
     assert r.bias_used
     np.testing.assert_allclose(mean, 3.0, rtol=1e-3)
+
+
+@pytest.mark.parametrize("c", [0.3, 0.1, 3e-6, 1e6 / 3])
+@pytest.mark.parametrize("method", ["fast", "mackay", "em"])
+def test_constant_targets_in_float_keep_the_noise_floor_and_the_exact_evidence(c, method):
+    """Constants whose float std is not 0 (np.std of 20 copies of 0.3 is 5.6e-17) are scaled by max |t|, so
+    the noise floor (1e-6 of the scale squared) holds: beta at most its bound, and the reported (7.85) that
+    of the bias alone at the returned alpha and beta in closed form,
+    -1/2 [N ln 2pi - N ln beta + ln(1 + N beta / alpha) + beta N c^2 alpha / (alpha + N beta)].
+    Before, beta ran to 1e19-6e31 and the evidence, though certified, was 2 nats off."""
+    X = np.random.default_rng(0).standard_normal((20, 2))
+    t = np.full(20, c)
+    assert np.std(t) > 0.0 or c == 3e-6
+    r = rvm_regression(X, t, method)
+    assert r.bias_used and r.relevance.size == 0 and r.converged
+    N, a, beta = 20, float(r.alpha[0]), float(r.beta)
+    assert beta <= 1.0 / (1e-6 * c * c) * (1.0 + 1e-9)
+    exact = -0.5 * (N * math.log(2 * math.pi) - N * math.log(beta) + math.log1p(N * beta / a)
+                    + beta * N * c * c * a / (a + N * beta))
+    assert r.log_evidence[-1] == pytest.approx(exact, rel=1e-9, abs=1e-6)
+    assert evidence_report(X, t, r, tol=1e-3).ok
+
+
+def test_an_empty_classification_model_says_so():
+    """EM without a bias pruning every function: all_pruned, the warning, and the empty model's evidence,
+    N ln 1/2 (the logistic at 0); its certificate holds. Before, it said all_pruned False, warned nothing,
+    and reported -16.12 (the evidence before the last function went) against -13.86."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((20, 2)), rng.integers(0, 2, 20)
+    Phi = np.exp(-0.03 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    with pytest.warns(AllPrunedWarning, match="the model is empty"):
+        r = rvm_classification(Phi, y, "em", bias=False)
+    assert r.relevance.size == 0 and r.all_pruned and not r.bias_used
+    assert r.log_evidence[-1] == pytest.approx(20 * math.log(0.5), rel=1e-12)
+    assert laplace_report(Phi, y, r, tol=1e-3).ok
+
+
+@pytest.mark.parametrize("fit", [lambda K, t, b: rvm_regression(K, t, bias=b),
+                                 lambda K, t, b: rvm_classification(K, (t > 0).astype(int), bias=b)])
+@pytest.mark.parametrize("bias", ["no", 1, None])
+def test_bias_must_be_a_bool(fit, bias):
+    """A string such as "no" is truthy: it meant a bias, silently."""
+    X, t = datasets.sinusoid()
+    with pytest.raises(ValidationError, match=r"bias must be True or False; got"):
+        fit(RBF(SINUSOID_GAMMA)(X), t, bias)
 
 
 def test_zero_targets_prune_everything_and_keep_the_bias():
