@@ -280,7 +280,7 @@ class Callable(Kernel):
         return K
 
     def diag(self, X: ArrayLike) -> Array:
-        A = np.asarray(X, dtype=np.float64)
+        A = as_rows(X)                 # a sparse X stays sparse: the function gets what it is given elsewhere
         return np.concatenate([np.diag(self(A[r:r + self.diag_block])) for r in range(0, A.shape[0], self.diag_block)]
                               or [np.zeros(0)])
 

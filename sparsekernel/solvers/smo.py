@@ -668,7 +668,9 @@ class _Run:
         float32 ones, read in float64, where the rounding that leaves in the
         gradient (``_row_rounding``, once, not once per step) is at most
         ``REFINE_ROUNDING_SHARE`` of tol for the two entries of the violation;
-        else the kernel's own float64 values (N x n_SV of them).
+        else the kernel's own float64 values where they decide a condition
+        (``_banded_products``), or on every point (N x n_SV of them) where no
+        free variable places the threshold.
         """
         self.reconstruct(gradient=False)                                     # all of G is computed below
         loops.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
