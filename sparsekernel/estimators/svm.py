@@ -256,7 +256,8 @@ class _BaseSVM(BaseEstimator):
         return X
 
     def _solve(self, machine: Machine, cache: Any = None) -> Solution:
-        """Solve by the estimator's solver; ``tol`` has LIBSVM's meaning (its gradient units). Within
+        """Solve by the estimator's solver; ``tol`` is LIBSVM's on a problem of unit output scale (its
+        gradient units there; relative to ``machine.output_scale`` otherwise: README, "Tolerances"). Within
         ``fit_path`` the SMO starts from the previous solution of the same solve (``_path``); given
         ``cache``, it reads its kernel rows from there."""
         if hasattr(self, "_solves"):                     # inside _warned_once: counted for its one warning
