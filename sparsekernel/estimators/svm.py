@@ -901,8 +901,8 @@ class NuSVC(_ClassifierBase):
             raise ValidationError(
                 f"nu must leave the classes a positive margin rho, since NuSVC's decision values are the notes' "
                 f"divided by rho (LIBSVM's scaling); got nu={self.nu!r}, at which rho = {sol.rho!r} on these data "
-                f"(the classes' reduced convex hulls meet): take a smaller nu, or formulations.NuSVC for the "
-                f"notes' own values")
+                f"(the classes' reduced convex hulls touch or meet, to the solve's tolerance {sol.tol:g}): take a "
+                f"smaller nu, or formulations.NuSVC for the notes' own values")
         return 1.0 / sol.rho
 
 
