@@ -271,7 +271,7 @@ class Callable(Kernel):
     diag_block: int = 256
 
     def _gram(self, A: Array, B: Array) -> Array:
-        K = np.asarray(self.function(A, B), dtype=np.float64)
+        K = to_dense(self.function(A, B))     # a sparse result (x^T y of sparse rows) densified, as scikit-learn does
         if K.shape != (A.shape[0], B.shape[0]):
             raise ValidationError(f"kernel(X, Y) must return an array of shape ({A.shape[0]}, {B.shape[0]}); "
                                   f"got shape {K.shape} from {self.function!r}")

@@ -140,7 +140,7 @@ class RVR(RegressorMixin, RVMEstimatorBase):
         (7.85) after each iteration.
     n_iter_ : int
     all_pruned_ : bool
-        Every kernel function (and the bias) was pruned; the bias was kept alone.
+        Every kernel function was pruned: the model is the bias alone (``bias=True``) or empty.
     X_relevance_ : array (R, n_features) or None (precomputed kernel)
     kernel_ : Kernel
     result_ : solvers.rvm.RVMRegression

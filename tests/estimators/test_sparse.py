@@ -197,18 +197,20 @@ def test_the_command_line_reads_a_libsvm_file_sparse_and_agrees_with_libsvm(tmp_
     np.testing.assert_allclose(ours.decision_function(X_file), reference.decision_function(X_file), atol=1e-5)
 
 
+@pytest.mark.parametrize("sparse_result", [False, True])
 @pytest.mark.parametrize("fmt", [sp.csr_matrix, sp.csc_matrix])
 @pytest.mark.parametrize("name", ["SVC", "SVR", "OneClassSVM"])
-def test_a_callable_kernel_takes_sparse_x_as_libsvm_does(fmt, name) -> None:
+def test_a_callable_kernel_takes_sparse_x_as_libsvm_does(fmt, name, sparse_result) -> None:
     """A callable kernel is handed the sparse rows (its diagonal too: it was np.asarray of the matrix, an
-    object array, and the fit raised 'setting an array element with a sequence'); the fit is certified and
-    agrees with scikit-learn's on the same callable to the solvers' tolerance."""
+    object array, and the fit raised 'setting an array element with a sequence'), and may return a sparse
+    matrix (x^T y of sparse rows), densified as scikit-learn does; the fit is certified and agrees with
+    scikit-learn's on the same callable to the solvers' tolerance."""
     from sklearn.metrics.pairwise import rbf_kernel
 
     X = np.random.RandomState(0).randn(40, 3)
     y = (X[:, 0] > 0).astype(int)
     args = {"SVC": (y,), "SVR": (X[:, 1],), "OneClassSVM": ()}[name]
-    k = lambda A, B: rbf_kernel(A, B, gamma=0.5)  # noqa: E731
+    k = (lambda A, B: A @ B.T) if sparse_result else (lambda A, B: rbf_kernel(A, B, gamma=0.5))  # noqa: E731
     ours = {"SVC": SVC, "SVR": SVR, "OneClassSVM": OneClassSVM}[name](kernel=k).fit(fmt(X), *args)
     ref = getattr(svm, name)(kernel=k).fit(fmt(X), *args)
     assert ours.kkt_report_.ok

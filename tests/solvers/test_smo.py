@@ -22,7 +22,7 @@ from sklearn.preprocessing import StandardScaler
 from sparsekernel import datasets
 from sparsekernel.duality import check
 from sparsekernel.duality.kkt import matched_tol
-from sparsekernel.errors import ConvergenceWarning, InfeasibleError, ValidationError
+from sparsekernel.errors import ConvergenceWarning, InfeasibleError, NonConvexWarning, ValidationError
 from sparsekernel.formulations import (
     SVDD,
     EpsilonSVR,
@@ -585,6 +585,32 @@ def test_a_banded_stop_check_certifies_what_the_float64_outputs_would(name, monk
         assert ours.tag == theirs.tag
         assert ours.violation == pytest.approx(theirs.violation, rel=1e-8, abs=1e-12)
     assert sol.report.gap.relative == pytest.approx(independent.gap.relative, rel=1e-6, abs=1e-12)
+
+
+def test_the_cached_rows_bound_holds_for_a_kernel_that_is_not_psd():
+    """|k_nm| <= max_n k_nn, on which the bound of a float32 entry rested, holds for positive semidefinite
+    kernels only: a precomputed exp(-||x - y||^2 / 2) - 0.9999 has a diagonal of 1e-4 and entries near 1, and
+    the bound was 1e4 times too small (the banded stop check then kept float32 outputs 300 times further off
+    than it allowed, and certified a point that duality.check refused, found in review). The bound now reads
+    the largest cached entry: the outputs are within it of the float64 K u, and the certificate is
+    duality.check's row for row."""
+    from sparsekernel.methods import solve_by
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1500, 4))
+    t = np.where(X[:, 0] + 0.5 * rng.normal(size=1500) > 0, 1.0, -1.0)
+    K = np.exp(-0.5 * np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=-1)) - 0.9999
+    machine = SoftMarginSVC(K, t, Precomputed(), C=10.0)
+    qp = machine.standard_qp()
+    result = smo(qp, tol=1e-3)
+    u = np.bincount(qp.index, weights=qp.y * result.a, minlength=1500)
+    assert np.max(np.abs(result.outputs - K @ u)) <= result.outputs_error
+    with pytest.warns(NonConvexWarning):
+        sol = solve_by(machine, "smo", tol=1e-3)
+    independent = check(machine, sol)
+    assert sol.report.ok == independent.ok
+    for ours, theirs in zip(sol.report.rows, independent.rows, strict=True):
+        assert ours.violation == pytest.approx(theirs.violation, rel=1e-6, abs=1e-9)
 
 
 @pytest.mark.parametrize("shift, D", [(0.0, 200), (0.0, 7), (3000.0, 4), (1000.0, 4)])
