@@ -867,16 +867,16 @@ class _Run:
         entry's error (``KernelRowCache.entry_error``: one float32 rounding of the kernel's value, or more for
         the RBF rows of the compiled distance loop); 0 for float64 rows."""
         diagonal = float(np.abs(self.prob[5]).max()) / float(self.qp.scale)         # max Q_ii / scale
+        entry = self.cache.entry_error(diagonal)
+        if entry == 0.0:
+            return np.zeros(u.shape[1:])
         if not getattr(self.qp.kernel, "always_psd", True):
             # |k_nm| <= max_n k_nn holds for a positive semidefinite kernel only: a precomputed RBF - 0.9999
             # (diagonal 1e-4, entries near 1) broke the bound 300 times; the largest cached entry read instead
             slots = self.cache.slot_of[self._support(u)]
             slots = slots[slots >= 0]
             if slots.size:
-                diagonal = max(diagonal, float(np.max(np.abs(self.cache.store[slots]))))
-        entry = self.cache.entry_error(diagonal)
-        if entry == 0.0:
-            return np.zeros(u.shape[1:])
+                entry = self.cache.entry_error(max(diagonal, float(np.max(np.abs(self.cache.store[slots])))))
         return entry * np.sum(np.abs(u[self.cache.slot_of >= 0]), axis=0)
 
     def _outputs(self, u: Array, shifted: Array, error: float) -> dict[str, Any]:
