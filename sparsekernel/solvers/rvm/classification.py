@@ -12,12 +12,13 @@ effective problem at the fit's own mode gains more than ``tol``, the fixed
 point of Tipping and Faul's algorithm; or, where the moves it predicts no
 longer raise (7.114) once the mode is found again, more than
 ``sequential.STUCK_TOL`` (10) times ``tol``, the tolerance of ``RVC.report_``
-(a fuzz of 257 converged fits found 18 between 1 and 3.3 times ``tol``). The Laplace evidence (7.114) as a
-function of alpha also moves through the mode w* and its curvatures B, which
-the effective problem holds fixed; recomputed with the mode found again at a
-changed alpha it can be higher than at the fit (by a tenth of a nat on
-separable data, measured), so the fit is a stationary point of the effective
-problem, not a certified maximum of (7.114) itself.
+(a fuzz of 257 converged fits found 18 between 1 and 3.3 times ``tol``).
+The Laplace evidence (7.114) as a function of alpha also moves through the
+mode w* and its curvatures B, which the effective problem holds fixed;
+recomputed with the mode found again at a changed alpha it can be higher
+than at the fit (by a tenth of a nat on separable data, measured), so the
+fit is a stationary point of the effective problem, not a certified
+maximum of (7.114) itself.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def rvm_classification(
     labels, K = _check_class_targets(t)
     check_same_length(np.empty((design.shape[0], 0)), labels, "Phi", "t")
     likelihood = Bernoulli() if K == 2 else Softmax(K)
-    fit = fit_laplace(likelihood, design, likelihood.targets(labels), method, bias=check_bias(bias), alpha_max=alpha_max,
-                      tol=tol, max_iter=max_iter, max_newton=max_newton, newton_tol=newton_tol,
-                      caller="rvm_classification", alpha_init=alpha_init)
+    fit = fit_laplace(likelihood, design, likelihood.targets(labels), method, bias=check_bias(bias),
+                      alpha_max=alpha_max, tol=tol, max_iter=max_iter, max_newton=max_newton,
+                      newton_tol=newton_tol, caller="rvm_classification", alpha_init=alpha_init)
     return RVMClassification(n_classes=K, **vars(fit))

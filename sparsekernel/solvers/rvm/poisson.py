@@ -145,8 +145,8 @@ def rvm_poisson(
     likelihood = Poisson()
     T = likelihood.targets(t)
     check_same_length(np.empty((design.shape[0], 0)), T[:, 0], "Phi", "t")
-    fit = fit_laplace(likelihood, design, T, method, bias=check_bias(bias), alpha_max=alpha_max, tol=tol, max_iter=max_iter,
-                      max_newton=max_newton, newton_tol=newton_tol, caller="rvm_poisson",
+    fit = fit_laplace(likelihood, design, T, method, bias=check_bias(bias), alpha_max=alpha_max, tol=tol,
+                      max_iter=max_iter, max_newton=max_newton, newton_tol=newton_tol, caller="rvm_poisson",
                       alpha_init=alpha_init)
     fields = {**vars(fit), "alpha": frozen(fit.alpha[:, 0]), "mean": frozen(fit.mean[:, 0])}
     return RVMPoisson(**fields)
