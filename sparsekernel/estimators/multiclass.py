@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..errors import ValidationError
+
 __all__ = ["class_labels", "one_versus_one_pairs", "votes", "votes_and_confidences", "libsvm_dual_coef", "one_versus_one_coef"]
 
 Array = NDArray[np.float64]
@@ -15,7 +17,7 @@ Array = NDArray[np.float64]
 
 def class_labels(y: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.intp]]:
     """scikit-learn's ``check_classification_targets(y)``, then ``classes_`` and each point's class
-    index (``np.unique(y, return_inverse=True)``).
+    index (``np.unique(y, return_inverse=True)``); a ValidationError naming y for fewer than two classes.
 
     The check's ``type_of_target`` costs about 100 us, a tenth of a fit at N = 100. For a non-empty
     1-D array of integers or booleans its answer is known without it ("binary" or "multiclass", both
@@ -30,9 +32,16 @@ def class_labels(y: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.intp]]:
         n, k = y.shape[0], classes.shape[0]
         if k > 2 and n > 20 and k > round(0.5 * n):
             check_classification_targets(y)            # its warning: y may be a regression target
-        return classes, labels
+        return _two_or_more(classes), labels
     check_classification_targets(y)
-    return np.unique(y, return_inverse=True)
+    classes, labels = np.unique(y, return_inverse=True)
+    return _two_or_more(classes), labels
+
+
+def _two_or_more(classes: NDArray[Any]) -> NDArray[Any]:
+    if classes.shape[0] < 2:
+        raise ValidationError(f"y must hold at least two classes; got one class, {classes[0]!r}")
+    return classes
 
 
 def one_versus_one_pairs(K: int) -> list[tuple[int, int]]:

@@ -248,8 +248,6 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
         """Fit the RVM classifier to (X, y); returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_, labels = class_labels(y)
-        if self.classes_.shape[0] < 2:
-            raise ValidationError(f"y must hold at least two classes; got one class, {self.classes_[0]!r}")
         kernel, design, _ = self._kernel_and_design(X)
         result = rvm_classification(
             design,

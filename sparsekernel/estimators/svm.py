@@ -477,8 +477,6 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         if self._precomputed and X.shape[0] != X.shape[1]:
             raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
         self.classes_, labels = class_labels(y)
-        if self.classes_.shape[0] < 2:
-            raise ValidationError(f"y must hold at least two classes; got one class, {self.classes_[0]!r}")
         self.class_weight_ = self._class_weight_vector(y)
         weight = _sample_weight(sample_weight, X.shape[0])
         if self._class_weight_applies:

@@ -491,10 +491,9 @@ class _Run:
         loops.leave_compact(self.cache_arrays, self.ctrl)         # full rows to begin with
         self.fpar = self._floats(tol * float(qp.tol_scale), qp.scale, QD)
         self.trace = _trace_buffers(TRACE_CHUNK if record else 1)
-        # (u, (K + diag(shift)) u, its rounding bound) of ``refined``
-        self.exact_outputs: tuple[Array, Array, float] | None = None
+        # (u, (K + diag(shift)) u, its rounding bound, whether banded: ``_banded_products``) of ``refined``
+        self.exact_outputs: tuple[Array, Array, float, bool] | None = None
         self.refined_at = -1                  # the step count at the last ``refined``
-        self.banded = False                   # whether its outputs are ``_banded_products``'
         self.checks_refined = 0               # ``_check_all``'s float64 gradients so far
         self._small_gram()
         self._initial_gradient(initial_gradient)
@@ -682,18 +681,18 @@ class _Run:
         u_bar = np.bincount(index0, weights=y0 * at_upper, minlength=N)
         U = np.column_stack([u, u_bar])
         rounding = self._row_rounding(U)
-        self.banded = False
+        banded = False
         if 2.0 * scale * float(np.max(rounding)) <= REFINE_ROUNDING_SHARE * float(self.fpar[nb.F_TOL]):
             KU = self._row_products(U)                                       # the cached rows, in float64
         else:
             KU = self._banded_products(U, scale * float(rounding[0]))
-            self.banded = KU is not None
+            banded = KU is not None
             if KU is None:
                 KU, rounding = self._K_times(U, np.arange(N)), np.zeros(2)   # one pass over the kernel
         G = p + scale * y * KU[index, 0]                                     # G = Q a + p
         V[:] = -y * G
         G_bar[:] = scale * y0 * KU[index0, 1]                                # G_bar = sum_{a_j = u_j} u_j Q_j
-        self.exact_outputs = (u, KU[:, 0], float(rounding[0]))               # for result, if no step follows
+        self.exact_outputs = (u, KU[:, 0], float(rounding[0]), banded)       # for result, if no step follows
         self.refined_at = int(self.ctrl[nb.C_ITER])
         self.fpar[nb.F_OBJ] = 0.5 * float(a @ (G - p)) + float(p @ a)
         self.fpar[nb.F_PTA] = float(p @ a)
@@ -821,7 +820,7 @@ class _Run:
         exact = kept is not None and np.array_equal(kept[0], u)               # refined's product, still valid
         shifted = kept[1] if exact else self._row_products(u)                 # (K + diag(shift)) u
         error = kept[2] if exact else float(self._row_rounding(u))
-        banded = exact and self.banded                                         # float64 on the support
+        banded = exact and kept[3]                                             # float64 on the support
         self._exact_gradient(z, u, Gz, shifted, error == 0.0 or banded)
         outputs = dict(self._outputs(u, shifted, error), outputs_banded=banded)
         rho = compute_rho(qp, z, Gz)
