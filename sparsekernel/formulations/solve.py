@@ -245,6 +245,17 @@ def certify(machine: Machine, solution: Solution, outcome: str, kind: str, solve
         detail = (f"{solver} reported {own!r} on the {kind} of {machine.name}, but the rounding of its outputs "
                   f"(up to {rounding:.1e} of the output scale: eps sum |coef| max k(x, x)) is not far below "
                   f"the tolerance")
+    if outcome == "solved" and not report.convex:
+        # the solver's own stopping test holds (a stationary point of the standard form), but the dual is not
+        # convex and the point breaks a condition the standard form does not impose (nu-SVC's rho >= 0 on a
+        # sigmoid kernel): no optimum is certified, and LIBSVM would return this point as it is
+        lam_min = machine.eigenvalue_range[0] if machine.eigenvalue_range else float("nan")
+        raise SolverError(
+            f"{solver} stopped at a stationary point of the {kind} of {machine.name} (status {own!r}), but the "
+            f"kernel matrix is not positive semidefinite (smallest eigenvalue {lam_min:.3e}), so the dual is not "
+            f"convex, and this point fails the machine's KKT conditions at {tol:.1e}: {failing}; it is not a "
+            f"solution of the notes' problem (LIBSVM returns it as it is): take a positive semidefinite kernel "
+            f"(kernel={machine.kernel!r})", status=own, solver=solver, report=report)
     if outcome == "solved":
         raise SolverError(
             f"{solver} reported {own!r} on the {kind} of {machine.name}, but its answer fails the machine's "

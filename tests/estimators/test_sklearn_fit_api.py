@@ -18,7 +18,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.preprocessing import StandardScaler
 
 from sparsekernel import estimators as ours_module
-from sparsekernel.errors import InfeasibleError, ValidationError
+from sparsekernel.errors import InfeasibleError, SolverError, ValidationError
 
 NAMES = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM"]
 CLASSIFIERS = ["SVC", "NuSVC"]
@@ -439,6 +439,18 @@ def test_a_nu_at_which_the_margin_is_zero_is_a_value_error_as_in_scikit_learn() 
         _fit(theirs, X, y)
     with pytest.raises(ValidationError, match=r"nu must leave the classes a positive margin rho.*got nu=0\.5"):
         _fit(ours, X, y)
+
+
+def test_a_sigmoid_nu_svc_point_with_a_negative_margin_is_refused_as_not_convex() -> None:
+    """The sigmoid kernel's nu-SVC dual is not convex: the SMO can stop at a stationary point of the
+    standard form (sum a = nu) whose rho is negative, which (7.41)'s rho >= 0 forbids. LIBSVM returns it,
+    dividing by that rho, and its predictions there are worse than chance on these data; ours is a
+    SolverError that says the kernel is not PSD and names the failing condition and the kernel."""
+    X, y = skdata.make_classification(n_samples=120, n_features=5, random_state=16)
+    theirs = svm.NuSVC(kernel="sigmoid", nu=0.1).fit(X, y)
+    assert theirs.intercept_.shape == (1,) and np.mean(theirs.predict(X) == y) < 0.5
+    with pytest.raises(SolverError, match=r"not positive semidefinite .*not convex.*rho >= 0 violated.*Sigmoid"):
+        ours_module.NuSVC(kernel="sigmoid", nu=0.1).fit(X, y)
 
 
 def test_an_infeasible_nu_is_a_value_error_as_in_scikit_learn() -> None:
