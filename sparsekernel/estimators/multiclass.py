@@ -33,7 +33,11 @@ def class_labels(y: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.intp]]:
         if k > 2 and n > 20 and k > round(0.5 * n):
             check_classification_targets(y)            # its warning: y may be a regression target
         return _two_or_more(classes), labels
-    check_classification_targets(y)
+    try:
+        check_classification_targets(y)
+    except ValueError as exc:                     # "Unknown label type: continuous", kept in the message
+        raise ValidationError(f"y must hold class labels (integers, strings, booleans, or floats of integer "
+                              f"value); got: {exc}") from exc
     classes, labels = np.unique(y, return_inverse=True)
     return _two_or_more(classes), labels
 

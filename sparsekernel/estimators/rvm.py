@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ..solvers.rvm.certificate import evidence_report, laplace_report
-from ..validation import check_same_length
+from ..validation import check_matrix, check_real_targets, check_same_length
 from ..errors import ValidationError
 from ..solvers.rvm import (
     moderated_logits,
@@ -31,6 +31,23 @@ from .multiclass import class_labels
 __all__ = ["RVR", "RVC", "PoissonRVR", "RVMEstimatorBase", "LaplaceRVMBase"]
 
 Array = NDArray[np.float64]
+_NO_Y = "no_validation"          # validate_data's own default: X alone
+
+
+def _validated(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike = _NO_Y, reset: bool = True,
+               **options) -> Array | tuple[Array, NDArray]:
+    """``validate_data`` (float64 X, n_features_in_ and feature names set or checked), its ValueErrors
+    raised as ValidationErrors naming X and y (scikit-learn's own words kept after them), and every entry
+    of X finite (``validation.check_matrix``: the index of the first NaN or inf)."""
+    try:
+        out = validate_data(estimator, X, y, reset=reset, dtype=np.float64, ensure_all_finite=False, **options)
+    except ValidationError:
+        raise
+    except ValueError as exc:
+        what = "X (2-D, a row per sample, real numbers)" + ("" if y is _NO_Y else " and y (one target per row of X)")
+        raise ValidationError(f"{what} must be valid input for {type(estimator).__name__}; got: {exc}") from exc
+    check_matrix(out if y is _NO_Y else out[0], "X")
+    return out
 
 
 class RVMEstimatorBase(BaseEstimator):
@@ -59,7 +76,7 @@ class RVMEstimatorBase(BaseEstimator):
     def _relevant_columns(self, X: ArrayLike) -> Array:
         """Kernel values k(x, x_i) of test points against the relevance vectors, (n_test, R)."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
+        X = _validated(self, X, reset=False)
         if self.kernel == "precomputed":
             return X[:, self.relevance_vectors_]
         if self.X_relevance_.shape[0] == 0:
@@ -183,7 +200,8 @@ class RVR(RegressorMixin, RVMEstimatorBase):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RVR":
         """Fit the RVM to (X, y); returns self."""
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        X, y = _validated(self, X, y, y_numeric=True)
+        y = check_real_targets(y, "y")
         kernel, design, pool = self._kernel_and_design(X)
         result = rvm_regression(
             design,
@@ -207,6 +225,8 @@ class RVR(RegressorMixin, RVMEstimatorBase):
 
     def predict(self, X: ArrayLike, return_std: bool = False):
         """Predictive mean (7.90), and with ``return_std`` the standard deviation from (7.91)."""
+        if not isinstance(return_std, (bool, np.bool_)):
+            raise ValidationError(f"return_std must be True or False; got {return_std!r}")
         columns = self._relevant_columns(X)
         mean, var = predictive_distribution(self.result_, columns)
         return (mean, np.sqrt(var)) if return_std else mean
@@ -246,7 +266,7 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RVC":
         """Fit the RVM classifier to (X, y); returns self."""
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = _validated(self, X, y)
         self.classes_, labels = class_labels(y)
         kernel, design, _ = self._kernel_and_design(X)
         result = rvm_classification(
@@ -331,7 +351,7 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
         if y is None:
             raise ValidationError(f"y must be {COUNTS}; got None ({type(self).__name__} requires y to be passed, "
                                   "but the target y is None)")
-        X = validate_data(self, X, dtype=np.float64)
+        X = _validated(self, X)
         y = np.asarray(y)
         y = check_counts(column_or_1d(y, warn=True) if y.ndim == 2 else y, "y")  # a column warns, as in scikit-learn
         check_same_length(X, y, "X", "y")

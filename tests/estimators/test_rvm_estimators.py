@@ -222,3 +222,34 @@ def test_alpha_init_reaches_the_solver(name):
     assert model.get_params()["alpha_init"] == 1e-3 and clone(model).alpha_init == 1e-3
     assert model.log_evidence_[0] == pytest.approx(direct.log_evidence[0], rel=1e-10)
     assert model.log_evidence_[0] != pytest.approx(default.log_evidence_[0], rel=1e-6)
+
+
+_RNG = np.random.default_rng(5)
+_X, _Y = _RNG.normal(size=(30, 3)), _RNG.normal(size=30)
+
+
+@pytest.mark.parametrize("fit, words", [
+    (lambda: RVR().fit(np.where(_X > 2.0, np.nan, _X), _Y), r"X must contain only finite values; got NaN or inf at index"),
+    (lambda: RVR().fit(_X, np.where(_Y > 1.0, np.nan, _Y)), r"X .* and y .* must be valid input for RVR; got: Input y contains NaN"),
+    (lambda: RVR().fit(_X[:, 0], _Y), r"must be valid input for RVR; got: Expected 2D array, got 1D array"),
+    (lambda: RVR().fit(_X[None], _Y), r"must be valid input for RVR; got: Found array with dim 3"),
+    (lambda: RVR().fit(_X[:0], _Y[:0]), r"must be valid input for RVR; got: Found array with 0 sample"),
+    (lambda: RVR().fit(np.full((30, 3), "a"), _Y), r"must be valid input for RVR; got: could not convert"),
+    (lambda: RVR().fit(_X + 1j, _Y), r"must be valid input for RVR; got: Complex data not supported"),
+    (lambda: RVR().fit(_X, _Y[:-1]), r"must be valid input for RVR; got: Found input variables with inconsistent"),
+    (lambda: RVC().fit(_X, _Y), r"y must hold class labels .*got: Unknown label type: continuous"),
+    (lambda: RVR(kernel="poly", degree=1000).fit(10 * _X, _Y), r"the kernel's values on X must be finite; Polynomial"),
+    (lambda: RVR(kernel="precomputed").fit(_X @ _X[:5].T, _Y), r"X must be a square Gram matrix .*got shape \(30, 5\)"),
+    (lambda: RVR().fit(_X, _Y).predict(_X, return_std="no"), r"return_std must be True or False; got 'no'"),
+    (lambda: RVR().fit(_X, _Y).predict(np.full((2, 3), np.inf)), r"X must contain only finite values"),
+    (lambda: RVR().fit(_X, _Y).predict(_X[:, :2]), r"X .* must be valid input for RVR; got: X has 2 features"),
+], ids=["nan-X", "nan-y", "1-D", "3-D", "empty", "strings", "complex", "lengths", "continuous-labels",
+        "kernel-overflow", "precomputed-not-square", "return_std", "predict-inf", "predict-features"])
+def test_bad_data_is_a_validation_error_naming_x_or_y(fit, words) -> None:
+    """scikit-learn's ValueErrors from its checks of X and y, and what they let through (a kernel that
+    overflows, a precomputed matrix that is not square, a return_std that is not a bool), are
+    ValidationErrors (ValueErrors) that name the argument: the command line prints them on one line."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValidationError, match=words):
+            fit()

@@ -25,6 +25,7 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
+from ...errors import ValidationError
 from ...validation import check_param, fail
 from ...kernels import RBF, Kernel, make_kernel
 from ._bound_loops import assemble_gram
@@ -380,6 +381,18 @@ def estimator_design(kernel: Kernel, X: Array, cache_mb: float) -> tuple[Design,
     N = X.shape[0]
     budget = check_param("cache_mb", cache_mb) * 2**20
     pool = max(1, int(budget // (8 * N)))
+    if kernel.name == "precomputed" and X.shape[0] != X.shape[1]:
+        raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
     if kernel.name == "precomputed" or 8 * N * N <= budget:
-        return DenseDesign(np.asarray(kernel(X), dtype=np.float64)), max(pool, N + 1)
+        K = np.asarray(kernel(X), dtype=np.float64)
+        _check_finite_kernel(kernel, K)
+        return DenseDesign(K), max(pool, N + 1)
+    _check_finite_kernel(kernel, kernel.diag(X))   # the largest |k(x, y)| of a PSD kernel is on its diagonal
     return KernelDesign(kernel, X), pool
+
+
+def _check_finite_kernel(kernel: Kernel, values: Array) -> None:
+    """A ValidationError where the kernel's values on X overflow (a high-degree polynomial of large inputs)."""
+    if not np.isfinite(values).all():
+        raise ValidationError(f"the kernel's values on X must be finite; {kernel!r} gives inf or NaN on these "
+                              f"inputs: rescale X, or take a smaller degree, gamma or coef0")
