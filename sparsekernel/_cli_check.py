@@ -52,14 +52,54 @@ def add_check_parser(subparsers: Any, machine_arguments: Callable[[argparse.Argu
     p.add_argument("--tube-epsilon", dest="tube_epsilon", type=float, default=None, help="nu-SVR's tube half-width")
     p.add_argument("--convention", choices=["notes", "libsvm"], default="notes",
                    help="the multipliers' convention (libsvm: coefficients y_n alpha_n and LIBSVM's rho)")
-    p.add_argument("--eps", type=float, default=1e-3, help="with --model: svm-train's -e, which sets the matched tolerance")
+    p.add_argument("--eps", type=_positive_eps, default=None,
+                   help="with --model: svm-train's -e, which sets the matched tolerance (default 1e-3, svm-train's)")
     p.set_defaults(func=run_check, C=None, nu=None, epsilon=None)
     return p
+
+
+def _positive_eps(text: str) -> float:
+    """--eps: a positive finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (np.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive finite number; got {text!r}")
+    return value
+
+
+#: options of ``check --multipliers`` alone, and their defaults (the model file gives the kernel and scalars)
+_MULTIPLIER_ONLY = {"a_hat": None, "b": None, "rho": None, "R2": None, "tube_epsilon": None, "convention": "notes",
+                    "kernel": "rbf", "gamma": "scale", "degree": 3, "coef0": 0.0, "class_weight": None,
+                    "solver_tol": None}
+
+
+def _option(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def _refuse_unused(args: argparse.Namespace) -> None:
+    """A ValidationError for an option the chosen source does not read (it would be ignored without a word),
+    and for C, nu or epsilon outside their domains."""
+    from .validation import check_param
+
+    if args.model is not None:
+        given = [d for d, default in _MULTIPLIER_ONLY.items() if getattr(args, d, default) != default]
+        if given:
+            raise ValidationError(f"{_option(given[0])} applies to --multipliers (a model file gives its kernel and "
+                                  f"scalars); got {_option(given[0])} {getattr(args, given[0])} with --model")
+    elif args.eps is not None:
+        raise ValidationError(f"--eps applies to --model (svm-train's -e); got --eps {args.eps:g} with --multipliers")
+    for name in ("C", "nu", "epsilon"):
+        if getattr(args, name) is not None:
+            check_param(name, getattr(args, name))
 
 
 def run_check(args: argparse.Namespace) -> int:
     """Run ``sparsekernel check``: 0 if every report passes, 1 if one fails (bad input raises
     ValidationError, which the command prints on one line with exit status 2)."""
+    _refuse_unused(args)
     if args.model is not None:
         if args.machine is not None:
             raise ValidationError(f"MACHINE must not be given with --model (the file names it); got {args.machine!r}")
@@ -102,10 +142,10 @@ def _failing(report: Any) -> list[str]:
 
 
 def _load_data(args: argparse.Namespace) -> tuple[Any, np.ndarray]:
-    from .datasets import load_csv, load_libsvm
+    """--data by the format rule of every command (``datasets.load``: ``--format``, else ``infer_format``)."""
+    from .datasets import load
 
-    fmt = args.format or ("csv" if Path(args.data).suffix.lower() == ".csv" else "libsvm")
-    return load_csv(args.data) if fmt == "csv" else load_libsvm(args.data)
+    return load(args.data, args.format)
 
 
 def _model_reports(args: argparse.Namespace) -> list[tuple[str, list[str], Any]]:
@@ -114,7 +154,7 @@ def _model_reports(args: argparse.Namespace) -> list[tuple[str, list[str], Any]]
     X, y = _load_data(args)
     out = []
     for problem, report in check_libsvm_model(args.model, X, y, args.tol, C=args.C, nu=args.nu,
-                                              epsilon=args.epsilon, eps=args.eps):
+                                              epsilon=args.epsilon, eps=1e-3 if args.eps is None else args.eps):
         what = (f"labels {problem.labels[0]:g} (t = +1) vs {problem.labels[1]:g} (t = -1)"
                 if problem.labels else problem.machine.name)
         title = f"{Path(args.model).name}: {problem.machine.name}, {what}, N = {problem.machine.N}"

@@ -17,8 +17,9 @@ SMO above); the SMO and LIBSVM run at ``--solver-tol`` (LIBSVM's units,
 default LIBSVM's 1e-3) and the report at the tolerance matched to it
 (``formulations.solve.matched_tol``) unless ``--tol`` is given. ``kkt`` and
 ``rvm`` exit with status 1 when the report fails; every bad argument, file or
-environment is one line on stderr and status 2. Progress goes to stderr
-while it is a terminal, unless ``--quiet``.
+environment is one line on stderr and status 2; an error no check foresaw is
+one line and status 3 (``SPARSEKERNEL_DEBUG=1`` raises it with its
+traceback). Progress goes to stderr while it is a terminal, unless ``--quiet``.
 """
 
 from __future__ import annotations
@@ -42,15 +43,20 @@ __all__ = ["main", "build_parser", "machine_from_args", "LIBSVM_TOL"]
 #: The SMO's and LIBSVM's tolerance on the command line where ``--solver-tol`` is not given: LIBSVM's
 #: (and scikit-learn's) default, in LIBSVM's units.
 LIBSVM_TOL = 1e-3
+#: The largest ``tour --n-ripley``: the tour's cvxpy duals hold an N x N term (about 5 s at N = 1,000).
+MAX_TOUR_N = 5000
 
 
 def _tour(args: argparse.Namespace) -> int:
     from .tour import TOUR_METHODS, format_table, rows_to_json, run_tour
 
     methods = args.methods.split(",") if args.methods else list(TOUR_METHODS)
+    if not 4 <= args.n_ripley <= MAX_TOUR_N:
+        raise ValidationError(f"--n-ripley must be an integer in [4, {MAX_TOUR_N}] (the tour solves every "
+                              f"machine by every method, the cvxpy duals among them); got {args.n_ripley}")
     if args.figures:
         args.out, args.only = args.figures, ""
-        _figure_names(args)                        # matplotlib and --figures checked before the tour runs
+        _figure_names(args, "--figures")           # matplotlib and --figures checked before the tour runs
     with Progress(args.quiet) as progress:
         rows = run_tour(methods, n_ripley=args.n_ripley, progress=progress.step)
     print(rows_to_json(rows) if args.json else format_table(rows))
@@ -64,6 +70,18 @@ def _load(args: argparse.Namespace) -> tuple[Any, np.ndarray]:
     from .datasets import load
 
     return load(args.data, args.format)
+
+
+def _checked(X: Any, t: np.ndarray, path: str) -> tuple[Any, np.ndarray]:
+    """The data file's X and targets, finite (a NaN would otherwise surface as a kernel width or a label)."""
+    from .validation import check_matrix
+
+    X = check_matrix(X, f"X (the features in {path})", sparse=True)
+    bad = np.flatnonzero(~np.isfinite(t))
+    if bad.size:
+        raise ValidationError(f"the targets (the last column of {path}) must be finite; got {t[bad[0]]} at data "
+                              f"row {int(bad[0]) + 1}")
+    return X, t
 
 
 def _labels(t: np.ndarray) -> tuple[np.ndarray, str | None]:
@@ -82,8 +100,12 @@ def machine_from_args(args: argparse.Namespace) -> tuple[Any, list[str]]:
     from .kernels import make_kernel
     from .sparse import variance as sparse_variance
 
-    X, t = _load(args)
+    X, t = _checked(*_load(args), args.data)
     cls = MACHINES[args.machine]
+    if args.class_weight and "class_weight" not in cls._hyper_names:
+        raise ValidationError(f"--class-weight applies to the machines that have class weights "
+                              f"({', '.join(sorted(n for n, c in MACHINES.items() if 'class_weight' in c._hyper_names))}); "
+                              f"got --class-weight {args.class_weight} for {args.machine}")
     notes = []
     gamma = None if args.gamma == "scale" else float(args.gamma)
     with np.errstate(over="ignore"):                 # an overflowing variance is refused by make_kernel
@@ -106,7 +128,9 @@ def machine_from_args(args: argparse.Namespace) -> tuple[Any, list[str]]:
 
 
 def _method(name: str, machine: Any) -> tuple[str, list[str]]:
-    """The method ``name`` names for ``machine`` (``auto`` resolved), with a note when it was chosen."""
+    """The method ``name`` names for ``machine`` (``auto`` resolved), with a note when it was chosen; lower
+    case, as ``solve`` reads it (``--method SMO`` is the SMO, at ``--solver-tol``)."""
+    name = name.lower()
     if name != "auto":
         return name, []
     method = auto_method(machine)
@@ -183,6 +207,7 @@ def _compare_methods(text: str, machine: Any) -> list[str]:
     LIBSVM above."""
     from .methods import has_libsvm_twin
 
+    text = text.lower()
     if text == "auto":
         small = machine.N <= AUTO_DUAL_MAX_N
         methods = ["clarabel", "osqp", "qp-clarabel", "smo"] if small else ["smo"]
@@ -194,6 +219,11 @@ def _compare_methods(text: str, machine: Any) -> list[str]:
     methods = [auto_method(machine) if m == "auto" else m for m in text.split(",") if m]
     if len(methods) < 2:
         raise ValidationError(f"--methods must name at least two methods; got {text!r}")
+    repeated = sorted({m for m in methods if methods.count(m) > 1})
+    if repeated:
+        auto = f" (auto is {auto_method(machine)} here)" if "auto" in text.split(",") else ""
+        raise ValidationError(f"--methods must name each method once{auto}; got {text!r}, which names "
+                              f"{', '.join(repeated)} twice")
     return methods
 
 
@@ -212,7 +242,7 @@ def _compare(args: argparse.Namespace) -> int:
         # one tolerance for the table: the loosest of the methods' matched ones, unless --tol is given
         tol = args.tol if args.tol is not None else max(sol.tol for sol in solutions.values())
         summary = compare_many(machine, solutions, tol)
-    if args.methods == "auto":
+    if args.methods.lower() == "auto":
         rule = f"N = {machine.N} {'<=' if machine.N <= AUTO_DUAL_MAX_N else '>'} {AUTO_DUAL_MAX_N}"
         notes = [f"methods auto: {', '.join(methods)} ({rule})"] + notes
     tuned = [m for m in methods if m in ("smo", "libsvm")]
@@ -229,20 +259,36 @@ def _figures(args: argparse.Namespace) -> int:
     return _write_figures(args, quiet=False)
 
 
-def _figure_names(args: argparse.Namespace) -> list[str]:
-    """The figures to write, after checking that matplotlib is there and that ``--out`` can be a folder."""
+def _figure_names(args: argparse.Namespace, option: str = "--out") -> list[str]:
+    """The figures to write, after checking that matplotlib is there, that ``--out`` (``option``) can be a
+    folder, and that none of the files to write is a folder there: nothing is written before all are known
+    to be writable."""
     try:
         import matplotlib  # noqa: F401  (the optional extra "plot")
 
         from .figures import FIGURES
     except ImportError as exc:
         raise ValidationError(f"figures need matplotlib (pip install 'sparsekernel[plot]'); got {exc}") from exc
-    if Path(args.out).exists() and not Path(args.out).is_dir():
-        raise ValidationError(f"--out must be a folder (created if missing); got the file {args.out!r}")
+    if not args.out.strip():
+        raise ValidationError(f"{option} must name a folder (created if missing); got an empty name")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ValidationError(f"{option} must be a folder (created if missing); got the file {args.out!r}")
     names = args.only.split(",") if args.only else list(FIGURES)
     unknown = sorted(set(names) - set(FIGURES))
     if unknown:
         raise ValidationError(f"--only must name figures among {sorted(FIGURES)}; got {unknown}")
+    from .figures import OUTPUT_SUFFIXES
+
+    blocked = [str(out / f"{n}{suffix}") for n in names for suffix in OUTPUT_SUFFIXES
+               if (out / f"{n}{suffix}").exists() and not (out / f"{n}{suffix}").is_file()]
+    if blocked:
+        raise ValidationError(f"{option} must be a folder where the figures' files can be written; got {args.out!r}, "
+                              f"where {blocked[0]} is a folder")
+    writable = next(p for p in (out, *out.resolve().parents) if p.exists())
+    if not os.access(writable, os.W_OK | os.X_OK):
+        raise ValidationError(f"{option} must be a folder this user can write; got {args.out!r} ({writable} is "
+                              f"not writable)")
     return names
 
 
@@ -420,6 +466,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SparseKernelError, OSError) as exc:     # OSError: a file that cannot be read, a port in use
         print(f"{name}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001 - what no check foresaw: one line too (SPARSEKERNEL_DEBUG=1: the traceback)
+        if os.environ.get("SPARSEKERNEL_DEBUG"):
+            raise
+        print(f"{name}: {type(exc).__name__}: {exc} (not foreseen by the command's checks: please report it; "
+              f"SPARSEKERNEL_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -154,19 +154,26 @@ def text_like(n: int = 500, d: int = 5000, density: float = 0.01, words: int = 5
 def load_csv(path: str | os.PathLike[str], delimiter: str = ",") -> tuple[Array, Array]:
     """Read a CSV file whose last column is the target.
 
-    A first row that is not numeric is taken as a header and skipped. Blank
-    lines and lines starting with ``#`` are ignored.
+    A first row none of whose fields is a number is taken as a header and
+    skipped; a first row that mixes numbers and text is an error (neither a
+    header nor data: a typo would otherwise lose a data row). A UTF-8 byte
+    order mark is read past. Blank lines and lines starting with ``#`` are
+    ignored.
     """
     p = Path(path)
     if not p.is_file():
         raise ValidationError(f"path must be an existing CSV file; got {str(path)!r}")
     try:
-        with p.open(newline="", encoding="utf-8") as handle:
+        with p.open(newline="", encoding="utf-8-sig") as handle:
             rows = [r for r in csv.reader(handle, delimiter=delimiter) if r and not r[0].lstrip().startswith("#")]
     except UnicodeDecodeError as exc:
         raise ValidationError(f"path must be a text (UTF-8) CSV file; got {str(path)!r}, whose byte "
                               f"{exc.object[exc.start:exc.start + 1]!r} at offset {exc.start} is not text") from exc
     if rows and not _numeric(rows[0]):
+        numbers = [v for v in rows[0] if _numeric([v])]
+        if numbers:
+            raise ValidationError(f"{str(path)!r} must begin with a header (no field a number) or a row of numbers; "
+                                  f"got a first row that mixes them: {','.join(rows[0])!r}")
         rows = rows[1:]
     if not rows:
         raise ValidationError(f"{str(path)!r} must hold at least one data row; got none")

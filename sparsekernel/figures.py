@@ -505,8 +505,12 @@ FIGURES: dict[str, Callable[[], FigureResult]] = {
 }
 
 
+#: The files ``write_figures`` writes for each figure, by suffix.
+OUTPUT_SUFFIXES = (".png", ".svg", ".txt", ".json")
+
+
 def write_figures(out: str | Path, names: list[str] | None = None) -> list[FigureResult]:
-    """Write PNG, SVG and a caption file for each figure into ``out``."""
+    """Write PNG, SVG, a caption file and the numbers (JSON) for each figure into ``out`` (``OUTPUT_SUFFIXES``)."""
     directory = Path(out)
     directory.mkdir(parents=True, exist_ok=True)
     results = []

@@ -142,7 +142,11 @@ def parse_libsvm_model(path: str | Path) -> LibsvmModel:
     p = Path(path)
     if not p.is_file():
         raise fail("model", "an existing LIBSVM model file", str(path))
-    lines = p.read_text().splitlines()
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise ValidationError(f"model must be a LIBSVM model file (text); got {str(path)!r}, whose byte "
+                              f"{exc.object[exc.start:exc.start + 1]!r} at offset {exc.start} is not text") from exc
     header: dict[str, list[str]] = {}
     for number, line in enumerate(lines):
         words = line.split()
@@ -150,6 +154,9 @@ def parse_libsvm_model(path: str | Path) -> LibsvmModel:
             continue
         if words[0] == "SV":
             return _model(header, lines[number + 1:], number + 2, str(path))
+        if len(words) < 2:
+            raise ValidationError(f"model {str(path)!r}: line {number + 1} must be a header key and its value(s); "
+                                  f"got {line.strip()!r} alone")
         header[words[0]] = words[1:]
     raise ValidationError(f"model must be a LIBSVM model file with an 'SV' line; got {str(path)!r} without one")
 
@@ -173,7 +180,15 @@ def _model(header: dict[str, list[str]], body: list[str], first_line: int, path:
         raise fail("svm_type", "c_svc, nu_svc, one_class, epsilon_svr or nu_svr", svm_type)
     if kernel_type not in _KERNELS:
         raise fail("kernel_type", "linear, polynomial, rbf or sigmoid (precomputed is not read)", kernel_type)
+    for key in ("svm_type", "kernel_type", "nr_class", "total_sv", "degree", "gamma", "coef0"):
+        if key in header and len(header[key]) != 1:
+            raise ValidationError(f"model {path!r}: '{key}' must be followed by one value; got {header[key]}")
     nr_class = int(numbers("nr_class", int)[0]) if "nr_class" in header else 2
+    if nr_class < 2:
+        raise ValidationError(f"model {path!r}: nr_class must be an integer >= 2; got {nr_class}")
+    for key in ("label", "nr_sv"):
+        if key in header and len(header[key]) != nr_class:
+            raise ValidationError(f"model {path!r}: '{key}' must hold nr_class = {nr_class} values; got {header[key]}")
     rho = numbers("rho")
     if rho is None or rho.shape[0] != nr_class * (nr_class - 1) // 2:
         raise ValidationError(f"model {path!r}: rho must hold {nr_class * (nr_class - 1) // 2} values; got "

@@ -153,8 +153,15 @@ def _bad_files(tmp_path) -> dict[str, str]:
         (tmp_path / name).write_bytes(binary)
     (tmp_path / "empty.svm").write_bytes(b"")
     (tmp_path / "ok.csv").write_text("1,2,1\n2,3,-1\n3,1,1\n0,0,-1\n")
+    (tmp_path / "nan.csv").write_text("1,2,1\nnan,3,-1\n3,1,1\n0,0,-1\n")
+    (tmp_path / "nan_target.csv").write_text("1,2,1\n2,3,nan\n3,1,1\n0,0,-1\n")
+    (tmp_path / "continuous.csv").write_text("1,2,0.5\n2,3,-1.25\n3,1,1\n0,0,-1\n")
+    (tmp_path / "large.csv").write_text("".join(f"{100 * i},{-50 * i},{(-1) ** i}\n" for i in range(1, 13)))
+    (tmp_path / "key.model").write_text("svm_type c_svc\nkernel_type rbf\ngamma\nnr_class 2\nrho 0\nSV\n")
     names = {"binary": "bin.csv", "binary_svm": "bin.svm", "binary_txt": "bin.txt", "empty_svm": "empty.svm",
-             "csv": "ok.csv", "missing": "none.csv", "folder": "figures"}
+             "csv": "ok.csv", "missing": "none.csv", "folder": "figures", "nan": "nan.csv",
+             "nan_target": "nan_target.csv", "continuous": "continuous.csv", "large": "large.csv",
+             "model": "key.model"}
     return {k: str(tmp_path / v) for k, v in names.items()}
 
 
@@ -189,11 +196,26 @@ def test_every_bad_argument_is_one_line_with_exit_status_2(tmp_path, args, words
     (["rvm", "regression", "--data", "{empty_svm}"], "must hold at least one data row; got none"),
     (["compare", "soft", "--data", "{csv}", "--solver-tol", "abc"], "argument --solver-tol: must be a positive"),
     (["kkt", "soft", "--data", "{csv}", "--tol", "-1"], "argument --tol: must be a positive"),
-    (["tour", "--figures", "{csv}"], "--out must be a folder"),
+    (["tour", "--figures", "{csv}"], "--figures must be a folder"),
     (["nompl", "tour", "--figures", "{folder}"], "figures need matplotlib"),
     (["tour", "--methods", "nope"], "method must be 'smo'"),
+    (["rvm", "regression", "--data", "{nan}"], "X must contain only finite values; got NaN or inf at index (1, 0)"),
+    (["rvm", "regression", "--data", "{nan_target}"], "Input y contains NaN"),
+    (["rvm", "classification", "--data", "{continuous}"], "y must hold class labels"),
+    (["kkt", "soft", "--data", "{nan}"], "X (the features in"),
+    (["kkt", "soft", "--data", "{nan_target}"], "must be finite; got nan at data row 2"),
+    (["kkt", "soft", "--data", "{large}", "--kernel", "poly", "--degree", "1000", "--method", "libsvm"],
+     "LIBSVM (scikit-learn's SVC) gave no answer"),
+    (["tour", "--n-ripley", "2"], "--n-ripley must be an integer in [4, 5000]"),
+    (["tour", "--n-ripley", "99999999999999999999"], "--n-ripley must be an integer in [4, 5000]"),
+    (["figures", "--out", ""], "--out must name a folder"),
+    (["compare", "soft", "--data", "{csv}", "--methods", "smo,SMO"], "names smo twice"),
+    (["kkt", "eps-svr", "--data", "{csv}", "--class-weight", "balanced"], "--class-weight applies to"),
+    (["check", "--model", "{model}", "--data", "{csv}"], "got 'gamma' alone"),
 ], ids=["binary-svm", "binary-txt", "empty-svm-rvm", "solver-tol", "tol", "tour-figures-out-file",
-        "tour-figures-no-matplotlib", "tour-method"])
+        "tour-figures-no-matplotlib", "tour-method", "rvm-nan", "rvm-nan-target", "rvm-continuous-labels",
+        "kkt-nan", "kkt-nan-target", "libsvm-overflow", "n-ripley-small", "n-ripley-huge", "figures-out-empty",
+        "compare-twice", "class-weight-regression", "model-key-without-value"])
 def test_more_bad_arguments_in_process(tmp_path, capsys, monkeypatch, args, words) -> None:
     """The same, in this interpreter (an uncaught exception fails the test); the tour's errors come before
     any of its work (nothing on stdout)."""
@@ -291,3 +313,39 @@ def test_progress_goes_to_a_terminal_stderr_unless_quiet(data_files, capsys, mon
         assert shown == ""
     else:
         assert f"reading {csv_path}: " in shown and "fitting RVR by fast (N = 25): " in shown
+
+
+def test_an_upper_case_method_runs_at_the_solver_tol_given(data_files, capsys) -> None:
+    """``--method SMO`` is the SMO (``solve`` reads names in any case): --solver-tol applies, and the note
+    says so (it used to run at the default and claim --solver-tol did not apply)."""
+    _, csv_path = data_files
+    main(["kkt", "eps-svr", "--data", str(csv_path), "--method", "SMO", "--solver-tol", "0.5", "--quiet"])
+    out = capsys.readouterr().out
+    assert "note: smo at tol 0.5 (LIBSVM's units)" in out
+
+
+def test_figures_refuse_a_blocked_output_before_writing_anything(tmp_path, capsys) -> None:
+    """An existing fig7_1.png is left as it was where fig7_1.svg cannot be written (a folder there): the
+    outputs are checked before any is drawn."""
+    out = tmp_path / "out"
+    (out / "fig7_1.svg").mkdir(parents=True)
+    (out / "fig7_1.png").write_bytes(b"OLD")
+    assert main(["figures", "--out", str(out), "--only", "fig7_1", "--quiet"]) == 2
+    assert "fig7_1.svg is a folder" in capsys.readouterr().err
+    assert (out / "fig7_1.png").read_bytes() == b"OLD"
+
+
+def test_an_error_no_check_foresaw_is_one_line_with_exit_status_3(data_files, capsys, monkeypatch) -> None:
+    import sparsekernel.cli as cli
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("something nobody checked")
+
+    monkeypatch.setattr(cli, "machine_from_args", broken)
+    _, csv_path = data_files
+    assert main(["kkt", "eps-svr", "--data", str(csv_path), "--quiet"]) == 3
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "RuntimeError: something nobody checked" in lines[0] and "SPARSEKERNEL_DEBUG" in lines[0]
+    monkeypatch.setenv("SPARSEKERNEL_DEBUG", "1")
+    with pytest.raises(RuntimeError, match="something nobody checked"):
+        main(["kkt", "eps-svr", "--data", str(csv_path), "--quiet"])

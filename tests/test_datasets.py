@@ -73,10 +73,21 @@ def test_load_csv_with_and_without_header(tmp_path) -> None:
     plain.write_text(body + "\n")
     headed = tmp_path / "headed.csv"
     headed.write_text("x1,x2,label\n# a comment\n" + body + "\n\n")
-    for path in (plain, headed):
+    bom = tmp_path / "bom.csv"                   # a byte order mark (Excel's "CSV UTF-8") before the first row
+    bom.write_bytes(b"\xef\xbb\xbf" + body.encode() + b"\n")
+    bom_headed = tmp_path / "bom_headed.csv"
+    bom_headed.write_bytes(b"\xef\xbb\xbf" + b"x1,x2,label\n" + body.encode() + b"\n")
+    for path in (plain, headed, bom, bom_headed):
         X2, t2 = datasets.load_csv(path)
-        np.testing.assert_array_equal(X2, X)
+        np.testing.assert_array_equal(X2, X)   # every data row kept: 12, not 11
         np.testing.assert_array_equal(t2, t)
+
+
+def test_a_first_row_that_mixes_numbers_and_text_is_refused_not_dropped(tmp_path) -> None:
+    typo = tmp_path / "typo.csv"
+    typo.write_text("0.5,1.O,1\n0.2,0.3,-1\n0.1,0.9,1\n")      # the letter O for a zero in row 1
+    with pytest.raises(ValidationError, match=r"mixes them: '0.5,1.O,1'"):
+        datasets.load_csv(typo)
 
 
 def test_load_libsvm_round_trip(tmp_path) -> None:

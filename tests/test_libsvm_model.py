@@ -191,6 +191,29 @@ def test_a_broken_model_file_is_refused_with_its_line(tmp_path) -> None:
         parse_libsvm_model(bad)
 
 
+@pytest.mark.parametrize("header, message", [
+    ("svm_type c_svc\nkernel_type rbf\ngamma\n", r"line 3 must be a header key and its value\(s\); got 'gamma' alone"),
+    ("svm_type\nkernel_type rbf\n", r"line 1 must be a header key .*got 'svm_type' alone"),
+    ("svm_type c_svc\nkernel_type rbf\ngamma 0.5 2\n", r"'gamma' must be followed by one value; got \['0.5', '2'\]"),
+    ("svm_type c_svc\nkernel_type rbf\nnr_class -3\n", r"nr_class must be an integer >= 2; got -3"),
+    ("svm_type c_svc\nkernel_type rbf\nnr_class 2\nlabel 1 -1 2\n", r"'label' must hold nr_class = 2 values"),
+])
+def test_a_header_key_without_its_value_is_refused_with_its_line(tmp_path, header, message) -> None:
+    """A key with no value used to end in an IndexError (a traceback at the command line); each header
+    line is checked for the values it must have."""
+    bad = tmp_path / "bad.model"
+    bad.write_text(header + "rho 0\ntotal_sv 1\nSV\n0.5 1:1\n")
+    with pytest.raises(ValidationError, match=message):
+        parse_libsvm_model(bad)
+
+
+def test_a_model_file_that_is_not_text_is_refused(tmp_path) -> None:
+    bad = tmp_path / "binary.model"
+    bad.write_bytes(b"svm_type c_svc\n\xff\xfe\x00kernel_type rbf\n")
+    with pytest.raises(ValidationError, match=r"byte b'\\xff' at offset 15 is not text"):
+        parse_libsvm_model(bad)
+
+
 def test_a_model_on_other_data_is_refused(folder) -> None:
     _, path, X, y, hyper = trained("c_svc", 1e-3, folder)
     with pytest.raises(ValidationError, match="must be the model's training set"):
@@ -274,6 +297,30 @@ def test_check_command_on_bad_input_exits_2_with_one_line(tmp_path, capsys) -> N
     assert len(err) == 1 and "a must be an array of shape (80,)" in err[0]
     assert main(["check", "--multipliers", str(tmp_path / "a.npy"), "--data", str(data_file)]) == 2
     assert "MACHINE must be given with --multipliers" in capsys.readouterr().err
+
+
+def test_check_refuses_the_options_its_source_does_not_read(folder, tmp_path, capsys) -> None:
+    """With --model the file gives the kernel and the scalars, with --multipliers there is no svm-train -e:
+    such options were ignored without a word (a --nu 5 out of its domain too); the data file's format is
+    told by the rule of every command (a CSV named .txt is CSV)."""
+    _, path, X, y, _ = trained("c_svc-3", 1e-3, folder)
+    data_file = write_data(tmp_path / "three.svm", X, y)
+    for extra, words in ((["--kernel", "linear"], "--kernel applies to --multipliers"),
+                         (["--b", "3"], "--b applies to --multipliers"),
+                         (["--nu", "5"], "nu must be a number in (0, 1]; got 5.0")):
+        assert main(["check", "--model", str(path), "--data", str(data_file), "--C", "2", *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and words in err[0]
+    two = write_data(tmp_path / "two.svm", *data("ripley"))
+    np.save(tmp_path / "a.npy", np.zeros(80))
+    assert main(["check", "--multipliers", str(tmp_path / "a.npy"), "soft", "--data", str(two), "--eps", "5"]) == 2
+    assert "--eps applies to --model" in capsys.readouterr().err
+    np.save(tmp_path / "c.npy", np.zeros(80) + 1j)                  # its imaginary part used to be dropped
+    assert main(["check", "--multipliers", str(tmp_path / "c.npy"), "soft", "--data", str(two)]) == 2
+    assert "a must be an array of 80 finite real numbers; got complex values" in capsys.readouterr().err
+    as_text = tmp_path / "three.txt"
+    np.savetxt(as_text, np.column_stack([X.toarray() if hasattr(X, "toarray") else X, y]), delimiter=",")
+    assert main(["check", "--model", str(path), "--data", str(as_text), "--C", "2"]) == 0
 
 
 def test_check_command_grades_multipliers(tmp_path, capsys) -> None:
