@@ -11,10 +11,14 @@ the RVM's entry points load on first use.
 
 from typing import Any
 
-from .direct import solve_standard_qp
-from .smo import smo
-from .standard_qp import QPResult, StandardQP
-from .warm_start import RegularisationPath
+from .._numba_cache import ensure_cache_dir
+
+ensure_cache_dir()  # before any of the numba loops below is defined
+
+from .direct import solve_standard_qp  # noqa: E402
+from .smo import smo  # noqa: E402
+from .standard_qp import QPResult, StandardQP  # noqa: E402
+from .warm_start import RegularisationPath  # noqa: E402
 
 __all__ = ["StandardQP", "QPResult", "smo", "solve_standard_qp", "RegularisationPath", "rvm_regression", "rvm_classification",
            "rvm_poisson"]
