@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..errors import ValidationError
+from ..errors import SolverError, ValidationError
 from ..validation import check_param
 from ..kernels import Kernel, make_kernel
 from ..sparse import same_rows, to_dense
@@ -279,6 +279,7 @@ def fit_twin(machine: Machine, tol: float, cache_size: float = 200.0,
     k = machine.kernel
     own_tol = libsvm_own_tol(machine, tol)
     cap = max(10_000_000, 100 * machine.N) if max_iter is None else int(check_param("max_iter", max_iter))
+    cache_size = float(check_param("cache_size", cache_size, "cache_mb"))
     params: dict[str, Any] = {"kernel": k.name, "tol": own_tol, "cache_size": cache_size, "max_iter": cap}
     for name in ("gamma", "degree", "coef0"):
         if hasattr(k, name):
@@ -288,8 +289,12 @@ def fit_twin(machine: Machine, tol: float, cache_size: float = 200.0,
     start = time.perf_counter()
     with warnings.catch_warnings():       # scikit-learn's own warning at the cap: certify issues ours
         warnings.filterwarnings("ignore", message="Solver terminated early")
-        if machine.t is None:
-            est.fit(machine.X, sample_weight=weights)
-        else:
-            est.fit(machine.X, machine.t, sample_weight=weights)
+        try:
+            if machine.t is None:
+                est.fit(machine.X, sample_weight=weights)
+            else:
+                est.fit(machine.X, machine.t, sample_weight=weights)
+        except ValueError as exc:        # e.g. coefficients that are not finite, on kernel values that overflow
+            raise SolverError(f"LIBSVM (scikit-learn's {type(est).__name__}) gave no answer on the dual of "
+                              f"{machine.name}: {exc}", status="error", solver="LIBSVM") from exc
     return est, time.perf_counter() - start

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
-from ..validation import check_matrix, check_param, fail
+from ..validation import _check_real_dtype, check_matrix, check_param, fail
 from ..errors import NonConvexWarning, SolverError, ValidationError
 from ..kernels import Kernel, feature_map, make_kernel
 from ..sparse import issparse, read_only_rows, to_dense
@@ -1008,6 +1008,7 @@ def _vector(name: str, value: ArrayLike, n: int) -> Array:
     """A user's multiplier vector: finite reals, shape (n,); a copy, never the caller's array."""
     if issparse(value):
         value = to_dense(value).ravel()
+    _check_real_dtype(value, name, f"an array of {n} finite real numbers")   # no complex part or text dropped
     try:
         v = np.array(value, dtype=np.float64, copy=True)
     except (TypeError, ValueError):

@@ -64,6 +64,7 @@ The solver's own status is kept as ``solution.solver_status``.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -91,14 +92,21 @@ CERTIFICATE_FLOOR = 1e-9
 
 def solve(machine: Machine, method: str = "clarabel", **opts: Any) -> Solution:
     """Solve ``machine`` by ``method`` (see the module docstring); ``opts`` go to the solver."""
+    if not isinstance(machine, Machine):
+        raise ValidationError(f"machine must be a machine of formulations (SoftMarginSVC(X, t, kernel), ...); "
+                              f"got {machine!r}")
     name = _check_method(method)
     if name == "smo":
+        from ..solvers.smo import smo
+
+        _check_options(name, opts, solve_smo, smo)
         return solve_smo(machine, **opts)
     if name.startswith("qp-"):
         return solve_direct(machine, name[len("qp-"):], **opts)
     if name == "libsvm":
         from .libsvm import solve_with_libsvm
 
+        _check_options(name, opts, solve_with_libsvm)
         return solve_with_libsvm(machine, **opts)
     if name.startswith("primal-"):
         return machine.primal().solve(name[len("primal-"):], **opts)
@@ -113,6 +121,24 @@ def solve(machine: Machine, method: str = "clarabel", **opts: Any) -> Solution:
 
 _METHOD_DOMAIN = ("'smo', 'libsvm', 'qp-clarabel', 'qp-osqp', 'primal-<solver>', 'hinge-<solver>' or an "
                   "installed cvxpy solver")
+
+
+def _check_options(method: str, opts: dict[str, Any], *functions: Any) -> None:
+    """A ValidationError naming the options of ``opts`` that none of ``functions`` (the method's entry
+    point and what it passes its other options to) takes."""
+    names = _option_names(functions)
+    unknown = sorted(set(opts) - names) if opts.keys() - names else ()
+    if unknown:
+        raise ValidationError(f"the options of method {method!r} must be among {sorted(names)}; got {unknown}")
+
+
+@functools.lru_cache(maxsize=8)
+def _option_names(functions: tuple[Any, ...]) -> frozenset[str]:
+    """The keyword parameters of ``functions`` but the machine (read once: a multiclass fit solves often)."""
+    import inspect
+
+    return frozenset(p for f in functions for p, v in inspect.signature(f).parameters.items()
+                     if v.kind not in (v.VAR_KEYWORD, v.VAR_POSITIONAL)) - {"machine", "problem"}
 
 
 def _check_method(method: Any) -> str:
@@ -160,8 +186,10 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
         path.record(path_key, qp, result.a, result.G)
     opts = {name: value for name, value in opts.items() if name not in ("initial", "cache")}
     refuse(machine, result.outcome, result.status, "standard-form dual", "SMO")
+    # the SMO moves a multiplier onto its bound exactly: its support is every a_n != 0, as LIBSVM's (a relative
+    # cut, BOUND_TOL, is for the interior-point solvers' 1e-9s; here it dropped free a_n of 1e-6 of their box)
     sol = machine.solution_from_standard(result.a, _info(result, "smo"), rho=result.rho, G=result.G,
-                                         trace=result.trace)
+                                         trace=result.trace, bound_tol=0.0)
     own = machine._standard_form_solution(sol, "smo", dict(opts, tol=tol))
     detail = None if result.status == "optimal" else _smo_stop(result, tol)   # certify's words for a stop
     cert_tol = matched_tol(machine, "smo", tol)
@@ -187,7 +215,9 @@ def solve_direct(machine: Machine, solver: str = "clarabel", bound_tol: float = 
                  **opts: Any) -> Solution:
     """The StandardQP through Clarabel's or OSQP's own API; ``opts`` are the solver's settings."""
     from ..solvers.direct import solve_standard_qp
+    from ..validation import check_param
 
+    bound_tol = float(check_param("bound_tol", bound_tol, "tol"))
     machine.require_convex(f"the direct QP (qp-{solver})")
     result = solve_standard_qp(machine.standard_qp(), solver, **opts)
     refuse(machine, result.outcome, result.status, "dual", result.solver)

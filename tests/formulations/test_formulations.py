@@ -8,6 +8,8 @@ import pytest
 
 from cases import CASES, box, libsvm, libsvm_decision, machine, solution
 
+from sparsekernel.formulations import SoftMarginSVC, solve
+
 NAMES = list(CASES)
 
 
@@ -111,3 +113,25 @@ def test_a_formulations_parameters_are_the_truth_while_the_user_holds_them() -> 
     one_class.parameters["1/(nu N)"].value = 0.123
     with pytest.raises(ValidationError, match=r"derived \['1/\(nu N\)'\]"):
         one_class.solve()
+
+
+@pytest.mark.parametrize("seed", [20, 24, 39, 54])
+def test_the_smos_support_is_every_nonzero_multiplier(seed) -> None:
+    """The SMO puts a multiplier on its bound exactly, so its support is every a_n != 0, as LIBSVM's. A
+    cut at BOUND_TOL (1e-5) of the box, meant for the interior-point solvers' near-zeros, dropped free
+    multipliers of 2e-7 to 1e-3 here (C = 100, random labels): sum_n a_n t_n over the support was then
+    not 0 and the estimator's decision values left the solver's expansion by far more than tol."""
+    from sparsekernel.estimators import SVC
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(120, 3))
+    t = np.where(rng.random(120) < 0.5, 1.0, -1.0)
+    sol = solve(SoftMarginSVC(X, t, "linear", C=100.0), "smo", tol=1e-6)
+    small = np.flatnonzero((sol.a > 0) & (sol.a < 1e-5 * 100.0))
+    assert small.size                                                # the case this test is about
+    np.testing.assert_array_equal(sol.support, np.flatnonzero(sol.a))
+    est = SVC(kernel="linear", C=100.0, tol=1e-6).fit(X, t)
+    assert set(small) <= set(est.support_)
+    assert abs(est.dual_coef_.sum()) <= 1e-12 * np.abs(est.dual_coef_).sum()
+    full = X @ X.T @ (est.dual_ * t) + est.intercept_[0]
+    np.testing.assert_allclose(est.decision_function(X), full, rtol=0, atol=1e-9 * np.abs(full).max())
