@@ -135,3 +135,23 @@ def test_the_smos_support_is_every_nonzero_multiplier(seed) -> None:
     assert abs(est.dual_coef_.sum()) <= 1e-12 * np.abs(est.dual_coef_).sum()
     full = X @ X.T @ (est.dual_ * t) + est.intercept_[0]
     np.testing.assert_allclose(est.decision_function(X), full, rtol=0, atol=1e-9 * np.abs(full).max())
+
+
+@pytest.mark.parametrize("args, options, words", [
+    (("soft", "smo"), {}, r"machine must be a machine of formulations .*got 'soft'"),
+    ((None, "smo"), {}, r"machine must be a machine of formulations .*got None"),
+    (("M", "smo"), {"bogus": 1}, r"the options of method 'smo' must be among .*'wss'\]; got \['bogus'\]"),
+    (("M", "libsvm"), {"cache_size": -1}, r"cache_size must be a positive finite number; got -1"),
+    (("M", "libsvm"), {"bogus": 1}, r"the options of method 'libsvm' must be among \['cache_size', 'max_iter', 'tol'\]"),
+    (("M", "qp-clarabel"), {"bound_tol": float("nan")}, r"bound_tol must be a positive finite number; got nan"),
+], ids=["string", "none", "smo-option", "libsvm-cache", "libsvm-option", "bound-tol"])
+def test_solve_names_a_bad_machine_or_option(args, options, words) -> None:
+    """Each used to surface as an AttributeError, a TypeError, scikit-learn's InvalidParameterError or a
+    SolverError blaming Clarabel."""
+    from sparsekernel.errors import ValidationError
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2))
+    m = SoftMarginSVC(X, np.where(X[:, 0] > 0, 1.0, -1.0), "rbf")
+    with pytest.raises(ValidationError, match=words):
+        solve(m if args[0] == "M" else args[0], args[1], **options)
