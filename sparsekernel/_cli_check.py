@@ -34,9 +34,11 @@ __all__ = ["add_check_parser", "run_check"]
 _HYPER_DEFAULTS = {"C": 1.0, "nu": 0.5, "epsilon": 0.1}
 
 
-def add_check_parser(subparsers: Any, machine_arguments: Callable[[argparse.ArgumentParser], None]) -> Any:
+def add_check_parser(subparsers: Any, machine_arguments: Callable[[argparse.ArgumentParser], None],
+                     positive: Callable[[str], float]) -> Any:
     """Add ``check`` to the command's subparsers; ``machine_arguments`` adds MACHINE, --data and the
-    kernel and hyperparameter options (the ``kkt`` command's)."""
+    kernel and hyperparameter options (the ``kkt`` command's), ``positive`` reads --eps (the command's
+    type for a positive finite number)."""
     p = subparsers.add_parser("check", help="certify your own multipliers or a LIBSVM model file (KKT table, gap, verdict)")
     machine_arguments(p)
     for action in p._actions:                  # MACHINE is not needed with --model
@@ -52,21 +54,10 @@ def add_check_parser(subparsers: Any, machine_arguments: Callable[[argparse.Argu
     p.add_argument("--tube-epsilon", dest="tube_epsilon", type=float, default=None, help="nu-SVR's tube half-width")
     p.add_argument("--convention", choices=["notes", "libsvm"], default="notes",
                    help="the multipliers' convention (libsvm: coefficients y_n alpha_n and LIBSVM's rho)")
-    p.add_argument("--eps", type=_positive_eps, default=None,
+    p.add_argument("--eps", type=positive, default=None,
                    help="with --model: svm-train's -e, which sets the matched tolerance (default 1e-3, svm-train's)")
     p.set_defaults(func=run_check, C=None, nu=None, epsilon=None)
     return p
-
-
-def _positive_eps(text: str) -> float:
-    """--eps: a positive finite number."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not (np.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a positive finite number; got {text!r}")
-    return value
 
 
 #: options of ``check --multipliers`` alone, and their defaults (the model file gives the kernel and scalars)

@@ -431,7 +431,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--no-browser", action="store_true", help="do not open a browser")
     demo.set_defaults(func=_demo)
     from ._cli_check import add_check_parser
-    add_check_parser(sub, _machine_arguments)
+    add_check_parser(sub, _machine_arguments, _positive)
     return parser
 
 
