@@ -154,14 +154,16 @@ def run_method(machine, method: str) -> dict[str, Any]:
 def libsvm_iterations(machine) -> int | None:
     """LIBSVM's iterations at the SMO's own stopping rule (tol 1e-3 in LIBSVM's units, the same
     relative tol): the count the SMO's is compared with; None where it hit its cap or failed
-    (scikit-learn raises ValueError when LIBSVM's dual coefficients are not finite: seed 11,000,117)."""
+    (``fit_twin`` raises SolverError where scikit-learn's ValueError says LIBSVM's dual coefficients are not
+    finite: seed 11,000,117)."""
+    from sparsekernel.errors import SolverError
     from sparsekernel.formulations.libsvm import fit_twin
 
     if machine.libsvm_twin is None:
         return None
     try:
         est, _ = fit_twin(machine, 1e-3 / machine.libsvm_scale, max_iter=LIBSVM_MAX_ITER)
-    except ValueError:
+    except SolverError:
         return None
     return int(np.sum(est.n_iter_)) if getattr(est, "fit_status_", 0) == 0 else None
 

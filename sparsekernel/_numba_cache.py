@@ -6,12 +6,15 @@ and refuses to define the function at all ("no locator available") where
 neither is writable: an install owned by root, run by a user whose home is
 not writable (a container's ``nobody``), would fail at import, on every
 command. There, and only where ``NUMBA_CACHE_DIR`` is not set, the cache goes
-to a folder of this user's in the temporary directory instead.
+to a folder of this user's alone in the temporary directory instead (numba
+unpickles its cache's index files: a folder another user made there first is
+not used).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -29,7 +32,8 @@ def _writable(folder: Path) -> bool:
 
 
 def _user_cache() -> Path:
-    """numba's user-wide cache folder (appdirs' rule on Linux; ~/Library/Caches and %LOCALAPPDATA% alike)."""
+    """numba's user-wide cache folder by appdirs' rule on Linux (on macOS and Windows numba's is elsewhere,
+    and the fallback is taken only where the package's folder is not writable either)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "numba"
 
@@ -41,7 +45,22 @@ def ensure_cache_dir() -> None:
     package = Path(__file__).resolve().parent
     if _writable(package / "solvers" / "__pycache__") or _writable(_user_cache()):
         return
-    folder = os.path.join(tempfile.gettempdir(), f"sparsekernel-numba-{getattr(os, 'getuid', lambda: 'user')()}")
+    folder = _private_folder(os.path.join(tempfile.gettempdir(),
+                                          f"sparsekernel-numba-{getattr(os, 'getuid', lambda: 'user')()}"))
     os.environ["NUMBA_CACHE_DIR"] = folder            # read when numba is imported
     if "numba" in sys.modules:                          # imported already: its config was read then
         sys.modules["numba"].config.CACHE_DIR = folder
+
+
+def _private_folder(folder: str) -> str:
+    """``folder``, made (mode 0700) if missing, where it is this user's alone: a real folder this user owns
+    that no one else may write; else a fresh private one (``tempfile.mkdtemp``, not kept between runs)."""
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        st = os.lstat(folder)
+        mine = not hasattr(os, "getuid") or st.st_uid == os.getuid()
+        if stat.S_ISDIR(st.st_mode) and mine and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return folder
+    except OSError:
+        pass
+    return tempfile.mkdtemp(prefix="sparsekernel-numba-")

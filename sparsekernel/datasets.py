@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import os
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -154,11 +155,11 @@ def text_like(n: int = 500, d: int = 5000, density: float = 0.01, words: int = 5
 def load_csv(path: str | os.PathLike[str], delimiter: str = ",") -> tuple[Array, Array]:
     """Read a CSV file whose last column is the target.
 
-    A first row none of whose fields is a number is taken as a header and
-    skipped; a first row that mixes numbers and text is an error (neither a
-    header nor data: a typo would otherwise lose a data row). A UTF-8 byte
-    order mark is read past. Blank lines and lines starting with ``#`` are
-    ignored.
+    A first row that is not all numbers is taken as a header and skipped,
+    with a UserWarning where most of its fields are numbers other than their
+    column's index (pandas' names for unnamed columns): a data row with a
+    typo would otherwise be lost without a word. A UTF-8 byte order mark is
+    read past. Blank lines and lines starting with ``#`` are ignored.
     """
     p = Path(path)
     if not p.is_file():
@@ -170,10 +171,11 @@ def load_csv(path: str | os.PathLike[str], delimiter: str = ",") -> tuple[Array,
         raise ValidationError(f"path must be a text (UTF-8) CSV file; got {str(path)!r}, whose byte "
                               f"{exc.object[exc.start:exc.start + 1]!r} at offset {exc.start} is not text") from exc
     if rows and not _numeric(rows[0]):
-        numbers = [v for v in rows[0] if _numeric([v])]
-        if numbers:
-            raise ValidationError(f"{str(path)!r} must begin with a header (no field a number) or a row of numbers; "
-                                  f"got a first row that mixes them: {','.join(rows[0])!r}")
+        numbers = [v for i, v in enumerate(rows[0]) if _numeric([v]) and v.strip() != str(i)]
+        if 2 * len(numbers) > len(rows[0]):
+            warnings.warn(f"{str(path)!r}: its first row {','.join(rows[0])!r} is taken as a header (a field is not a "
+                          f"number), though most of its fields are numbers: if it is data, mend the field that is "
+                          f"not", UserWarning, stacklevel=2)
         rows = rows[1:]
     if not rows:
         raise ValidationError(f"{str(path)!r} must hold at least one data row; got none")

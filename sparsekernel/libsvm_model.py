@@ -154,11 +154,15 @@ def parse_libsvm_model(path: str | Path) -> LibsvmModel:
             continue
         if words[0] == "SV":
             return _model(header, lines[number + 1:], number + 2, str(path))
-        if len(words) < 2:
-            raise ValidationError(f"model {str(path)!r}: line {number + 1} must be a header key and its value(s); "
+        if len(words) < 2 and words[0] in _ONE_VALUE:
+            raise ValidationError(f"model {str(path)!r}: line {number + 1} must be a header key and its value; "
                                   f"got {line.strip()!r} alone")
         header[words[0]] = words[1:]
     raise ValidationError(f"model must be a LIBSVM model file with an 'SV' line; got {str(path)!r} without one")
+
+
+#: header keys of one value each (rho, label, nr_sv, probA, probB hold one per class or pair: none for one class)
+_ONE_VALUE = ("svm_type", "kernel_type", "nr_class", "total_sv", "degree", "gamma", "coef0")
 
 
 def _model(header: dict[str, list[str]], body: list[str], first_line: int, path: str) -> LibsvmModel:
@@ -180,7 +184,7 @@ def _model(header: dict[str, list[str]], body: list[str], first_line: int, path:
         raise fail("svm_type", "c_svc, nu_svc, one_class, epsilon_svr or nu_svr", svm_type)
     if kernel_type not in _KERNELS:
         raise fail("kernel_type", "linear, polynomial, rbf or sigmoid (precomputed is not read)", kernel_type)
-    for key in ("svm_type", "kernel_type", "nr_class", "total_sv", "degree", "gamma", "coef0"):
+    for key in _ONE_VALUE:
         if key in header and len(header[key]) != 1:
             raise ValidationError(f"model {path!r}: '{key}' must be followed by one value; got {header[key]}")
     nr_class = int(numbers("nr_class", int)[0]) if "nr_class" in header else 2

@@ -83,11 +83,22 @@ def test_load_csv_with_and_without_header(tmp_path) -> None:
         np.testing.assert_array_equal(t2, t)
 
 
-def test_a_first_row_that_mixes_numbers_and_text_is_refused_not_dropped(tmp_path) -> None:
+def test_a_first_row_of_numbers_with_one_typo_is_a_header_with_a_warning(tmp_path) -> None:
+    """A data row with a typo in its first line is taken as a header (it is not all numbers) and said so;
+    a header of pandas' names for unnamed columns (0, 1, 2: to_csv(index=False)) is read without a word."""
+    import warnings
+
     typo = tmp_path / "typo.csv"
     typo.write_text("0.5,1.O,1\n0.2,0.3,-1\n0.1,0.9,1\n")      # the letter O for a zero in row 1
-    with pytest.raises(ValidationError, match=r"mixes them: '0.5,1.O,1'"):
-        datasets.load_csv(typo)
+    with pytest.warns(UserWarning, match=r"first row '0.5,1.O,1' is taken as a header .*if it is data, mend"):
+        X, _ = datasets.load_csv(typo)
+    assert X.shape == (2, 2)
+    pandas = tmp_path / "pandas.csv"
+    pandas.write_text("0,1,target\n0.2,0.3,-1\n0.1,0.9,1\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        X, t = datasets.load_csv(pandas)
+    assert X.shape == (2, 2) and t.tolist() == [-1.0, 1.0]
 
 
 def test_load_libsvm_round_trip(tmp_path) -> None:

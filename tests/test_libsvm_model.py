@@ -192,7 +192,8 @@ def test_a_broken_model_file_is_refused_with_its_line(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("header, message", [
-    ("svm_type c_svc\nkernel_type rbf\ngamma\n", r"line 3 must be a header key and its value\(s\); got 'gamma' alone"),
+    ("svm_type c_svc\nkernel_type rbf\ngamma\n", r"line 3 must be a header key and its value; got 'gamma' alone"),
+    ("svm_type c_svc\nkernel_type rbf\nnr_class 1\nlabel 1\n", r"nr_class must be an integer >= 2; got 1"),
     ("svm_type\nkernel_type rbf\n", r"line 1 must be a header key .*got 'svm_type' alone"),
     ("svm_type c_svc\nkernel_type rbf\ngamma 0.5 2\n", r"'gamma' must be followed by one value; got \['0.5', '2'\]"),
     ("svm_type c_svc\nkernel_type rbf\nnr_class -3\n", r"nr_class must be an integer >= 2; got -3"),
@@ -317,7 +318,7 @@ def test_check_refuses_the_options_its_source_does_not_read(folder, tmp_path, ca
     assert "--eps applies to --model" in capsys.readouterr().err
     np.save(tmp_path / "c.npy", np.zeros(80) + 1j)                  # its imaginary part used to be dropped
     assert main(["check", "--multipliers", str(tmp_path / "c.npy"), "soft", "--data", str(two)]) == 2
-    assert "a must be an array of 80 finite real numbers; got complex values" in capsys.readouterr().err
+    assert "a must be an array of 80 finite real numbers; got an array of shape (80,) and dtype complex128" in capsys.readouterr().err
     as_text = tmp_path / "three.txt"
     np.savetxt(as_text, np.column_stack([X.toarray() if hasattr(X, "toarray") else X, y]), delimiter=",")
     assert main(["check", "--model", str(path), "--data", str(as_text), "--C", "2"]) == 0

@@ -12,8 +12,15 @@ import numba
 from sparsekernel import _numba_cache
 
 
+def _unset(monkeypatch) -> None:
+    """NUMBA_CACHE_DIR absent here and restored after the test (setenv records its value first; a
+    delenv of an absent variable records nothing, and what ensure_cache_dir sets would outlive the test)."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "recorded")
+    monkeypatch.delenv("NUMBA_CACHE_DIR")
+
+
 def test_unwritable_defaults_send_the_cache_to_a_folder_in_tmp(monkeypatch) -> None:
-    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    _unset(monkeypatch)
     monkeypatch.setattr(_numba_cache, "_writable", lambda folder: False)
     monkeypatch.setattr(numba.config, "CACHE_DIR", "")
     _numba_cache.ensure_cache_dir()
@@ -23,7 +30,7 @@ def test_unwritable_defaults_send_the_cache_to_a_folder_in_tmp(monkeypatch) -> N
 
 
 def test_a_writable_default_or_a_users_choice_is_left_alone(monkeypatch) -> None:
-    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    _unset(monkeypatch)
     monkeypatch.setattr(_numba_cache, "_writable", lambda folder: True)
     _numba_cache.ensure_cache_dir()
     assert "NUMBA_CACHE_DIR" not in os.environ
@@ -57,3 +64,16 @@ def test_the_command_line_starts_with_no_writable_cache_folder(tmp_path) -> None
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "sparsekernel-numba-" in done.stdout.splitlines()[0]
+
+
+def test_a_folder_another_user_could_write_is_not_used(tmp_path, monkeypatch) -> None:
+    """numba unpickles its cache's index files: a shared folder, writable by others (or not this user's),
+    is replaced by a fresh private one."""
+    shared = tmp_path / "sparsekernel-numba-shared"
+    shared.mkdir(mode=0o777)
+    os.chmod(shared, 0o777)
+    chosen = _numba_cache._private_folder(str(shared))
+    assert chosen != str(shared) and os.stat(chosen).st_mode & 0o777 == 0o700
+    private = tmp_path / "mine"
+    assert _numba_cache._private_folder(str(private)) == str(private)
+    assert os.stat(private).st_mode & 0o077 == 0

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..formulations.machine import BOUND_TOL, CATEGORY_NAMES, Machine
+from ..formulations.machine import CATEGORY_NAMES, Machine, bound_tol_of
 from ..formulations.report import html_table
 from ..formulations.solution import Solution
 from ..solvers.standard_qp import bound_masks
@@ -33,8 +33,10 @@ class Categories:
         return html_table(f"points by case ({self.task})", ["case", "points"], rows)
 
 
-def categories(machine: Machine, solution: Solution, bound_tol: float = BOUND_TOL) -> Categories:
-    """Classify every point by its multiplier (and, at the bound, its slack).
+def categories(machine: Machine, solution: Solution, bound_tol: float | None = None) -> Categories:
+    """Classify every point by its multiplier (and, at the bound, its slack); ``bound_tol`` (None: the
+    solution's own, ``formulations.machine.bound_tol_of``: the SMO's exact bounds, or BOUND_TOL) tells
+    a multiplier at a bound, as ``solution.support`` does.
 
     Classification (Result 7.6): a_n = 0, not a support vector (on or outside
     the margin, correct side); 0 < a_n < C, on the margin (t_n y_n = 1, or rho
@@ -43,6 +45,7 @@ def categories(machine: Machine, solution: Solution, bound_tol: float = BOUND_TO
     inside the tube; a free multiplier on the tube's edge; a bounded one outside.
     One-class and SVDD: inside, on the boundary, outside.
     """
+    bound_tol = bound_tol_of(solution) if bound_tol is None else bound_tol
     qp = machine.standard_qp()
     z = solution.a if solution.a_hat is None else np.concatenate([solution.a, solution.a_hat])
     at_lower, at_upper = bound_masks(np.asarray(z, dtype=np.float64), qp.lower, qp.upper, bound_tol)

@@ -225,8 +225,9 @@ class RVR(RegressorMixin, RVMEstimatorBase):
 
     def predict(self, X: ArrayLike, return_std: bool = False):
         """Predictive mean (7.90), and with ``return_std`` the standard deviation from (7.91)."""
-        if not isinstance(return_std, (bool, np.bool_)):
-            raise ValidationError(f"return_std must be True or False; got {return_std!r}")
+        if not (isinstance(return_std, (bool, np.bool_)) or (isinstance(return_std, (int, np.integer))
+                                                               and return_std in (0, 1))):
+            raise ValidationError(f"return_std must be True or False (or 1 or 0); got {return_std!r}")
         columns = self._relevant_columns(X)
         mean, var = predictive_distribution(self.result_, columns)
         return (mean, np.sqrt(var)) if return_std else mean

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
-from ..validation import _check_real_dtype, check_matrix, check_param, fail
+from ..validation import check_matrix, check_param, fail
 from ..errors import NonConvexWarning, SolverError, ValidationError
 from ..kernels import Kernel, feature_map, make_kernel
 from ..sparse import issparse, read_only_rows, to_dense
@@ -74,6 +74,16 @@ KERNEL_TIMES_MIN_ROWS = 64
 #: lower bound, as a support vector. Interior-point solutions resolve the multipliers
 #: to about 1e-6 of the box, so the threshold sits above that.
 BOUND_TOL = 1e-5
+#: The same for the SMO's multipliers, which its steps put on their bounds exactly: a free one may be 1e-9
+#: of its box (a cut at BOUND_TOL dropped such from the support), and what it leaves at a bound differs
+#: from it by rounding only (the warm start's refilled sums leave ~1e-16 where the cold fit has 0).
+SMO_BOUND_TOL = 1e-12
+
+
+def bound_tol_of(solution: "Solution") -> float:
+    """The bound tolerance that tells a solution's support and its points' cases (Result 7.6):
+    ``SMO_BOUND_TOL`` for the SMO's, ``BOUND_TOL`` for any other."""
+    return SMO_BOUND_TOL if getattr(solution, "method", None) == "smo" else BOUND_TOL
 
 
 @dataclass(frozen=True)
@@ -1008,8 +1018,10 @@ def _vector(name: str, value: ArrayLike, n: int) -> Array:
     """A user's multiplier vector: finite reals, shape (n,); a copy, never the caller's array."""
     if issparse(value):
         value = to_dense(value).ravel()
-    _check_real_dtype(value, name, f"an array of {n} finite real numbers")   # no complex part or text dropped
     try:
+        kind = np.asarray(value).dtype.kind
+        if kind in "cUS":        # numpy would drop the imaginary part, or parse the text, without a word
+            raise fail(name, f"an array of {n} finite real numbers", value)
         v = np.array(value, dtype=np.float64, copy=True)
     except (TypeError, ValueError):
         raise fail(name, f"an array of {n} finite real numbers", value) from None

@@ -73,7 +73,7 @@ import numpy as np
 from .._lazy import cvxpy as cp
 from ..errors import ConvergenceWarning, SolverError, ValidationError
 from ..solvers.standard_qp import QPResult
-from .machine import BOUND_TOL, Machine
+from .machine import BOUND_TOL, SMO_BOUND_TOL, Machine
 from .solution import Solution
 
 __all__ = ["solve", "solve_smo", "solve_direct", "refuse", "certify", "cvxpy_outcome", "libsvm_tol",
@@ -127,7 +127,7 @@ def _check_options(method: str, opts: dict[str, Any], *functions: Any) -> None:
     """A ValidationError naming the options of ``opts`` that none of ``functions`` (the method's entry
     point and what it passes its other options to) takes."""
     names = _option_names(functions)
-    unknown = sorted(set(opts) - names) if opts.keys() - names else ()
+    unknown = sorted(opts.keys() - names)
     if unknown:
         raise ValidationError(f"the options of method {method!r} must be among {sorted(names)}; got {unknown}")
 
@@ -186,10 +186,10 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
         path.record(path_key, qp, result.a, result.G)
     opts = {name: value for name, value in opts.items() if name not in ("initial", "cache")}
     refuse(machine, result.outcome, result.status, "standard-form dual", "SMO")
-    # the SMO moves a multiplier onto its bound exactly: its support is every a_n != 0, as LIBSVM's (a relative
-    # cut, BOUND_TOL, is for the interior-point solvers' 1e-9s; here it dropped free a_n of 1e-6 of their box)
+    # the SMO moves a multiplier onto its bound exactly: its support is every a_n above rounding, as LIBSVM's
+    # (BOUND_TOL's cut, for the interior-point solvers' near-zeros, dropped free a_n of 1e-6 of their box)
     sol = machine.solution_from_standard(result.a, _info(result, "smo"), rho=result.rho, G=result.G,
-                                         trace=result.trace, bound_tol=0.0)
+                                         trace=result.trace, bound_tol=SMO_BOUND_TOL)
     own = machine._standard_form_solution(sol, "smo", dict(opts, tol=tol))
     detail = None if result.status == "optimal" else _smo_stop(result, tol)   # certify's words for a stop
     cert_tol = matched_tol(machine, "smo", tol)

@@ -86,3 +86,18 @@ def test_a_warm_fit_that_fails_its_certificate_is_replaced_by_the_cold_fit(monke
     path = SVC().fit_path(X_C, Y_C, [1.0, 10.0, 100.0])
     cold = SVC(C=10.0).fit(X_C, Y_C)
     np.testing.assert_array_equal(path[1].dual_coef_, cold.dual_coef_)
+
+
+def test_a_nu_path_keeps_the_support_of_the_cold_fits() -> None:
+    """The warm start refills nu's sums, which can leave a multiplier at ~1e-16 where the cold fit has 0:
+    it is rounding, not a support vector (the SMO's support is every a_n above 1e-12 of the largest)."""
+    from sklearn.datasets import make_classification
+
+    from sparsekernel.estimators import NuSVC
+
+    X, y = make_classification(n_samples=300, n_features=5, random_state=0)
+    path = NuSVC().fit_path(X, y, [0.5, 0.7], param="nu")
+    for nu, model in zip([0.5, 0.7], path):
+        cold = NuSVC(nu=nu).fit(X, y)
+        np.testing.assert_array_equal(model.n_support_, cold.n_support_)
+        assert np.abs(model.dual_coef_).min() > 1e-8

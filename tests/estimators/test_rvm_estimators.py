@@ -240,7 +240,7 @@ _X, _Y = _RNG.normal(size=(30, 3)), _RNG.normal(size=30)
     (lambda: RVC().fit(_X, _Y), r"y must hold class labels .*got: Unknown label type: continuous"),
     (lambda: RVR(kernel="poly", degree=1000).fit(10 * _X, _Y), r"the kernel's values on X must be finite; Polynomial"),
     (lambda: RVR(kernel="precomputed").fit(_X @ _X[:5].T, _Y), r"X must be a square Gram matrix .*got shape \(30, 5\)"),
-    (lambda: RVR().fit(_X, _Y).predict(_X, return_std="no"), r"return_std must be True or False; got 'no'"),
+    (lambda: RVR().fit(_X, _Y).predict(_X, return_std="no"), r"return_std must be True or False \(or 1 or 0\); got 'no'"),
     (lambda: RVR().fit(_X, _Y).predict(np.full((2, 3), np.inf)), r"X must contain only finite values"),
     (lambda: RVR().fit(_X, _Y).predict(_X[:, :2]), r"X .* must be valid input for RVR; got: X has 2 features"),
 ], ids=["nan-X", "nan-y", "1-D", "3-D", "empty", "strings", "complex", "lengths", "continuous-labels",

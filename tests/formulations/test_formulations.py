@@ -130,6 +130,10 @@ def test_the_smos_support_is_every_nonzero_multiplier(seed) -> None:
     small = np.flatnonzero((sol.a > 0) & (sol.a < 1e-5 * 100.0))
     assert small.size                                                # the case this test is about
     np.testing.assert_array_equal(sol.support, np.flatnonzero(sol.a))
+    from sparsekernel.duality import categories
+
+    cases = categories(SoftMarginSVC(X, t, "linear", C=100.0), sol)      # Result 7.6 by the same bound rule
+    assert cases.counts["not a support vector"] == 120 - sol.support.size
     est = SVC(kernel="linear", C=100.0, tol=1e-6).fit(X, t)
     assert set(small) <= set(est.support_)
     assert abs(est.dual_coef_.sum()) <= 1e-12 * np.abs(est.dual_coef_).sum()
