@@ -101,7 +101,10 @@ def _first_bad(A: NDArray[np.float64]) -> tuple[int, ...]:
 def _check_real_dtype(X: ArrayLike, name: str, what: str) -> None:
     """Complex numbers, strings and other non-numbers are refused (numpy would cut complex values
     to their real part, or parse numeric strings, silently)."""
-    dtype = np.asarray(X).dtype
+    try:
+        dtype = np.asarray(X).dtype
+    except (TypeError, ValueError) as exc:       # a ragged list: numpy's "inhomogeneous shape"
+        raise fail(name, what, X) from exc
     if dtype.kind == "c":
         raise ValidationError(f"{name} must be {what}; got complex values (dtype {dtype})")
     if dtype.kind in "USO" and not (dtype.kind == "O" and _all_real_numbers(X)):

@@ -183,3 +183,28 @@ def test_precomputed_kernel_gives_the_same_solution() -> None:
     np.testing.assert_allclose(
         svdd.decision_function(RBF(0.7)(X_test, X), diag=np.ones(9)),
         SVDD(X, RBF(0.7), nu=0.5).solve("qp-clarabel").decision_function(X_test), atol=1e-7)
+
+
+def test_a_kernel_that_overflows_is_refused_before_the_smo_runs() -> None:
+    """A polynomial of degree 1000 on inputs of size 10 is inf on the diagonal: the SMO used to take NaN
+    steps to its iteration cap (10 million) and end "inaccurate"; the kernel is named at once now."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    X = 10.0 * rng.normal(size=(30, 2))
+    t = np.where(X[:, 0] > 0, 1.0, -1.0)
+    from sparsekernel.formulations import solve
+    from sparsekernel.kernels import Polynomial
+
+    m = SoftMarginSVC(X, t, Polynomial(degree=1000, gamma=1.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                    # no numpy overflow warning before the error
+        with pytest.raises(ValidationError, match=r"the kernel's values on X must be finite; Polynomial\(degree=1000"):
+            solve(m, "smo")
+
+
+def test_a_ragged_design_is_a_validation_error_naming_it() -> None:
+    from sparsekernel.solvers.rvm import rvm_regression
+
+    with pytest.raises(ValidationError, match=r"Phi must be a 2-D array of real numbers; got \[\[1, 2\], \[3\]\]"):
+        rvm_regression([[1, 2], [3]], [1.0, 2.0])

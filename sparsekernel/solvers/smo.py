@@ -109,7 +109,7 @@ from numpy.typing import NDArray
 
 from .. import validation as _validation
 from .._threads import limit_blas
-from ..errors import SolverError
+from ..errors import SolverError, ValidationError
 from ..kernels import RBF
 from ..sparse import issparse
 from .._lazy import lazy_module
@@ -473,7 +473,11 @@ class _Run:
         self.cache = cache
         self.rows_before = cache.rows_computed
         index = np.asarray(qp.index, dtype=INDEX_DTYPE).copy()
-        QD = qp.scale * self.cache.diag()[index]
+        with np.errstate(over="ignore", invalid="ignore"):         # refused just below, in one message
+            QD = qp.scale * self.cache.diag()[index]
+        if not np.isfinite(QD).all():          # a kernel that overflows on X: NaN steps until the iteration cap
+            raise ValidationError(f"the kernel's values on X must be finite; {qp.kernel!r} gives inf or NaN on "
+                                  f"k(x, x) for these inputs: rescale X, or take a smaller degree, gamma or coef0")
         y = np.asarray(qp.y, dtype=np.float64)
         # permuted copies (the active variables first), then y and index in the caller's order
         self.prob = (y.copy(), np.asarray(qp.p, dtype=np.float64).copy(),
