@@ -40,7 +40,7 @@ from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._regression import RegressionMachine
 from .eps_svr import EpsilonSVR
-from .machine import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
+from .machine import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, bound_tol_of, flatten
 from .solution import Solution
 
 __all__ = ["NuSVR"]
@@ -170,7 +170,8 @@ class NuSVR(RegressionMachine):
         # the one of least sum (a + a_hat), which (7.74) then bounds
         u = flat.a - flat.a_hat
         z = np.concatenate([np.maximum(u, 0.0), np.maximum(-u, 0.0)])
-        out = self.solution_from_standard(z, info, rho=RhoEstimate(-flat.b, 0.0), trace=flat.trace)
+        out = self.solution_from_standard(z, info, rho=RhoEstimate(-flat.b, 0.0), trace=flat.trace,
+                                          bound_tol=bound_tol_of(flat))      # the twin's own support rule
         note = (f"(7.74) is slack at nu = {self.nu:g} (the equality form gave epsilon = {sol.epsilon:.3g} < 0): "
                 "solved as the epsilon-SVR with epsilon = 0 and box C/N")
         return dataclasses.replace(out, notes=out.notes + (note,))
