@@ -62,8 +62,7 @@ def add_check_parser(subparsers: Any, machine_arguments: Callable[[argparse.Argu
 
 #: options of ``check --multipliers`` alone, and their defaults (the model file gives the kernel and scalars)
 _MULTIPLIER_ONLY = {"a_hat": None, "b": None, "rho": None, "R2": None, "tube_epsilon": None, "convention": "notes",
-                    "kernel": "rbf", "gamma": "scale", "degree": 3, "coef0": 0.0, "class_weight": None,
-                    "solver_tol": None}
+                    "kernel": "rbf", "gamma": "scale", "degree": 3, "coef0": 0.0, "class_weight": None}
 
 
 def _option(dest: str) -> str:
@@ -75,6 +74,9 @@ def _refuse_unused(args: argparse.Namespace) -> None:
     and for C, nu or epsilon outside their domains."""
     from .validation import check_param
 
+    if args.solver_tol is not None:
+        raise ValidationError(f"--solver-tol applies to kkt and compare (check solves nothing: it grades the "
+                              f"multipliers or the model given); got --solver-tol {args.solver_tol:g}")
     if args.model is not None:
         given = [d for d, default in _MULTIPLIER_ONLY.items() if getattr(args, d, default) != default]
         if given:

@@ -316,6 +316,9 @@ def test_check_refuses_the_options_its_source_does_not_read(folder, tmp_path, ca
     np.save(tmp_path / "a.npy", np.zeros(80))
     assert main(["check", "--multipliers", str(tmp_path / "a.npy"), "soft", "--data", str(two), "--eps", "5"]) == 2
     assert "--eps applies to --model" in capsys.readouterr().err
+    assert main(["check", "--multipliers", str(tmp_path / "a.npy"), "soft", "--data", str(two),
+                 "--solver-tol", "0.5"]) == 2
+    assert "--solver-tol applies to kkt and compare" in capsys.readouterr().err
     np.save(tmp_path / "c.npy", np.zeros(80) + 1j)                  # its imaginary part used to be dropped
     assert main(["check", "--multipliers", str(tmp_path / "c.npy"), "soft", "--data", str(two)]) == 2
     assert "a must be an array of 80 finite real numbers; got an array of shape (80,) and dtype complex128" in capsys.readouterr().err
