@@ -57,12 +57,13 @@ def add_check_parser(subparsers: Any, machine_arguments: Callable[[argparse.Argu
     p.add_argument("--eps", type=positive, default=None,
                    help="with --model: svm-train's -e, which sets the matched tolerance (default 1e-3, svm-train's)")
     p.set_defaults(func=run_check, C=None, nu=None, epsilon=None)
+    p.set_defaults(multiplier_defaults={dest: p.get_default(dest) for dest in _MULTIPLIER_ONLY})
     return p
 
 
-#: options of ``check --multipliers`` alone, and their defaults (the model file gives the kernel and scalars)
-_MULTIPLIER_ONLY = {"a_hat": None, "b": None, "rho": None, "R2": None, "tube_epsilon": None, "convention": "notes",
-                    "kernel": "rbf", "gamma": "scale", "degree": 3, "coef0": 0.0, "class_weight": None}
+#: options of ``check --multipliers`` alone (the model file gives the kernel and scalars)
+_MULTIPLIER_ONLY = ("a_hat", "b", "rho", "R2", "tube_epsilon", "convention", "kernel", "gamma", "degree", "coef0",
+                    "class_weight")
 
 
 def _option(dest: str) -> str:
@@ -78,7 +79,7 @@ def _refuse_unused(args: argparse.Namespace) -> None:
         raise ValidationError(f"--solver-tol applies to kkt and compare (check solves nothing: it grades the "
                               f"multipliers or the model given); got --solver-tol {args.solver_tol:g}")
     if args.model is not None:
-        given = [d for d, default in _MULTIPLIER_ONLY.items() if getattr(args, d, default) != default]
+        given = [d for d, default in args.multiplier_defaults.items() if getattr(args, d) != default]
         if given:
             raise ValidationError(f"{_option(given[0])} applies to --multipliers (a model file gives its kernel and "
                                   f"scalars); got {_option(given[0])} {getattr(args, given[0])} with --model")

@@ -437,3 +437,11 @@ def _feature_map_cholesky(K: Array, tol: float) -> FeatureMap:
     lam_min = float(scipy.linalg.eigh((K + K.T) / 2, eigvals_only=True, subset_by_index=[0, 0])[0])
     lam_max = float(scipy.linalg.eigh((K + K.T) / 2, eigvals_only=True, subset_by_index=[N - 1, N - 1])[0])
     return FeatureMap(L, lam_min, lam_max, "cholesky", project)
+
+
+def check_finite_values(kernel: Kernel, values: ArrayLike, where: str = "k(x, y)") -> None:
+    """A ValidationError where the kernel's values on X (``where``: which of them were read) overflow:
+    a high-degree polynomial of large inputs, refused before a solver takes NaN steps with it."""
+    if not np.isfinite(values).all():
+        raise ValidationError(f"the kernel's values on X must be finite; {kernel!r} gives inf or NaN on {where} "
+                              f"for these inputs: rescale X, or take a smaller degree, gamma or coef0")

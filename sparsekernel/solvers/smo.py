@@ -109,8 +109,8 @@ from numpy.typing import NDArray
 
 from .. import validation as _validation
 from .._threads import limit_blas
-from ..errors import SolverError, ValidationError
-from ..kernels import RBF
+from ..errors import SolverError
+from ..kernels import RBF, check_finite_values
 from ..sparse import issparse
 from .._lazy import lazy_module
 from .standard_qp import QPResult, RhoEstimate, StandardQP, calculate_rho, calculate_rho_nu
@@ -475,9 +475,7 @@ class _Run:
         index = np.asarray(qp.index, dtype=INDEX_DTYPE).copy()
         with np.errstate(over="ignore", invalid="ignore"):         # refused just below, in one message
             QD = qp.scale * self.cache.diag()[index]
-        if not np.isfinite(QD).all():          # a kernel that overflows on X: NaN steps until the iteration cap
-            raise ValidationError(f"the kernel's values on X must be finite; {qp.kernel!r} gives inf or NaN on "
-                                  f"k(x, x) for these inputs: rescale X, or take a smaller degree, gamma or coef0")
+        check_finite_values(qp.kernel, QD, "k(x, x)")       # else NaN steps until the iteration cap
         y = np.asarray(qp.y, dtype=np.float64)
         # permuted copies (the active variables first), then y and index in the caller's order
         self.prob = (y.copy(), np.asarray(qp.p, dtype=np.float64).copy(),

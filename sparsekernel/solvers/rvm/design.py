@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ...errors import ValidationError
 from ...validation import check_param, fail
-from ...kernels import RBF, Kernel, make_kernel
+from ...kernels import RBF, Kernel, check_finite_values, make_kernel
 from ._bound_loops import assemble_gram
 
 __all__ = [
@@ -385,14 +385,7 @@ def estimator_design(kernel: Kernel, X: Array, cache_mb: float) -> tuple[Design,
         raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
     if kernel.name == "precomputed" or 8 * N * N <= budget:
         K = np.asarray(kernel(X), dtype=np.float64)
-        _check_finite_kernel(kernel, K)
+        check_finite_values(kernel, K)
         return DenseDesign(K), max(pool, N + 1)
-    _check_finite_kernel(kernel, kernel.diag(X))   # the largest |k(x, y)| of a PSD kernel is on its diagonal
+    check_finite_values(kernel, kernel.diag(X), "k(x, x)")   # a PSD kernel's largest |k(x, y)| is on its diagonal
     return KernelDesign(kernel, X), pool
-
-
-def _check_finite_kernel(kernel: Kernel, values: Array) -> None:
-    """A ValidationError where the kernel's values on X overflow (a high-degree polynomial of large inputs)."""
-    if not np.isfinite(values).all():
-        raise ValidationError(f"the kernel's values on X must be finite; {kernel!r} gives inf or NaN on these "
-                              f"inputs: rescale X, or take a smaller degree, gamma or coef0")
