@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..validation import check_binary_targets, check_same_length
-from .machine import STATIONARITY, Condition, KKTState, Machine
+from .machine import BOUND_TOL, STATIONARITY, Condition, KKTState, Machine
 
 Array = NDArray[np.float64]
 
@@ -27,9 +27,10 @@ class BinaryMachine(Machine):
         """t_n y(x_n) with y_n = (K u)_n + b."""
         return self.t * (Ku + b)
 
-    def _balance(self, s: KKTState, tag: str) -> Condition:
-        """sum_n a_n t_n = 0, the stationarity of the Lagrangian in b."""
-        size = float(np.abs(s.a).sum()) or 1.0
+    def _balance(self, s: KKTState, tag: str, box: float = np.inf) -> Condition:
+        """sum_n a_n t_n = 0, the stationarity of the Lagrangian in b, relative to sum_n |a_n| (and at least
+        ``BOUND_TOL`` of the box: multipliers of 1e-20 on a box of 10 are zeros, not a scale)."""
+        size = max(float(np.abs(s.a).sum()), BOUND_TOL * box) if np.isfinite(box) else float(np.abs(s.a).sum()) or 1.0
         return Condition(tag, STATIONARITY, "sum_n a_n t_n = 0", abs(float(self.t @ s.a)), size)
 
     def _primal_common(self, f: Any) -> dict[str, Any]:

@@ -15,7 +15,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
 from ..validation import check_real_targets, check_same_length
-from .machine import _positive, DUAL, PRIMAL, SLACKNESS, STATIONARITY, Condition, Formulation, KKTState, Machine
+from .machine import (_positive, BOUND_TOL, DUAL, PRIMAL, SLACKNESS, STATIONARITY, Condition, Formulation, KKTState,
+                      Machine, multiplier_scale)
 
 Array = NDArray[np.float64]
 
@@ -70,6 +71,7 @@ class RegressionMachine(Machine):
         y = s.g + s.b                                                         # y(x_n)
         size = self.output_scale
         a, a_hat, xi, xi_hat = s.a, s.a_hat, s.xi, s.xi_hat
+        scale = multiplier_scale(s.z, box, size, 2.0 * max(epsilon, 0.0))  # of the rows a_n r_n: r_n <= 2 epsilon inside
         return [
             Condition(box_tags[0], DUAL, f"0 <= a_n <= {box_name}", np.maximum.reduce([-a, a - box_n, 0 * a]), box),
             Condition(box_tags[1], DUAL, f"0 <= a_hat_n <= {box_name}",
@@ -80,23 +82,25 @@ class RegressionMachine(Machine):
                       np.maximum(0.0, y - self.t - epsilon - xi_hat), size),
             Condition(source, PRIMAL, "xi_n >= 0 and xi_hat_n >= 0", np.maximum.reduce([-xi, -xi_hat, 0 * xi]), size),
             Condition("(7.65)", SLACKNESS, "a_n (epsilon + xi_n + y_n - t_n) = 0",
-                      np.abs(a * (epsilon + xi + y - self.t)), box * size),
+                      np.abs(a * (epsilon + xi + y - self.t)), scale),
             Condition("(7.66)", SLACKNESS, "a_hat_n (epsilon + xi_hat_n - y_n + t_n) = 0",
-                      np.abs(a_hat * (epsilon + xi_hat - y + self.t)), box * size),
+                      np.abs(a_hat * (epsilon + xi_hat - y + self.t)), scale),
             Condition("(7.67)", SLACKNESS, f"({box_name} - a_n) xi_n = 0", np.abs((box_n - a) * xi), box * size),
             Condition("(7.68)", SLACKNESS, f"({box_name} - a_hat_n) xi_hat_n = 0",
                       np.abs((box_n - a_hat) * xi_hat), box * size),
             # Result 7.9 (ii): (7.65) + (7.66) give min(a_n, a_hat_n) (2 epsilon + xi_n + xi_hat_n) = 0,
             # so a point carries both multipliers only if epsilon = 0
             Condition("Result 7.9", SLACKNESS, "a_n a_hat_n = 0: min(a_n, a_hat_n) 2 epsilon = 0",
-                      np.minimum(a, a_hat) * 2.0 * max(epsilon, 0.0), box * size),
+                      np.minimum(a, a_hat) * 2.0 * max(epsilon, 0.0), scale),
             self._stationarity_w(s, "(7.57)", "w = sum_n (a_n - a_hat_n) phi(x_n)"),
         ]
 
-    def _sum_condition(self, s: KKTState, tag: str) -> Condition:
-        """sum_n (a_n - a_hat_n) = 0, the stationarity in b."""
+    def _sum_condition(self, s: KKTState, tag: str, box: float) -> Condition:
+        """sum_n (a_n - a_hat_n) = 0, the stationarity in b, relative to sum_n (a_n + a_hat_n) and at least
+        ``BOUND_TOL`` of the box (multipliers of 1e-20 on a box of 10, the optimum a = 0 of a wide tube,
+        are zeros, not a scale: relative to their own sum that answer failed)."""
         return Condition(tag, STATIONARITY, "sum_n (a_n - a_hat_n) = 0", abs(float(np.sum(s.u))),
-                         float(np.sum(np.abs(s.z))) or 1.0)
+                         max(float(np.sum(np.abs(s.z))), BOUND_TOL * box))
 
     def _read_tube(self, f: Formulation) -> tuple[Array, dict[str, Any], tuple[Array, Array], Array]:
         v = f.variables

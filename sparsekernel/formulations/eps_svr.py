@@ -119,7 +119,7 @@ class EpsilonSVR(RegressionMachine):
     def kkt_conditions(self, s: KKTState) -> list[Condition]:
         """Result 7.9: (7.57)-(7.60) with the box (7.62)-(7.63), (7.53)-(7.54), (7.65)-(7.68)."""
         return (self._tube_conditions(s, self.C_n, self.epsilon, ("(7.62)", "(7.63)"), "Result 7.9")
-                + [self._sum_condition(s, "(7.58)")])
+                + [self._sum_condition(s, "(7.58)", float(np.max(self.C_n)))])
 
     def _standard_qp(self) -> StandardQP:
         """z = (a, a_hat): min 1/2 z^T Q z + (eps - t, eps + t)^T z, y^T z = 0, 0 <= z <= C."""

@@ -43,7 +43,7 @@ from .solution import Solution
 
 __all__ = [
     "Machine", "Formulation", "FeatureSpace", "Condition", "KKTState", "SOLVER_DEFAULTS", "flatten",
-    "BOUND_TOL", "CATEGORY_NAMES",
+    "BOUND_TOL", "CATEGORY_NAMES", "multiplier_scale",
     "STATIONARITY", "PRIMAL", "DUAL", "SLACKNESS",
 ]
 
@@ -78,6 +78,22 @@ BOUND_TOL = 1e-5
 #: of its box (a cut at BOUND_TOL dropped such from the support), and what it leaves at a bound differs
 #: from it by rounding only (the warm start's refilled sums leave ~1e-16 where the cold fit has 0).
 SMO_BOUND_TOL = 1e-12
+
+
+def multiplier_scale(multipliers: Array, box: float, unit: float = 1.0, reach: float | None = None) -> float:
+    """The scale of a complementary slackness row a_n r_n = 0 whose residuals r_n are in ``unit`` (the
+    output scale): the largest |a_n| times ``unit``, so that the row is the residual, in output units, of
+    the points that carry the largest multipliers; and at least ``BOUND_TOL`` of the box times ``reach``,
+    the size the residuals of the other points can have (``unit``; the tube's half-width where it is wider),
+    so that multipliers at a solver's rounding (an interior-point solver leaves a_n r_n ~ its barrier
+    parameter on every point) count as zeros, as they do for the support.
+
+    Relative to the box alone, a row whose multipliers all sit far below a large box (C = 1e6 on separable
+    data) passed whatever its residuals: twice the optimal multipliers passed at 1e-6."""
+    largest = float(np.max(np.abs(multipliers), initial=0.0)) * unit
+    if not np.isfinite(box):
+        return largest or unit
+    return max(largest, BOUND_TOL * float(box) * (unit if reach is None else max(unit, reach)))
 
 
 def bound_tol_of(solution: "Solution") -> float:
@@ -860,7 +876,7 @@ class Machine(abc.ABC):
             machine=self.name, a=a, a_hat=a_hat, coef=coef_scale * u, support=support,
             kernel=self.kernel, support_vectors=sv, n_train=self.N,
             primal_objective=float(primal), dual_objective=float(dual), w=w, task=self.task,
-            gap_scale=self.gap_scale,
+            gap_scale=self.gap_scale, output_scale=self.output_scale,
             xi=slacks[0], xi_hat=slacks[1], notes=tuple(notes), trace=trace,
             **fields, **info,
         )

@@ -135,7 +135,7 @@ class NuSVR(RegressionMachine):
         delta = self._mean_weight * self.nu * self.C - float(np.sum(s.z))
         size = self.output_scale
         return self._tube_conditions(s, box, s.epsilon, ("(7.71)", "(7.72)"), "Result 7.10", "C/N") + [
-            self._sum_condition(s, "(7.73)"),
+            self._sum_condition(s, "(7.73)", float(np.max(box))),
             Condition("(7.74)", DUAL, "delta = nu C - sum_n (a_n + a_hat_n) >= 0", max(0.0, -delta), self.nu * self.C),
             Condition("Result 7.10", PRIMAL, "epsilon >= 0", max(0.0, -s.epsilon), size),
             Condition("Result 7.10", SLACKNESS, "delta epsilon = 0", abs(delta * s.epsilon), self.nu * self.C * size),

@@ -32,7 +32,7 @@ from ..kernels import RBF, Kernel
 from ..validation import check_sample_weight
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._novelty import NoveltyMachine
-from .machine import PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
+from .machine import PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten, multiplier_scale
 from .solution import Solution
 
 __all__ = ["OneClassSVM"]
@@ -98,7 +98,8 @@ class OneClassSVM(NoveltyMachine):
         return self._box_and_sum(s, source, "rho") + [
             Condition(source, PRIMAL, "w^T phi(x_n) - rho + xi_n >= 0", np.maximum(0.0, -slack), size),
             Condition(source, PRIMAL, "xi_n >= 0", np.maximum(0.0, -s.xi), size),
-            Condition(source, SLACKNESS, "a_n (w^T phi(x_n) - rho + xi_n) = 0", np.abs(s.a * slack), box * size),
+            Condition(source, SLACKNESS, "a_n (w^T phi(x_n) - rho + xi_n) = 0", np.abs(s.a * slack),
+                      multiplier_scale(s.a, box, size)),
             Condition(source, SLACKNESS, "(1/(nu N) - a_n) xi_n = 0", np.abs((box_n - s.a) * s.xi), box * size),
             self._stationarity_w(s, source, "w = sum_n a_n phi(x_n)"),
         ]

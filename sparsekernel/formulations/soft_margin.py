@@ -29,7 +29,7 @@ from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._binary import BinaryMachine
 from .hard_margin import HardMarginSVC
-from .machine import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
+from .machine import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten, multiplier_scale
 from .solution import Solution
 
 __all__ = ["SoftMarginSVC"]
@@ -166,12 +166,13 @@ class SoftMarginSVC(BinaryMachine):
             Condition("(7.33)", DUAL, "0 <= a_n <= C", np.maximum.reduce([-s.a, s.a - C_n, 0 * s.a]), C),
             Condition("(7.23)", DUAL, "a_n >= 0", np.maximum(0.0, -s.a), C),
             Condition("(7.24)", PRIMAL, "t_n y_n - 1 + xi_n >= 0", np.maximum(0.0, 1.0 - xi - margin), 1.0),
-            Condition("(7.25)", SLACKNESS, "a_n (t_n y_n - 1 + xi_n) = 0", np.abs(s.a * (margin - 1.0 + xi)), C),
+            Condition("(7.25)", SLACKNESS, "a_n (t_n y_n - 1 + xi_n) = 0", np.abs(s.a * (margin - 1.0 + xi)),
+                      multiplier_scale(s.a, C)),
             Condition("(7.26), (7.31)", DUAL, "mu_n = C - a_n >= 0", np.maximum(0.0, -mu), C),
             Condition("(7.27)", PRIMAL, "xi_n >= 0", np.maximum(0.0, -xi), 1.0),
             Condition("(7.28)", SLACKNESS, "mu_n xi_n = 0", np.abs(mu * xi), C),
             self._stationarity_w(s, "(7.29)", "w = sum_n a_n t_n phi(x_n)"),
-            self._balance(s, "(7.30)"),
+            self._balance(s, "(7.30)", C),
         ]
 
     # -- standard QP -----------------------------------------------------------

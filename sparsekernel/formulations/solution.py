@@ -68,6 +68,9 @@ class Solution:
         The certificate: the KKT report at ``tol``.
     gap_scale : float
         The machine's ``gap_scale``, against which ``relative_gap`` is relative.
+    output_scale : float
+        The machine's ``output_scale``: the unit of its outputs (and of rho,
+        epsilon), against which the report's output rows are relative.
     a : array (N,)
         Dual coefficients; from a primal solve, the constraint duals.
     a_hat : array (N,) or None
@@ -141,6 +144,7 @@ class Solution:
     tol: float = NAN
     report: Any = field(default=None, repr=False)
     gap_scale: float = 1.0
+    output_scale: float = 1.0
 
     def __post_init__(self) -> None:
         for name in _ARRAY_FIELDS:

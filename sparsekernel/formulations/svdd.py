@@ -27,7 +27,7 @@ from .._lazy import cvxpy as cp
 from ..kernels import RBF, Kernel
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._novelty import NoveltyMachine
-from .machine import PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten
+from .machine import PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten, multiplier_scale
 from .solution import Solution
 
 __all__ = ["SVDD"]
@@ -99,7 +99,8 @@ class SVDD(NoveltyMachine):
         return self._box_and_sum(s, source, "R^2") + [
             Condition(source, PRIMAL, "R^2 + xi_n - ||phi(x_n) - c||^2 >= 0", np.maximum(0.0, -slack), size),
             Condition(source, PRIMAL, "xi_n >= 0", np.maximum(0.0, -s.xi), size),
-            Condition(source, SLACKNESS, "a_n (R^2 + xi_n - ||phi(x_n) - c||^2) = 0", np.abs(s.a * slack), self.box * size),
+            Condition(source, SLACKNESS, "a_n (R^2 + xi_n - ||phi(x_n) - c||^2) = 0", np.abs(s.a * slack),
+                      multiplier_scale(s.a, self.box, size)),
             Condition(source, SLACKNESS, "(C - a_n) xi_n = 0", np.abs((self.box - s.a) * s.xi), self.box * size),
             self._stationarity_w(s, source, "c = sum_n a_n phi(x_n)"),
         ]

@@ -218,3 +218,48 @@ def test_the_buggy_smo_example_fails_the_box_row_by_tag() -> None:
     assert good.ok, str(good)
     box = next(r for r in bad.rows if r.tag == "(7.33)")
     assert box.ok is False and box.violation == pytest.approx(max(-a.min(), a.max() - m.C) / m.C)
+
+
+def _separable(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(size=(15, 2)) + 3.0, rng.normal(size=(15, 2)) - 3.0])
+    return X, np.r_[np.ones(15), -np.ones(15)]
+
+
+@pytest.mark.parametrize("C", [1e2, 1e4, 1e6])
+def test_multipliers_far_below_a_large_box_are_still_checked_point_by_point(C: float) -> None:
+    """On separable data the soft margin's optimum is the hard margin's for any C above its largest a_n
+    (Clarabel's hard-margin multipliers, all below 1). Scaling them by 2 (or 1.01) keeps the box and the
+    balance, but every support vector's margin moves off 1, so (7.25) a_n (t_n y_n - 1 + xi_n) = 0 fails:
+    relative to the box C that row was blind (it passed at 1e-6 with every a_n doubled)."""
+    from sparsekernel.formulations import HardMarginSVC, SoftMarginSVC
+    from sparsekernel.kernels import Linear
+
+    X, t = _separable()
+    a = np.asarray(HardMarginSVC(X, t, Linear()).solve("qp-clarabel").a)
+    assert a.max() < 1.0 < C
+    m = SoftMarginSVC(X, t, Linear(), C=C)
+    assert check(m, a=a, tol=1e-6).ok                      # the optimum passes
+    for factor in (2.0, 1.01):
+        report = check(m, a=factor * a, tol=1e-6)
+        assert not report.ok
+        assert "(7.25)" in {row.tag for row in report.failed()}
+
+
+def test_the_wide_tube_optimum_a_equal_zero_passes_with_rounding_sized_multipliers() -> None:
+    """epsilon above every |t_n - t_m| / 2: the flat function at the targets' midrange lies in the tube, so
+    a = a_hat = 0 is the optimum. A multiplier of 1e-20 on a box of 10 is a zero; relative to the
+    multipliers' own sum, the balance (7.58) read it as a violation of 1 and OSQP's answer was refused."""
+    from sparsekernel.formulations import EpsilonSVR
+    from sparsekernel.kernels import RBF
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(10, 2))
+    m = EpsilonSVR(X, X[:, 0], RBF(1.0), C=10.0, epsilon=100.0)
+    a = np.zeros(10)
+    a[0] = 1e-20
+    assert check(m, a=a, a_hat=np.zeros(10), tol=1e-6).ok
+    for method in ("qp-osqp", "osqp", "qp-clarabel"):
+        sol = m.solve(method)
+        assert sol.status == "optimal"
+        assert np.abs(sol.a).max() < 1e-5 * m.C and np.abs(sol.a_hat).max() < 1e-5 * m.C
