@@ -894,13 +894,18 @@ class NuSVC(_ClassifierBase):
         self.solver = solver
 
     def _scale(self, sol: Solution) -> float:
-        """1 / rho: LIBSVM's nu-SVC values are the notes' divided by the margin rho, which must be positive."""
-        if not sol.rho > 0.0:
+        """1 / rho: LIBSVM's nu-SVC values are the notes' divided by the margin rho, which must be positive,
+        and above the certificate's tolerance in output units (a rho of 1e-10 at a tolerance of 5e-8 is zero
+        to the solve's accuracy, and its sign is rounding: values divided by it mean nothing)."""
+        resolution = (sol.tol if np.isfinite(sol.tol) else 0.0) * sol.output_scale
+        if not sol.rho > resolution:
             raise ValidationError(
                 f"nu must leave the classes a positive margin rho, since NuSVC's decision values are the notes' "
-                f"divided by rho (LIBSVM's scaling); got nu={self.nu!r}, at which rho = {sol.rho!r} on these data "
-                f"(the classes' reduced convex hulls touch or meet, to the solve's tolerance {sol.tol:g}): take a "
-                f"smaller nu, or formulations.NuSVC for the notes' own values")
+                f"divided by rho (LIBSVM's scaling); got nu={self.nu!r}, at which rho = {sol.rho!r} on these data, "
+                f"not above the solve's resolution {resolution:.3g} (tolerance {sol.tol:g} times the output scale "
+                f"{sol.output_scale:.3g}): the classes' reduced convex hulls touch or meet. A larger nu shrinks "
+                f"them (each point's weight in its hull is at most 2/(nu N)), up to 2 min(N+, N-)/N; or take "
+                f"formulations.NuSVC for the notes' own values")
         return 1.0 / sol.rho
 
 

@@ -500,3 +500,28 @@ def test_class_labels_is_scikit_learns_check_then_unique(y) -> None:
     else:
         np.testing.assert_array_equal(ours[0], theirs[0])
         np.testing.assert_array_equal(ours[1], theirs[1])
+
+
+def test_a_margin_rho_within_the_solves_resolution_is_refused_at_every_nu_where_it_is_zero() -> None:
+    """Overlapping classes (two Gaussians 1.4 apart): Clarabel's nu-SVC optimum has rho ~ 0 (below 1e-8) for
+    nu up to 0.4 and rho > 0.1 from nu = 0.7 (the reduced hulls, whose weights are capped at 2/(nu N),
+    separate once nu is large). Where rho is zero to the solve's accuracy its sign is rounding, and the
+    estimator refused some such nu and divided by a rho of 1e-10 at others; now every one is refused with
+    the advice to raise nu, and at nu = 0.7 the values are the notes' divided by rho."""
+    from sparsekernel.estimators import NuSVC
+    from sparsekernel.formulations import NuSVC as NuSVCMachine
+    from sparsekernel.kernels import Linear
+
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(size=(20, 2)) + [0.7, 0], rng.normal(size=(20, 2)) - [0.7, 0]])
+    y = np.repeat([1, 0], 20)
+    t = np.where(y == 1, 1.0, -1.0)
+    rho = {nu: NuSVCMachine(X, t, Linear(), nu=nu).solve("qp-clarabel").rho for nu in (0.05, 0.1, 0.3, 0.7)}
+    assert all(abs(rho[nu]) < 1e-8 for nu in (0.05, 0.1, 0.3)) and rho[0.7] > 0.1
+    for nu in (0.05, 0.1, 0.3):
+        with pytest.raises(ValidationError, match=r"got nu=.*not above the solve's resolution.*A larger nu"):
+            NuSVC(kernel="linear", nu=nu, tol=1e-6).fit(X, y)
+    fitted = NuSVC(kernel="linear", nu=0.7, tol=1e-6).fit(X, y)
+    notes = fitted.solutions_[0]
+    assert notes.rho > 0.1 and notes.status == "optimal"
+    np.testing.assert_allclose(fitted.decision_function(X), notes.decision_function(X) / notes.rho, rtol=1e-9)
