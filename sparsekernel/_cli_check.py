@@ -26,13 +26,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .cli import flag as _option
 from .errors import ValidationError
 
 __all__ = ["add_check_parser", "run_check"]
-
-#: the machine hyperparameters' defaults where --C, --nu, --epsilon are not given (cli's)
-_HYPER_DEFAULTS = {"C": 1.0, "nu": 0.5, "epsilon": 0.1}
-
 
 def add_check_parser(subparsers: Any, machine_arguments: Callable[[argparse.ArgumentParser], None],
                      positive: Callable[[str], float]) -> Any:
@@ -64,10 +61,6 @@ def add_check_parser(subparsers: Any, machine_arguments: Callable[[argparse.Argu
 #: options of ``check --multipliers`` alone (the model file gives the kernel and scalars)
 _MULTIPLIER_ONLY = ("a_hat", "b", "rho", "R2", "tube_epsilon", "convention", "kernel", "gamma", "degree", "coef0",
                     "class_weight")
-
-
-def _option(dest: str) -> str:
-    return "--" + dest.replace("_", "-")
 
 
 def _refuse_unused(args: argparse.Namespace) -> None:
@@ -172,9 +165,6 @@ def _multiplier_report(args: argparse.Namespace) -> tuple[str, list[str], Any]:
     from .cli import machine_from_args
     from .duality import check
 
-    for key, value in _HYPER_DEFAULTS.items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
     machine, notes = machine_from_args(args)
     a = _vector_file(args.multipliers, "--multipliers")
     a_hat = None if args.a_hat is None else _vector_file(args.a_hat, "--a-hat")

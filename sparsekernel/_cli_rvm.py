@@ -41,11 +41,13 @@ def add_rvm_parser(sub: Any, data_arguments: Callable[[argparse.ArgumentParser],
 
 
 def _estimator(args: argparse.Namespace) -> Any:
+    from .cli import kernel_options
     from .estimators import RVC, RVR
 
     cls = RVR if args.task == "regression" else RVC
-    gamma = args.gamma if args.gamma == "scale" else float(args.gamma)
-    return cls(kernel=args.kernel, gamma=gamma, degree=args.degree, coef0=args.coef0, method=args.method,
+    options = kernel_options(args)
+    gamma = options["gamma"] if options["gamma"] == "scale" else float(options["gamma"])
+    return cls(kernel=args.kernel, gamma=gamma, degree=options["degree"], coef0=options["coef0"], method=args.method,
                bias=args.bias, tol=args.tol)
 
 

@@ -94,6 +94,32 @@ def _labels(t: np.ndarray) -> tuple[np.ndarray, str | None]:
     return np.where(t == values[1], 1.0, -1.0), f"labels {values[0]:g} -> -1 and {values[1]:g} -> +1"
 
 
+#: the machines' hyperparameters where --C, --nu, --epsilon are not given
+HYPER_DEFAULTS = {"C": 1.0, "nu": 0.5, "epsilon": 0.1}
+#: the kernel options where --gamma, --degree, --coef0 are not given, and the options each kernel reads
+KERNEL_DEFAULTS = {"gamma": "scale", "degree": 3, "coef0": 0.0}
+KERNEL_READS = {"linear": (), "poly": ("gamma", "degree", "coef0"), "rbf": ("gamma",), "sigmoid": ("gamma", "coef0")}
+
+
+def flag(dest: str) -> str:
+    """The option of an argparse destination: class_weight -> --class-weight."""
+    return "--" + dest.replace("_", "-")
+
+
+def kernel_options(args: argparse.Namespace) -> dict[str, Any]:
+    """--gamma, --degree and --coef0 as ``args.kernel`` reads them (``KERNEL_DEFAULTS`` where not given); a
+    ValidationError for one given to a kernel that does not read it (it would be ignored without a word)."""
+    for name, default in KERNEL_DEFAULTS.items():
+        value = getattr(args, name)
+        if value is not None and name not in KERNEL_READS[args.kernel]:
+            readers = [k for k, reads in KERNEL_READS.items() if name in reads]
+            raise ValidationError(f"{flag(name)} applies to the {', '.join(readers)} kernel{'s' * (len(readers) > 1)}; "
+                                  f"got {flag(name)} {value} "
+                                  f"with --kernel {args.kernel}")
+    return {name: default if getattr(args, name) is None else getattr(args, name)
+            for name, default in KERNEL_DEFAULTS.items()}
+
+
 def machine_from_args(args: argparse.Namespace) -> tuple[Any, list[str]]:
     """Build the machine the command-line arguments describe, with notes to show the user."""
     from .formulations import MACHINES
@@ -102,24 +128,26 @@ def machine_from_args(args: argparse.Namespace) -> tuple[Any, list[str]]:
 
     X, t = _checked(*_load(args), args.data)
     cls = MACHINES[args.machine]
-    if args.class_weight and "class_weight" not in cls._hyper_names:
-        raise ValidationError(f"--class-weight applies to the machines that have class weights "
-                              f"({', '.join(sorted(n for n, c in MACHINES.items() if 'class_weight' in c._hyper_names))}); "
-                              f"got --class-weight {args.class_weight} for {args.machine}")
+    names = cls._hyper_names
+    for name in ("C", "nu", "epsilon", "class_weight"):
+        if getattr(args, name) is not None and name not in names:
+            having = ", ".join(sorted(n for n, c in MACHINES.items() if name in c._hyper_names))
+            raise ValidationError(f"{flag(name)} applies to the machines that have it ({having}); got "
+                                  f"{flag(name)} {getattr(args, name)} for {args.machine}")
     notes = []
-    gamma = None if args.gamma == "scale" else float(args.gamma)
+    options = kernel_options(args)
+    gamma = None if options["gamma"] == "scale" else float(options["gamma"])
     with np.errstate(over="ignore"):                 # an overflowing variance is refused by make_kernel
         variance = sparse_variance(X)
-    kernel = make_kernel(args.kernel, gamma=gamma, degree=args.degree, coef0=args.coef0,
+    kernel = make_kernel(args.kernel, gamma=gamma, degree=options["degree"], coef0=options["coef0"],
                          n_features=X.shape[1], X_var=variance)
     if cls.task == "classification":
         t, note = _labels(t)
         notes += [note] if note else []
     hyper: dict[str, Any] = {}
-    names = cls._hyper_names
     for name in ("C", "nu", "epsilon"):
         if name in names:
-            hyper[name] = getattr(args, name)
+            hyper[name] = HYPER_DEFAULTS[name] if getattr(args, name) is None else getattr(args, name)
     if "class_weight" in names and args.class_weight:
         hyper["class_weight"] = args.class_weight
     if cls.task == "novelty":
@@ -362,9 +390,10 @@ def _data_arguments(p: argparse.ArgumentParser) -> None:
                    help="file format (default: .csv is CSV; .libsvm, .svm, .svmlight are LIBSVM; any other "
                         "name by its first data line: index:value pairs are LIBSVM)")
     p.add_argument("--kernel", default="rbf", choices=["linear", "poly", "rbf", "sigmoid"])
-    p.add_argument("--gamma", default="scale", type=_gamma, help="kernel width, or 'scale' = 1/(D var X) (default)")
-    p.add_argument("--degree", type=int, default=3)
-    p.add_argument("--coef0", type=float, default=0.0)
+    p.add_argument("--gamma", default=None, type=_gamma,
+                   help="width of the rbf, poly and sigmoid kernels, or 'scale' = 1/(D var X) (default)")
+    p.add_argument("--degree", type=int, default=None, help="degree of the poly kernel (default 3)")
+    p.add_argument("--coef0", type=float, default=None, help="coef0 of the poly and sigmoid kernels (default 0)")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
     _quiet_argument(p)
 
@@ -379,9 +408,9 @@ def _machine_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("machine", choices=sorted(MACHINES), help="which machine")
     _data_arguments(p)
-    p.add_argument("--C", type=float, default=1.0)
-    p.add_argument("--nu", type=float, default=0.5)
-    p.add_argument("--epsilon", type=float, default=0.1)
+    p.add_argument("--C", type=float, default=None, help="C of soft, eps-svr, nu-svr (default 1)")
+    p.add_argument("--nu", type=float, default=None, help="nu of nu-svc, nu-svr, one-class, svdd (default 0.5)")
+    p.add_argument("--epsilon", type=float, default=None, help="epsilon of eps-svr (default 0.1)")
     p.add_argument("--class-weight", dest="class_weight", default=None, choices=["balanced"])
     p.add_argument("--solver-tol", dest="solver_tol", type=_positive, default=None,
                    help=f"the SMO's and LIBSVM's tolerance, in LIBSVM's units as scikit-learn's tol "

@@ -211,11 +211,20 @@ def test_every_bad_argument_is_one_line_with_exit_status_2(tmp_path, args, words
     (["figures", "--out", ""], "--out must name a folder"),
     (["compare", "soft", "--data", "{csv}", "--methods", "smo,SMO"], "names smo twice"),
     (["kkt", "eps-svr", "--data", "{csv}", "--class-weight", "balanced"], "--class-weight applies to"),
+    # an option the machine or the kernel does not read was ignored without a word (exit 0)
+    (["kkt", "svdd", "--data", "{csv}", "--C", "3"], "--C applies to the machines that have it (eps-svr, nu-svr, soft)"),
+    (["kkt", "hard", "--data", "{csv}", "--C", "5"], "--C applies to"),
+    (["kkt", "soft", "--data", "{csv}", "--nu", "0.2"], "--nu applies to"),
+    (["compare", "one-class", "--data", "{csv}", "--epsilon", "0.3"], "--epsilon applies to the machines that have it (eps-svr)"),
+    (["kkt", "soft", "--data", "{csv}", "--kernel", "linear", "--gamma", "7"], "--gamma applies to the poly, rbf, sigmoid"),
+    (["rvm", "regression", "--data", "{csv}", "--coef0", "nan"], "--coef0 applies to the poly, sigmoid kernels"),
+    (["rvm", "regression", "--data", "{csv}", "--degree", "-3"], "--degree applies to the poly kernel; got --degree -3"),
     (["check", "--model", "{model}", "--data", "{csv}"], "got 'gamma' alone"),
 ], ids=["binary-svm", "binary-txt", "empty-svm-rvm", "solver-tol", "tol", "tour-figures-out-file",
         "tour-figures-no-matplotlib", "tour-method", "rvm-nan", "rvm-nan-target", "rvm-continuous-labels",
         "kkt-nan", "kkt-nan-target", "libsvm-overflow", "n-ripley-small", "n-ripley-huge", "figures-out-empty",
-        "compare-twice", "class-weight-regression", "model-key-without-value"])
+        "compare-twice", "class-weight-regression", "C-svdd", "C-hard", "nu-soft", "epsilon-one-class",
+        "gamma-linear", "coef0-rbf", "degree-rbf", "model-key-without-value"])
 def test_more_bad_arguments_in_process(tmp_path, capsys, monkeypatch, args, words) -> None:
     """The same, in this interpreter (an uncaught exception fails the test); the tour's errors come before
     any of its work (nothing on stdout)."""
