@@ -97,6 +97,10 @@ def compare(sol_a: Solution, sol_b: Solution, X: ArrayLike | None = None,
     With ``machine`` the objectives are re-evaluated at each solution's point
     and the points that change case in Result 7.6's table are counted.
     """
+    for name, sol in (("sol_a", sol_a), ("sol_b", sol_b)):
+        if not isinstance(sol, Solution):
+            raise ValidationError(f"{name} must be a Solution (machine.solve(...), Machine.solution(...)); "
+                                  f"got {type(sol).__name__} {sol!r:.60}")
     if sol_a.machine != sol_b.machine or sol_a.a.shape != sol_b.a.shape:
         raise ValidationError(
             f"solutions must be of the same machine and size; got {sol_a.machine} ({sol_a.a.shape[0]}) "

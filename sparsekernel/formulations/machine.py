@@ -273,7 +273,15 @@ class Formulation:
                 # cvxpy's generic "may be inaccurate" warning; _check_status issues ours
                 warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
                 self.problem.solve(solver=solver, **options)
+        except TypeError as exc:  # cvxpy's Clarabel interface refuses a setting it does not know so
+            if not opts:
+                raise
+            raise ValidationError(f"the options of {solver} must be settings it takes; got {sorted(opts)}: "
+                                  f"{exc}") from None
         except cp.error.SolverError as exc:
+            if opts and "Unrecognized settings" in str(exc):  # OSQP's words for the same
+                raise ValidationError(f"the options of {solver} must be settings it takes; got {sorted(opts)}: "
+                                      f"{exc}") from None
             raise SolverError(f"{solver} failed on the {self.kind} of {self.machine.name}: {exc}",
                               status="solver_error", solver=solver) from exc
         wall = time.perf_counter() - start

@@ -39,7 +39,8 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, check_cv
-from sklearn.utils import indexable
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import _safe_indexing, indexable
 from sklearn.utils.metaestimators import _safe_split, available_if
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
@@ -88,18 +89,22 @@ def _path_param(estimator: Any, candidates: list[dict[str, Any]]) -> str | None:
 
 def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None, values: list[Any],
                         X: Any, y: Any, train: NDArray[np.intp], test: NDArray[np.intp], scorer: Any,
-                        error_score: Any) -> tuple[list[float], list[float], list[float]]:
-    """One group on one fold: fit the path on ``train``, score each fit on ``test``; the
-    scores, and each fit's share of the path's time and its own scoring time."""
+                        error_score: Any, sample_weight: Any = None) -> tuple[list[float], list[float], list[float]]:
+    """One group on one fold: fit the path on ``train`` (with the training points' ``sample_weight``),
+    score each fit on ``test`` (weighted where the scorer takes weights); the scores, and each fit's share
+    of the path's time and its own scoring time."""
     estimator = clone(estimator).set_params(**params)
     X_train, y_train = _safe_split(estimator, X, y, train)
     X_test, y_test = _safe_split(estimator, X, y, test, train)
+    weights = {} if sample_weight is None else {"sample_weight": _safe_indexing(sample_weight, train)}
+    scored = ({} if sample_weight is None or not _takes_weights(scorer, estimator) else
+              {"sample_weight": _safe_indexing(sample_weight, test)})
     start = time.perf_counter()
     try:
         if path is None:
-            fitted: list[Any] = [estimator.fit(X_train, y_train)]
+            fitted: list[Any] = [estimator.fit(X_train, y_train, **weights)]
         else:
-            fitted = estimator.fit_path(X_train, y_train, values, param=path)
+            fitted = estimator.fit_path(X_train, y_train, values, param=path, **weights)
         fit_times = [(time.perf_counter() - start) / len(fitted)] * len(fitted)
     except Exception as exc:
         if error_score == "raise":
@@ -112,7 +117,7 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
             for value in values:
                 begin = time.perf_counter()
                 fitted.append(_fit_or_fail(clone(estimator).set_params(**{path: value}), X_train, y_train,
-                                           dict(params, **{path: value}), error_score))
+                                           dict(params, **{path: value}), error_score, weights))
                 fit_times.append(time.perf_counter() - begin)
     scores, score_times = [], []
     begin = time.perf_counter()
@@ -120,16 +125,29 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
         shared = (time.perf_counter() - begin) / len(fitted)  # the one kernel evaluation, shared out
         for model in fitted:
             begin = time.perf_counter()
-            scores.append(float(error_score) if model is None else float(scorer(model, X_scored, y_test)))
+            scores.append(float(error_score) if model is None else float(scorer(model, X_scored, y_test, **scored)))
             score_times.append(time.perf_counter() - begin + shared)
     return scores, fit_times, score_times
 
 
-def _fit_or_fail(estimator: Any, X: Any, y: Any, params: dict[str, Any], error_score: Any) -> Any:
+def _takes_weights(scorer: Any, estimator: Any) -> bool:
+    """Whether ``scorer`` takes ``sample_weight``: its metric's, or (scoring None) ``estimator.score``'s
+    signature says so (GridSearchCV then passes the test points' weights to it)."""
+    import inspect
+
+    function = getattr(scorer, "_score_func", None) or getattr(estimator, "score", None)
+    try:
+        return "sample_weight" in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _fit_or_fail(estimator: Any, X: Any, y: Any, params: dict[str, Any], error_score: Any,
+                 weights: dict[str, Any]) -> Any:
     """The fitted estimator, or None (with a FitFailedWarning) where its fit raises and
     ``error_score`` is a number."""
     try:
-        return estimator.fit(X, y)
+        return estimator.fit(X, y, **weights)
     except Exception as exc:
         _warn_failed(params, error_score, exc)
         return None
@@ -205,10 +223,15 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         if isinstance(self.scoring, (list, tuple, set, dict)):
             raise fail("scoring", "None, a scorer name or a callable (one metric)", self.scoring)
 
-    def fit(self, X: ArrayLike, y: ArrayLike | None = None, groups: ArrayLike | None = None) -> "SVMGridSearchCV":
-        """Score every candidate on every fold (one warm path per group and fold); refit the best."""
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None, groups: ArrayLike | None = None, *,
+            sample_weight: ArrayLike | None = None) -> "SVMGridSearchCV":
+        """Score every candidate on every fold (one warm path per group and fold); refit the best.
+
+        ``sample_weight`` weighs the training points of every fit (each fold's fits take their own
+        points' weights) and, where the scorer takes weights, the test points of every score: what
+        GridSearchCV does with it without metadata routing."""
         self._check_params()
-        X, y, groups = indexable(X, y, groups)
+        X, y, groups, sample_weight = indexable(X, y, groups, sample_weight)
         estimator = self.estimator
         self.scorer_ = check_scoring(estimator, self.scoring)
         cv = check_cv(self.cv, y, classifier=is_classifier(estimator))
@@ -220,7 +243,7 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         tasks = [(g, f) for g in range(len(grouped)) for f in range(len(splits))]
         out = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
             delayed(_fit_and_score_path)(estimator, grouped[g][0], path, grouped[g][2], X, y, *splits[f],
-                                         self.scorer_, self.error_score)
+                                         self.scorer_, self.error_score, sample_weight)
             for g, f in tasks)
         self.cv_results_ = self._results(candidates, grouped, tasks, out)
         self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
@@ -229,7 +252,8 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.multimetric_ = False
         if self.refit:
             start = time.perf_counter()
-            self.best_estimator_ = clone(estimator).set_params(**self.best_params_).fit(X, y)
+            weights = {} if sample_weight is None else {"sample_weight": sample_weight}
+            self.best_estimator_ = clone(estimator).set_params(**self.best_params_).fit(X, y, **weights)
             self.refit_time_ = time.perf_counter() - start
         return self
 
@@ -258,32 +282,40 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         return results
 
     # -- the refitted best estimator ----------------------------------------------------
+    def _check_refitted(self) -> None:
+        """NotFittedError before ``fit``, and after a ``fit`` with ``refit=False`` (GridSearchCV's words)."""
+        if hasattr(self, "cv_results_") and not hasattr(self, "best_estimator_"):
+            raise NotFittedError(f"This {type(self).__name__} instance was initialized with refit=False: the "
+                                 f"methods of the best estimator are available only after refitting on the best "
+                                 f"parameters (best_params_); set refit=True and fit again")
+        check_is_fitted(self, "best_estimator_")
+
     @property
     def classes_(self) -> NDArray:
-        check_is_fitted(self, "best_estimator_")
+        self._check_refitted()
         return self.best_estimator_.classes_
 
     def score(self, X: ArrayLike, y: ArrayLike | None = None) -> float:
         """``scorer_`` on the best estimator."""
-        check_is_fitted(self, "best_estimator_")
+        self._check_refitted()
         return float(self.scorer_(self.best_estimator_, X, y))
 
     @available_if(_estimator_has("predict"))
     def predict(self, X: ArrayLike) -> NDArray:
-        check_is_fitted(self, "best_estimator_")
+        self._check_refitted()
         return self.best_estimator_.predict(X)
 
     @available_if(_estimator_has("decision_function"))
     def decision_function(self, X: ArrayLike) -> Array:
-        check_is_fitted(self, "best_estimator_")
+        self._check_refitted()
         return self.best_estimator_.decision_function(X)
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X: ArrayLike) -> Array:
-        check_is_fitted(self, "best_estimator_")
+        self._check_refitted()
         return self.best_estimator_.predict_proba(X)
 
     @available_if(_estimator_has("score_samples"))
     def score_samples(self, X: ArrayLike) -> Array:
-        check_is_fitted(self, "best_estimator_")
+        self._check_refitted()
         return self.best_estimator_.score_samples(X)

@@ -15,6 +15,7 @@ and -a + s = -l, a + s = u (finite u only) in the nonnegative cone.
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any
 
@@ -74,6 +75,9 @@ def solve_standard_qp(qp: StandardQP, solver: str = "clarabel", **opts: Any) -> 
     key = solver.lower()
     if key not in SOLVERS:
         raise ValidationError(f"solver must be 'clarabel' or 'osqp'; got {solver!r}")
+    unknown = sorted(set(opts) - settings_names(key))
+    if unknown:  # else the solver's own error, read as a failed solve
+        raise ValidationError(f"the settings of {key} must be among {sorted(settings_names(key))}; got {unknown}")
     settings = {**QP_DEFAULTS[key], **opts}
     start = time.perf_counter()
     Q = qp.dense_Q()
@@ -92,6 +96,21 @@ def solve_standard_qp(qp: StandardQP, solver: str = "clarabel", **opts: Any) -> 
     objective = float(0.5 * z @ (Q @ z) + qp.p @ z) if bool(np.all(np.isfinite(z))) else float("nan")
     return QPResult(a=z, G=None, rho=None, outcome=outcome, status=status, objective=objective,
                     **{**info, "compile_time": info["compile_time"] + setup_matrix_time})
+
+
+@functools.lru_cache(maxsize=2)
+def settings_names(solver: str) -> frozenset[str]:
+    """The settings ``solver`` ("clarabel" or "osqp") takes: the fields of its own settings object (and
+    OSQP's older names and its two named options, which its ``setup`` translates)."""
+    if solver == "clarabel":
+        import clarabel
+
+        return frozenset(n for n in dir(clarabel.DefaultSettings()) if not n.startswith("_") and n != "default")
+    import osqp
+
+    fields = dir(osqp.OSQP().ext.OSQPSettings())
+    return frozenset(n for n in fields if not n.startswith("_")) | {"polish", "warm_start", "solver_type",
+                                                                    "cg_preconditioner"}
 
 
 def _equalities(qp: StandardQP) -> tuple[sp.csc_matrix, Array]:

@@ -282,6 +282,10 @@ def test_compare_and_gap() -> None:
     assert weak.absolute > 0
     with pytest.raises(ValidationError, match="same machine"):
         compare(a, solution("nusvc-ripley", "clarabel"))
+    with pytest.raises(ValidationError, match=r"sol_b must be a Solution .*got int 2"):
+        compare(a, 2)
+    with pytest.raises(ValidationError, match=r"sol_a must be a Solution .*got ndarray"):
+        compare(np.asarray(a.a), b)
 
 
 # --- from_sklearn ---------------------------------------------------------------------------

@@ -172,3 +172,26 @@ def test_the_search_scores_the_same_without_the_shared_kernel(monkeypatch) -> No
     for f in range(3):
         np.testing.assert_array_equal(shared.cv_results_[f"split{f}_test_score"],
                                       separate.cv_results_[f"split{f}_test_score"])
+
+
+def test_sample_weight_reaches_every_fit_as_gridsearchcv_routes_it() -> None:
+    """GridSearchCV.fit(X, y, sample_weight=w) fits each fold on its training points' weights (and refits
+    on all); ours took no sample_weight. With weights of 0.2 to 5, the same scores and the same best."""
+    w = np.random.default_rng(1).uniform(0.2, 5.0, size=Y.shape[0])
+    ours = SVMGridSearchCV(SVC(), GRID, cv=4).fit(X, Y, sample_weight=w)
+    theirs = GridSearchCV(svm.SVC(), GRID, cv=4).fit(X, Y, sample_weight=w)
+    _compare(ours, theirs)
+    unweighted = SVMGridSearchCV(SVC(), GRID, cv=4).fit(X, Y)
+    assert not np.allclose(unweighted.cv_results_["mean_test_score"], ours.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+
+
+def test_refit_false_says_so_where_the_best_estimator_is_asked_for() -> None:
+    from sklearn.exceptions import NotFittedError
+
+    search = SVMGridSearchCV(SVC(), GRID, cv=3, refit=False).fit(X, Y)
+    assert search.best_params_ in search.cv_results_["params"]
+    with pytest.raises(NotFittedError, match="initialized with refit=False"):
+        search.predict(X)
+    with pytest.raises(NotFittedError, match="is not fitted yet"):
+        SVMGridSearchCV(SVC(), GRID).predict(X)
