@@ -255,21 +255,22 @@ class _BaseSVM(BaseEstimator):
             )
         return X
 
-    def _solve(self, machine: Machine, cache: Any = None) -> Solution:
-        """Solve by the estimator's solver; ``tol`` is LIBSVM's on a problem of unit output scale (its
-        gradient units there; relative to ``machine.output_scale`` otherwise: README, "Tolerances"). Within
-        ``fit_path`` the SMO starts from the previous solution of the same solve (``_path``); given
-        ``cache``, it reads its kernel rows from there."""
+    def _solve(self, machine: Machine, cache: Any = None, tol: float | None = None) -> Solution:
+        """Solve by the estimator's solver; ``tol`` (default the estimator's) is LIBSVM's on a problem of
+        unit output scale (its gradient units there; relative to ``machine.output_scale`` otherwise: README,
+        "Tolerances"). Within ``fit_path`` the SMO starts from the previous solution of the same solve
+        (``_path``; not for a given ``tol``, a cold solve); given ``cache``, it reads its kernel rows from
+        there."""
         if hasattr(self, "_solves"):                     # inside _warned_once: counted for its one warning
             self._solves += 1
         if self.solver == "smo":
             max_iter = None if self.max_iter == -1 else int(self.max_iter)
-            path = getattr(self, "_path", None)
+            path = getattr(self, "_path", None) if tol is None else None
             along = {} if path is None else {"path": path, "path_key": path.slot()}
             if cache is not None:
                 along["cache"] = cache
-            return solve(machine, "smo", tol=self.tol, tol_units="libsvm", shrinking=self.shrinking,
-                         cache_mb=self.cache_size, max_iter=max_iter, **along)
+            return solve(machine, "smo", tol=self.tol if tol is None else tol, tol_units="libsvm",
+                         shrinking=self.shrinking, cache_mb=self.cache_size, max_iter=max_iter, **along)
         return solve(machine, self.solver)
 
     #: The hyperparameters ``fit_path`` runs along (the first is its default).
@@ -893,20 +894,43 @@ class NuSVC(_ClassifierBase):
         self.random_state = random_state
         self.solver = solver
 
+    def _solve(self, machine: Machine, cache: Any = None, tol: float | None = None) -> Solution:
+        """The SMO's solve, again (cold) at ``RHO_TOL_STEP`` times its tol, down to ``RHO_TOL_FLOOR``, while
+        rho is not resolved (``_rho_resolution``): a small margin is then certified, and a zero one is
+        refused (``_scale``) at the floor, not at the sign its rounding happened to take."""
+        sol = super()._solve(machine, cache, tol)
+        tol = float(self.tol if tol is None else tol)
+        while self.solver == "smo" and not sol.rho > _rho_resolution(sol) and tol > RHO_TOL_FLOOR:
+            tol = max(tol * RHO_TOL_STEP, RHO_TOL_FLOOR)
+            sol = super()._solve(machine, cache, tol)
+        return sol
+
     def _scale(self, sol: Solution) -> float:
         """1 / rho: LIBSVM's nu-SVC values are the notes' divided by the margin rho, which must be positive,
         and above the certificate's tolerance in output units (a rho of 1e-10 at a tolerance of 5e-8 is zero
         to the solve's accuracy, and its sign is rounding: values divided by it mean nothing)."""
-        resolution = (sol.tol if np.isfinite(sol.tol) else 0.0) * sol.output_scale
+        resolution = _rho_resolution(sol)
         if not sol.rho > resolution:
             raise ValidationError(
                 f"nu must leave the classes a positive margin rho, since NuSVC's decision values are the notes' "
                 f"divided by rho (LIBSVM's scaling); got nu={self.nu!r}, at which rho = {sol.rho!r} on these data, "
                 f"not above the solve's resolution {resolution:.3g} (tolerance {sol.tol:g} times the output scale "
-                f"{sol.output_scale:.3g}): the classes' reduced convex hulls touch or meet. A larger nu shrinks "
+                f"{sol.output_scale:.3g}{'; the SMO solved again down to tol=%g' % RHO_TOL_FLOOR if self.solver == 'smo' else ''}"
+                f"): the classes' reduced convex hulls touch or meet. A larger nu shrinks "
                 f"them (each point's weight in its hull is at most 2/(nu N)), up to 2 min(N+, N-)/N; or take "
                 f"formulations.NuSVC for the notes' own values")
         return 1.0 / sol.rho
+
+
+#: NuSVC's SMO solves again at this factor of its tol while rho is not above the certificate's resolution ...
+RHO_TOL_STEP = 1e-2
+#: ... down to this tol (LIBSVM's units): a margin within the resolution there is refused as zero.
+RHO_TOL_FLOOR = 1e-8
+
+
+def _rho_resolution(sol: Solution) -> float:
+    """The certificate's resolution of nu-SVC's rho: its tolerance times the output scale (rho's unit)."""
+    return (sol.tol if np.isfinite(sol.tol) else 0.0) * sol.output_scale
 
 
 class _RegressorBase(RegressorMixin, _BaseSVM):
