@@ -160,6 +160,34 @@ def test_bad_hyperparameters_fail_at_fit():
         RVR(gamma="wide").fit(X, t)
 
 
+@pytest.mark.parametrize("params, match", [
+    ({"gamma": None}, r"gamma must be 'scale', 'auto' or a positive finite number; got None"),
+    ({"gamma": -1.0}, r"gamma must be 'scale', 'auto' or a positive finite number; got -1.0"),
+    ({"degree": "x"}, r"degree must be a positive integer; got 'x'"),
+    ({"degree": -1}, r"degree must be a positive integer; got -1"),
+    ({"coef0": np.nan}, r"coef0 must be a finite number; got nan"),
+    ({"coef0": "x"}, r"coef0 must be a finite number; got 'x'"),
+])
+@pytest.mark.parametrize("make", [RVR, RVC, PoissonRVR])
+def test_kernel_parameters_are_checked_as_the_svms_check_them(make, params, match):
+    """scikit-learn's SVR refuses each of these values, and so do our SVMs; the RVMs fitted with them."""
+    X, t = datasets.sinusoid()
+    y = {RVR: t, RVC: (t > 0).astype(int), PoissonRVR: np.round(np.exp(t))}[make]
+    with pytest.raises(ValidationError, match=match):
+        make(**params).fit(X, y)
+
+
+def test_poisson_counts_given_as_text_are_refused_as_rvr_refuses_them():
+    """numpy parses the text '3' as 3.0: PoissonRVR fitted the count 3 where RVR refuses the same y."""
+    X, _ = datasets.sinusoid(n=30)
+    y = np.array(["3"] * 30)
+    with pytest.raises(ValidationError, match=r"y must be a 1-D array of non-negative integer counts; "
+                                              r"got an array of dtype <U1 holding '3'"):
+        PoissonRVR().fit(X, y)
+    with pytest.raises(ValidationError, match=r"^y must be"):
+        RVR().fit(X, y)
+
+
 @pytest.mark.parametrize("method", ["fast", "mackay", "em"])
 def test_methods_through_the_estimator(method):
     X, t = datasets.sinusoid()
