@@ -24,6 +24,7 @@ from ..solvers.rvm import (
     rvm_poisson,
     rvm_regression,
 )
+from ..solvers.rvm.checks import check_target_scale
 from ..solvers.rvm.design import estimator_design, estimator_kernel
 from ..solvers.rvm.poisson import COUNTS, check_counts
 from .multiclass import class_labels
@@ -201,7 +202,7 @@ class RVR(RegressorMixin, RVMEstimatorBase):
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RVR":
         """Fit the RVM to (X, y); returns self."""
         X, y = _validated(self, X, y, y_numeric=True)
-        y = check_real_targets(y, "y")
+        y = check_target_scale(check_real_targets(y, "y"), "y")
         kernel, design, pool = self._kernel_and_design(X)
         result = rvm_regression(
             design,

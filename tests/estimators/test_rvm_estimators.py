@@ -177,6 +177,31 @@ def test_kernel_parameters_are_checked_as_the_svms_check_them(make, params, matc
         make(**params).fit(X, y)
 
 
+@pytest.mark.parametrize("factor", [1e-200, 1e-160, 1e155, 1e200, -1e200])
+def test_targets_beyond_the_representable_scale_are_refused_naming_y(factor):
+    """std(c y)^2 underflows to 0 (c = 1e-160: beta = inf; 1e-200: a division by zero) or overflows
+    (1e155: the variance 1e308 and more); the fit refused them with internal errors. Constant targets too."""
+    X, t = datasets.sinusoid(n=30)
+    with pytest.raises(ValidationError, match=r"^y must be targets whose standard deviation .* lies in "
+                                              r"\[1e-150, 1e\+150\]"):
+        RVR().fit(X, factor * t)
+    with pytest.raises(ValidationError, match=r"^y must be targets"):
+        RVR().fit(X, np.full(30, factor))
+
+
+def test_targets_at_the_edges_of_the_range_fit_as_the_unit_targets_do():
+    """Inside the range the fit works: ln p(c t) = ln p(t) - N ln c (7.85 in the units of c t), so the
+    evidence of 1e-140 t and 1e140 t, shifted back, is at least that of the fit of t itself, certified."""
+    X, t = datasets.sinusoid(n=30)
+    base = RVR().fit(X, t).log_evidence_[-1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # the certificate's q^2, s^2 in the caller's units
+        for factor in (1e-140, 1e140):
+            model = RVR().fit(X, factor * t)
+            assert model.report_.ok
+            assert model.log_evidence_[-1] + t.size * np.log(factor) >= base - 1e-6
+
+
 def test_poisson_counts_given_as_text_are_refused_as_rvr_refuses_them():
     """numpy parses the text '3' as 3.0: PoissonRVR fitted the count 3 where RVR refuses the same y."""
     X, _ = datasets.sinusoid(n=30)
