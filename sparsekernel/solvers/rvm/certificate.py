@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ...validation import check_param, fail
+from ...validation import check_param, check_real_dtype, fail
 from .checks import check_bias, check_design, target_scale
 from .design import DenseDesign, Design
 from .laplace import ModeOptions, find_mode, laplace_log_evidence
@@ -179,15 +179,24 @@ def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: fl
         The fit's lower bound on the noise variance relative to var(t) (as
         ``rvm_regression``'s argument): beta is not moved beyond
         1 / (noise_floor var(t)).
+
+    Raises
+    ------
+    ValidationError
+        Naming Phi, t or the result's field (``result.relevance``,
+        ``result.alpha``, ``result.beta``) where they do not belong together:
+        a kept column Phi does not have, an alpha per kept function that does
+        not match ``result.bias_used``, targets not one per row of Phi.
     """
     if not isinstance(result, RVMRegression):
         raise fail("result", "an RVMRegression (rvm_regression's result)", result)
     tol = float(check_param("tol", tol))
     beta_floor = 1.0 / float(check_param("noise_floor", noise_floor, "C"))
     design, t = _regression_data(Phi, t)
+    index, precisions, beta = _checked_model(design.shape[1], result.relevance, result.alpha, result.beta,
+                                             bool(result.bias_used), "result.")
     reported = float(result.log_evidence[-1]) if len(result.log_evidence) else math.nan
-    return _regression_report(design, t, np.asarray(result.relevance, dtype=np.intp), bool(result.bias_used),
-                              np.asarray(result.alpha, dtype=np.float64), float(result.beta), tol, beta_floor,
+    return _regression_report(design, t, index, bool(result.bias_used), precisions, beta, tol, beta_floor,
                               reported, f"{result.method} fit")
 
 
@@ -219,25 +228,41 @@ def evidence_report_at(Phi: ArrayLike, t: ArrayLike, relevance: ArrayLike, alpha
     tol = float(check_param("tol", tol))
     beta_floor = 1.0 / float(check_param("noise_floor", noise_floor, "C"))
     design, t = _regression_data(Phi, t)
-    M = design.shape[1]
-    check_bias(bias)
+    index, precisions, beta = _checked_model(design.shape[1], relevance, alpha, beta, check_bias(bias))
+    return _regression_report(design, t, index, bool(bias), precisions, beta, tol, beta_floor, math.nan,
+                              "given hyperparameters", compared=False)
+
+
+def _checked_model(M: int, relevance: ArrayLike, alpha: ArrayLike, beta: object, bias: bool,
+                   prefix: str = "") -> tuple[NDArray[np.intp], Array, float]:
+    """(relevance, alpha, beta) of a regression model on a design of M columns, checked; ``prefix``
+    ("result.") names them as fields of a fitted result, which must have been fitted on that design."""
+    index = checked_relevance(relevance, M, prefix)
+    K = index.size + int(bias)
+    expected = f"{K} positive finite precisions" + (" (the bias's first)" if bias else "")
+    if prefix:
+        expected += f" (one per kept function{' and the bias' if bias else ''}: result.bias_used is {bias})"
+    given = np.asarray(alpha)
+    if given.dtype.kind not in "iuf":
+        raise fail(f"{prefix}alpha", expected, alpha)
+    precisions = given.astype(np.float64)
+    if precisions.shape != (K,) or not np.all(np.isfinite(precisions) & (precisions > 0.0)):
+        raise fail(f"{prefix}alpha", expected, alpha)
+    if isinstance(beta, bool) or not (isinstance(beta, numbers.Real) and math.isfinite(beta) and beta > 0.0):
+        raise fail(f"{prefix}beta", "a positive finite noise precision", beta)
+    return index, precisions, float(beta)
+
+
+def checked_relevance(relevance: ArrayLike, M: int, prefix: str = "") -> NDArray[np.intp]:
+    """``relevance`` as distinct column indices of a design of M columns; a ValidationError names
+    ``prefix + "relevance"`` (and, for a result's, Phi: it must be the design the result was fitted on)."""
     index = np.asarray(relevance)
     if (index.ndim != 1 or (index.size and not np.issubdtype(index.dtype, np.integer))
             or np.any((index < 0) | (index >= M)) or np.unique(index).size != index.size):
-        raise fail("relevance", f"distinct column indices in [0, {M})", relevance)
-    index = index.astype(np.intp)
-    K = index.size + int(bias)
-    expected = f"{K} positive finite precisions" + (" (the bias's first)" if bias else "")
-    given = np.asarray(alpha)
-    if given.dtype.kind not in "iuf":
-        raise fail("alpha", expected, alpha)
-    precisions = given.astype(np.float64)
-    if precisions.shape != (K,) or not np.all(np.isfinite(precisions) & (precisions > 0.0)):
-        raise fail("alpha", expected, alpha)
-    if isinstance(beta, bool) or not (isinstance(beta, numbers.Real) and math.isfinite(beta) and beta > 0.0):
-        raise fail("beta", "a positive finite noise precision", beta)
-    return _regression_report(design, t, index, bool(bias), precisions, float(beta), tol, beta_floor, math.nan,
-                              "given hyperparameters", compared=False)
+        hint = " (Phi must be the design the result was fitted on)" if prefix else ""
+        shown = index.tolist() if index.ndim == 1 else relevance
+        raise fail(f"{prefix}relevance", f"distinct column indices of Phi in [0, {M}){hint}", shown)
+    return index.astype(np.intp)
 
 
 def _regression_data(Phi: ArrayLike, t: ArrayLike) -> tuple[Design, Array]:
@@ -382,22 +407,30 @@ def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification, tol:
     result : RVMClassification
     tol : float > 0
         Largest gain in nats that still counts as converged.
+
+    Raises
+    ------
+    ValidationError
+        Naming Phi, t or the result's field: labels that are not numbers in
+        0..K-1 (or -1, +1 for two classes), one per row of Phi; a kept column
+        Phi does not have; alpha or mean not one row per kept function and
+        bias (``result.bias_used``).
     """
     if not isinstance(result, RVMClassification):
         raise fail("result", "an RVMClassification (rvm_classification's result)", result)
     tol = float(check_param("tol", tol))
     design = check_design(Phi)
     N, M = design.shape
-    labels_t = np.asarray(t)
-    if labels_t.shape != (N,):
-        raise fail("t", f"an array of {N} labels (the rows of Phi)", f"shape {labels_t.shape}")
+    labels_t = _class_labels(t, N, result.n_classes)
     likelihood: Likelihood = Bernoulli() if result.n_classes == 2 else Softmax(result.n_classes)
     T = likelihood.targets((labels_t > 0).astype(float) if result.n_classes == 2 and labels_t.min() < 0 else labels_t)
-    relevance = np.asarray(result.relevance, dtype=np.intp)
+    relevance = checked_relevance(result.relevance, M, "result.")
     kept = design.columns(relevance)
     if result.bias_used:
         kept = np.column_stack([np.ones(N), kept])
-    alpha_table = np.asarray(result.alpha, dtype=np.float64)
+    P, bias = relevance.size + int(result.bias_used), bool(result.bias_used)
+    alpha_table = _laplace_table(result.alpha, "alpha", P, T.shape[1], bias)
+    _laplace_table(result.mean, "mean", P, T.shape[1], bias)
     output, row = np.nonzero(np.isfinite(alpha_table.T))  # the kept pairs (row, output), output-major
     alpha = alpha_table[row, output]
     mode = find_mode(likelihood, kept, row, output, T, alpha, np.asarray(result.mean)[row, output], ModeOptions())
@@ -418,6 +451,33 @@ def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification, tol:
     title = (f"RVM evidence certificate (Laplace, effective problem (7.117)-(7.119)): {result.method} fit, "
              f"N = {N}, M = {M}, K = {result.n_classes}, {alpha.size} kept weights")
     return EvidenceReport(title, tuple(rows), float(evidence), reported, tol, evidence_tag="(7.114)")
+
+
+def _class_labels(t: ArrayLike, N: int, K: int) -> Array:
+    """The labels ``laplace_report`` reads: N numbers 0..K-1 (-1 and +1 also for two classes)."""
+    domain = f"an array of {N} class labels (the rows of Phi) in 0..{K - 1}" + (" or -1, +1" if K == 2 else "")
+    check_real_dtype(t, "t", domain)
+    labels = np.asarray(t, dtype=np.float64)
+    if labels.shape != (N,):
+        raise fail("t", domain, f"shape {labels.shape}")
+    allowed = np.arange(K) if K > 2 else np.array([-1.0, 0.0, 1.0])
+    bad = ~np.isin(labels, allowed)
+    if K == 2 and np.any(labels == 0) and np.any(labels == -1):
+        bad |= labels == -1                              # 0 and -1 together: not one of the two codings
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        raise fail("t", domain, float(labels[i]))
+    return labels
+
+
+def _laplace_table(values: ArrayLike, field: str, P: int, O: int, bias: bool) -> Array:
+    """A classification result's alpha or mean: (kept functions + bias, outputs), as fitted."""
+    table = np.asarray(values)
+    if table.dtype.kind not in "iuf" or table.shape != (P, O):
+        rows = f"one row per kept function{' and the bias' if bias else ''} (result.bias_used is {bias})"
+        raise fail(f"result.{field}", f"an array of shape ({P}, {O}): {rows}, one column per output",
+                   f"shape {table.shape}, dtype {table.dtype}")
+    return table.astype(np.float64)
 
 
 def _effective_factors(design: Design, kept: Array, row, output, T: Array, mode, Sigma: Array,

@@ -291,3 +291,58 @@ def test_report_at_refuses_hyperparameters_outside_their_domain(args: dict, name
     with pytest.raises(ValueError, match=f"^{name} must be"):
         evidence_report_at(Phi, given["t"], given["relevance"], given["alpha"], given["beta"], bias=given["bias"],
                            **({"tol": args["tol"]} if "tol" in args else {}))
+
+
+# -- evidence_report / laplace_report: a design, targets or result that do not belong together -------------
+
+def _mismatch_cases():
+    from sparsekernel.solvers.rvm import laplace_report, rvm_classification
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(30, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=30)
+    c = (X[:, 0] > 0).astype(int)
+    K = RBF(0.5)(X, X)
+    r, rc = rvm_regression(K, y), rvm_classification(K, c)
+    assert r.relevance.max() >= 5 and rc.relevance.max() >= 5   # so that 5 columns cannot hold them
+    return {
+        "regression-few-columns": (lambda: evidence_report(K[:, :5], y, r),
+                                   r"^result\.relevance must be distinct column indices of Phi in \[0, 5\) "
+                                   r"\(Phi must be the design the result was fitted on\); got \["),
+        "regression-bias-flipped": (lambda: evidence_report(K, y, replace(r, bias_used=not r.bias_used)),
+                                    r"^result\.alpha must be \d+ positive finite precisions"),
+        "laplace-few-columns": (lambda: laplace_report(K[:, :5], c, rc),
+                                r"^result\.relevance must be distinct column indices of Phi in \[0, 5\)"),
+        "laplace-text-labels": (lambda: laplace_report(K, np.where(c, "b", "a"), rc),
+                                r"^t must be an array of 30 class labels .* got an array of dtype <U1 holding 'b'"),
+        "laplace-labels-out-of-range": (lambda: laplace_report(K, c + 2, rc),
+                                        r"^t must be an array of 30 class labels \(the rows of Phi\) in 0\.\.1 "
+                                        r"or -1, \+1; got 3\.0"),
+        "laplace-bias-flipped": (lambda: laplace_report(K, c, replace(rc, bias_used=not rc.bias_used)),
+                                 r"^result\.alpha must be an array of shape \(\d+, 1\)"),
+    }
+
+
+@pytest.mark.parametrize("case", ["regression-few-columns", "regression-bias-flipped", "laplace-few-columns",
+                                  "laplace-text-labels", "laplace-labels-out-of-range", "laplace-bias-flipped"])
+def test_reports_name_the_argument_that_does_not_match(case: str) -> None:
+    """Numpy's IndexError, broadcast ValueError or UFuncTypeError came out of these; evidence_report_at's
+    checks (the same helper) now name Phi, t or the result's field."""
+    from sparsekernel.errors import ValidationError
+
+    call, words = _mismatch_cases()[case]
+    with pytest.raises(ValidationError, match=words):
+        call()
+
+
+def test_reports_still_accept_the_labels_either_coding() -> None:
+    """0/1 and -1/+1 labels of a binary fit give the same certificate."""
+    from sparsekernel.solvers.rvm import laplace_report, rvm_classification
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(30, 2))
+    c = (X[:, 0] > 0).astype(int)
+    K = RBF(0.5)(X, X)
+    rc = rvm_classification(K, c)
+    a, b = laplace_report(K, c, rc), laplace_report(K, 2 * c - 1, rc)
+    assert a.ok and b.ok and a.log_evidence == b.log_evidence
