@@ -264,6 +264,9 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
         The certificate: at the returned alpha and mode, the largest gain (nats)
         one move of Algorithm 7.2 would still make on the effective problem
         (7.117)-(7.119) (``laplace_report``); ``str`` is a table, ``to_json`` the same.
+        A pass certifies a fixed point of that linearised problem (B and the
+        mode held fixed), not a maximum of the Laplace evidence (7.114), which
+        may still rise (about a nat) when the mode moves with alpha.
     """
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RVC":
