@@ -221,7 +221,8 @@ class RVR(RegressorMixin, RVMEstimatorBase):
         )
         self._store(X, kernel, result)
         # the certificate: the largest evidence gain one move would still make (solvers.rvm.certificate)
-        self.report_ = evidence_report(design, y, result, tol=max(10 * self.tol, 1e-2), noise_floor=self.noise_floor)
+        self.report_ = evidence_report(design, y, result, tol=max(10 * self.tol, 1e-2), noise_floor=self.noise_floor,
+                                       hyperprior=self.hyperprior, alpha_max=self.alpha_max)
         return self
 
     def predict(self, X: ArrayLike, return_std: bool = False):

@@ -18,6 +18,11 @@ noise re-estimation (7.88)) would still make:
 - moving beta to its fixed point (7.88), or as far toward it as the noise
   floor (``noise_floor`` times var(t), the solver's bound on beta^-1) allows.
 
+With Gamma hyperpriors (``hyperprior=(a, b, c, d)``, Exercise 7.13) the fit
+maximises (7.85) + ln Gam(beta | a, b) + sum_i ln Gam(alpha_i | c, d), in the
+caller's units, and the rows are the gains of that objective (``_prior_rows``,
+``_beta_row``; the noise floor is then 1 / noise_floor, as in the fit).
+
 The result is certified when every gain is at most ``tol`` nats and the
 evidence the solver reported is the one recomputed, to ``tol``. The report
 also gives the estimated rounding of the recomputation (``Whitened.rounding``);
@@ -54,14 +59,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ...validation import check_param, check_real_dtype, fail
-from .checks import check_bias, check_design, target_scale
+from .checks import check_bias, check_design, check_hyperprior, target_scale
 from .design import DenseDesign, Design
 from .laplace import ModeOptions, find_mode, laplace_log_evidence
 from .likelihood import Bernoulli, Likelihood, Softmax
-from .posterior import Whitened, covariance_from_factor, whitened_posterior
+from .posterior import FLAT, Hyperprior, Whitened, alpha_gain, alpha_star, covariance_from_factor, whitened_posterior
 from .results import RVMClassification, RVMRegression
 
-__all__ = ["MAXIMUM", "LAPLACE_FIXED_POINT", "EvidenceRow", "EvidenceReport", "evidence_report", "evidence_report_at", "laplace_report", "kept_rows", "add_row", "gain_to_optimum",
+__all__ = ["MAXIMUM", "MAXIMUM_WITH_PRIOR", "LAPLACE_FIXED_POINT", "EvidenceRow", "EvidenceReport", "evidence_report", "evidence_report_at", "laplace_report", "kept_rows", "add_row", "gain_to_optimum",
            "kept_gains", "kept_sq", "beta_fixed_point", "factors_over"]
 
 #: Columns of the design read at once for the weighted norms phi_i^T B_kk phi_i (``_weighted_norms``).
@@ -72,6 +77,9 @@ Array = NDArray[np.float64]
 
 #: What a pass of ``evidence_report`` establishes: the evidence (7.85) is exact, so no move gains.
 MAXIMUM = "a maximum of the evidence (7.85) over every basis function"
+#: What a pass of ``evidence_report`` with a Gamma hyperprior establishes: the fit's own objective.
+MAXIMUM_WITH_PRIOR = ("a maximum of the evidence (7.85) plus the log Gamma hyperpriors (Exercise 7.13), the "
+                      "objective the fit maximises, over every basis function")
 #: What a pass of ``laplace_report`` establishes: the rows hold B and the mode fixed, so (7.114) itself,
 #: with the mode found again at each alpha, may still rise (by about a nat on a 60-point RVC).
 LAPLACE_FIXED_POINT = ("a fixed point of Algorithm 7.2 on the effective problem (7.117)-(7.119) at the Laplace "
@@ -103,6 +111,7 @@ class EvidenceReport:
     rounding: float = 0.0  # the estimated rounding error of the recomputed evidence (``Whitened.rounding``)
     compared: bool = True  # False: hyperparameters given without an evidence (``evidence_report_at``)
     certifies: str = MAXIMUM  # what a pass establishes, in the verdict's words (``LAPLACE_FIXED_POINT``)
+    log_hyperprior: float | None = None  # ln Gam(beta | a, b) + sum ln Gam(alpha_i | c, d) (unnormalised), if set
 
     @property
     def evidence_agrees(self) -> bool:
@@ -126,7 +135,7 @@ class EvidenceReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"title": self.title, "ok": self.ok, "tol": self.tol, "evidence": self.evidence_tag,
-                "certifies": self.certifies, "compared": self.compared,
+                "certifies": self.certifies, "compared": self.compared, "log_hyperprior": self.log_hyperprior,
                 "log_evidence": self.log_evidence,
                 "reported_log_evidence": self.reported_log_evidence if self.compared else None,
                 "rounding": self.rounding,
@@ -150,6 +159,9 @@ class EvidenceReport:
                          f"{self.reported_log_evidence:.6f} ({'PASS' if self.evidence_agrees else 'FAIL'})")
         else:
             lines.append(f"  log evidence {self.evidence_tag} {self.log_evidence:.6f} (none reported to compare)")
+        if self.log_hyperprior is not None:
+            lines.append(f"  objective the fit maximises: {self.evidence_tag} + log hyperpriors = "
+                         f"{self.log_evidence + self.log_hyperprior:.6f} (the rows' gains are of it)")
         if self.rounding > self.tol:
             lines.append(f"  its rounding error at this conditioning is estimated at {self.rounding:.2g} nats, more "
                          "than the tolerance: the values above are known to about that")
@@ -179,7 +191,8 @@ def gain_to_optimum(alpha: Array, s: Array, q: Array) -> tuple[Array, Array]:
 
 
 def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: float = 1e-2,
-                    noise_floor: float = 1e-6) -> EvidenceReport:
+                    noise_floor: float = 1e-6, *, hyperprior: object = None,
+                    alpha_max: float = 1e9) -> EvidenceReport:
     """The certificate of a regression RVM fit on (Phi, t) (module docstring).
 
     Parameters
@@ -193,7 +206,17 @@ def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: fl
     noise_floor : float > 0
         The fit's lower bound on the noise variance relative to var(t) (as
         ``rvm_regression``'s argument): beta is not moved beyond
-        1 / (noise_floor var(t)).
+        1 / (noise_floor var(t)); with a hyperprior, 1 / noise_floor (the
+        fit's units are then the caller's).
+    hyperprior : None or (a, b, c, d)
+        The fit's Gam(beta | a, b) and Gam(alpha_i | c, d) (``rvm_regression``'s
+        argument). When set, the fit maximises the evidence (7.85) plus their
+        logarithms (Exercise 7.13), and the rows are the gains of that
+        objective: alpha_i moved to the maximiser of (7.97) + (c - 1) ln alpha_i
+        - d alpha_i (``posterior.alpha_star``), beta to (7.88) with a and b.
+    alpha_max : float
+        With a hyperprior, the fit's ``alpha_max`` (caller's units): a function
+        whose best alpha exceeds it is pruned, not re-estimated or added.
 
     Raises
     ------
@@ -207,12 +230,13 @@ def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: fl
         raise fail("result", "an RVMRegression (rvm_regression's result)", result)
     tol = float(check_param("tol", tol))
     beta_floor = 1.0 / float(check_param("noise_floor", noise_floor, "C"))
+    prior = _Prior(check_hyperprior(hyperprior), float(check_param("alpha_max", alpha_max, "C")))
     design, t = _regression_data(Phi, t)
     index, precisions, beta = _checked_model(design.shape[1], result.relevance, result.alpha, result.beta,
                                              bool(result.bias_used), "result.")
     reported = float(result.log_evidence[-1]) if len(result.log_evidence) else math.nan
     return _regression_report(design, t, index, bool(result.bias_used), precisions, beta, tol, beta_floor,
-                              reported, f"{result.method} fit")
+                              reported, f"{result.method} fit", prior=prior)
 
 
 def evidence_report_at(Phi: ArrayLike, t: ArrayLike, relevance: ArrayLike, alpha: ArrayLike, beta: float, *,
@@ -293,10 +317,19 @@ def _regression_data(Phi: ArrayLike, t: ArrayLike) -> tuple[Design, Array]:
     return design, t
 
 
+@dataclass(frozen=True)
+class _Prior:
+    """The fit's Gamma hyperpriors and its alpha_max (caller's units), as the certificate reads them."""
+
+    hyper: Hyperprior = FLAT
+    alpha_max: float = math.inf
+
+
 def _regression_report(design: Design, t: Array, relevance: NDArray[np.intp], bias: bool, alpha: Array,
                        beta: float, tol: float, beta_floor: float, reported: float, what: str,
-                       compared: bool = True) -> EvidenceReport:
-    """The rows of the module docstring at (relevance, alpha, beta), from one orthogonal factorisation."""
+                       compared: bool = True, prior: _Prior = _Prior()) -> EvidenceReport:
+    """The rows of the module docstring at (relevance, alpha, beta), from one orthogonal factorisation;
+    with a hyperprior, the gains of the objective the fit maximises, (7.85) + its logarithm (Ex. 7.13)."""
     N, M = design.shape
     kept = design.columns(relevance)
     if bias:
@@ -305,18 +338,58 @@ def _regression_report(design: Design, t: Array, relevance: NDArray[np.intp], bi
     excluded = np.setdiff1d(np.arange(M), relevance)
     post = whitened_posterior(kept, t, alpha, beta)  # (7.82)-(7.85) by an orthogonal factorisation
     s, q = kept_sq(alpha, post)
-    rows = _kept_rows_sq(alpha, s, q, labels, tol)
     S, Q = factors_over(design, excluded, post)
-    rows.append(add_row(S, Q, [int(i) for i in excluded], tol))
-    beta_new = min(beta_fixed_point(post), beta_floor / target_scale(t) ** 2)  # (7.88)
-    gain = 0.0 if not math.isfinite(beta_new) else max(
-        whitened_posterior(kept, t, alpha, beta_new).evidence - post.evidence, 0.0)
-    rows.append(EvidenceRow("(7.88)", f"move beta to its fixed point ({beta:.4g} -> {beta_new:.4g})",
-                            float(gain), None, bool(gain <= tol)))
+    flat = prior.hyper.flat
+    if flat:
+        rows = _kept_rows_sq(alpha, s, q, labels, tol)
+        rows.append(add_row(S, Q, [int(i) for i in excluded], tol))
+    else:
+        rows = _prior_rows(alpha, s, q, S, Q, labels, [int(i) for i in excluded], prior, tol)
+    rows.append(_beta_row(kept, t, alpha, beta, post, prior.hyper,
+                          beta_floor / target_scale(t) ** 2 if flat else beta_floor, tol))
     title = (f"RVM evidence certificate: {what}, N = {N}, M = {M}, {len(labels)} kept "
-             f"functions, beta = {beta:.4g}")
+             f"functions, beta = {beta:.4g}" + ("" if flat else ", Gamma hyperpriors"))
+    log_prior = None if flat else prior.hyper.log_alpha(alpha) + prior.hyper.log_beta(beta)
     return EvidenceReport(title, tuple(rows), float(post.evidence), reported, tol, rounding=post.rounding,
-                          compared=compared)
+                          compared=compared, certifies=MAXIMUM if flat else MAXIMUM_WITH_PRIOR,
+                          log_hyperprior=log_prior)
+
+
+def _beta_row(kept: Array, t: Array, alpha: Array, beta: float, post: Whitened, hyper: Hyperprior,
+              beta_max: float, tol: float) -> EvidenceRow:
+    """The gain of moving beta to (7.88) (with Gam(beta | a, b), Exercise 7.13), at most ``beta_max``: of
+    (7.85) plus ln Gam(beta | a, b)."""
+    beta_new = min(beta_fixed_point(post, hyper), beta_max)  # (7.88)
+    gain = 0.0 if not math.isfinite(beta_new) else max(
+        whitened_posterior(kept, t, alpha, beta_new).evidence + hyper.log_beta(beta_new)
+        - post.evidence - hyper.log_beta(beta), 0.0)
+    return EvidenceRow("(7.88)", f"move beta to its fixed point ({beta:.4g} -> {beta_new:.4g})",
+                       float(gain), None, bool(gain <= tol))
+
+
+def _prior_rows(alpha: Array, s: Array, q: Array, S: Array, Q: Array, labels: list, excluded: list,
+                prior: _Prior, tol: float) -> list[EvidenceRow]:
+    """The re-estimate, delete and add rows under Gam(alpha_i | c, d): the gains of (7.97) + (c - 1) ln
+    alpha_i - d alpha_i (``posterior.alpha_gain``), alpha_i to its maximiser (``posterior.alpha_star``, pruned
+    above ``alpha_max`` as the fit prunes)."""
+    hyper = prior.hyper
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        best = alpha_star(s, q, hyper)
+        best[best > prior.alpha_max] = np.inf
+        reestimate = np.where(np.isfinite(best), alpha_gain(alpha, best, s, q, hyper), 0.0)
+        delete = alpha_gain(alpha, np.full(alpha.shape, np.inf), s, q, hyper)
+        lost = ~(np.isfinite(s) & np.isfinite(q) & (s > 1e-8 * alpha))  # as ``kept_gains``: no digits left
+        reestimate[lost | ~np.isfinite(reestimate)] = 0.0
+        delete[lost | ~np.isfinite(delete)] = 0.0
+        new = alpha_star(S, Q, hyper)
+        new[new > prior.alpha_max] = np.inf
+        add = np.where(np.isfinite(new), alpha_gain(np.full(S.shape, np.inf), new, S, Q, hyper), 0.0)
+    add[S <= 0.0] = np.nan                                 # rounding left no digits: the row fails
+    move = "re-estimate a kept alpha_i to its best with ln Gam"
+    return [_row("(7.101)", move, np.maximum(reestimate, 0.0), labels, tol),
+            _row("(7.99)", "delete a kept function (its (7.97) + ln Gam below 0)", np.maximum(delete, 0.0),
+                 labels, tol),
+            _row("(7.100)", "add an excluded function that raises (7.97) + ln Gam", add, excluded, tol)]
 
 
 def kept_rows(alpha: Array, Sigma: Array, m: Array, labels: list, tol: float) -> list[EvidenceRow]:
@@ -366,10 +439,12 @@ def kept_sq(alpha: Array, post: Whitened) -> tuple[Array, Array]:
         return alpha * (1.0 - post.h) / post.h, post.m / post.Sigma_diag
 
 
-def beta_fixed_point(post: Whitened) -> float:
-    """(7.88): beta = (N - sum_i gamma_i) / ||t - Phi m||^2 with gamma_i = 1 - h_i (7.89); inf at a zero residual."""
-    residual = float(post.residual @ post.residual)
-    return (post.residual.size - float(np.sum(1.0 - post.h))) / residual if residual > 0 else math.inf
+def beta_fixed_point(post: Whitened, hyper: Hyperprior = FLAT) -> float:
+    """(7.88): beta = (N - sum_i gamma_i) / ||t - Phi m||^2 with gamma_i = 1 - h_i (7.89); inf at a zero residual.
+    With Gam(beta | a, b) (Exercise 7.13): (N + 2 (a - 1) - sum_i gamma_i) / (||t - Phi m||^2 + 2 b)."""
+    residual = float(post.residual @ post.residual) + 2.0 * hyper.b
+    numerator = post.residual.size + 2.0 * (hyper.a - 1.0) - float(np.sum(1.0 - post.h))
+    return numerator / residual if residual > 0 else math.inf
 
 
 def _kept_rows_sq(alpha: Array, s: Array, q: Array, labels: list, tol: float) -> list[EvidenceRow]:
