@@ -24,6 +24,7 @@ __all__ = [
     "check_matrix",
     "check_binary_targets",
     "check_real_targets",
+    "check_real_dtype",
     "check_sample_weight",
     "check_same_length",
     "fail",
@@ -98,7 +99,7 @@ def _first_bad(A: NDArray[np.float64]) -> tuple[int, ...]:
     return tuple(int(i) for i in bad[0])
 
 
-def _check_real_dtype(X: ArrayLike, name: str, what: str) -> None:
+def check_real_dtype(X: ArrayLike, name: str, what: str) -> None:
     """Complex numbers, strings and other non-numbers are refused (numpy would cut complex values
     to their real part, or parse numeric strings, silently)."""
     try:
@@ -135,7 +136,7 @@ def check_matrix(X: ArrayLike, name: str = "X", *, square: bool = False, sparse:
             raise ValidationError(
                 f"{name} must be a square Gram matrix for a precomputed kernel; got shape {A.shape}")
         return A
-    _check_real_dtype(X, name, "a 2-D array of real numbers")
+    check_real_dtype(X, name, "a 2-D array of real numbers")
     try:
         A = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -159,7 +160,7 @@ def check_matrix(X: ArrayLike, name: str = "X", *, square: bool = False, sparse:
 
 
 def _as_vector(t: ArrayLike, name: str) -> NDArray[np.float64]:
-    _check_real_dtype(t, name, "a 1-D array of real numbers")
+    check_real_dtype(t, name, "a 1-D array of real numbers")
     try:
         v = np.asarray(t, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -156,11 +156,12 @@ def _bad_files(tmp_path) -> dict[str, str]:
     (tmp_path / "nan.csv").write_text("1,2,1\nnan,3,-1\n3,1,1\n0,0,-1\n")
     (tmp_path / "nan_target.csv").write_text("1,2,1\n2,3,nan\n3,1,1\n0,0,-1\n")
     (tmp_path / "continuous.csv").write_text("1,2,0.5\n2,3,-1.25\n3,1,1\n0,0,-1\n")
+    (tmp_path / "huge_target.csv").write_text("1,2,1e200\n2,3,-2e200\n3,1,3e200\n0,0,-1e200\n")
     (tmp_path / "large.csv").write_text("".join(f"{100 * i},{-50 * i},{(-1) ** i}\n" for i in range(1, 13)))
     (tmp_path / "key.model").write_text("svm_type c_svc\nkernel_type rbf\ngamma\nnr_class 2\nrho 0\nSV\n")
     names = {"binary": "bin.csv", "binary_svm": "bin.svm", "binary_txt": "bin.txt", "empty_svm": "empty.svm",
              "csv": "ok.csv", "missing": "none.csv", "folder": "figures", "nan": "nan.csv",
-             "nan_target": "nan_target.csv", "continuous": "continuous.csv", "large": "large.csv",
+             "nan_target": "nan_target.csv", "continuous": "continuous.csv", "huge_target": "huge_target.csv", "large": "large.csv",
              "model": "key.model"}
     return {k: str(tmp_path / v) for k, v in names.items()}
 
@@ -202,6 +203,7 @@ def test_every_bad_argument_is_one_line_with_exit_status_2(tmp_path, args, words
     (["rvm", "regression", "--data", "{nan}"], "X must contain only finite values; got NaN or inf at index (1, 0)"),
     (["rvm", "regression", "--data", "{nan_target}"], "Input y contains NaN"),
     (["rvm", "classification", "--data", "{continuous}"], "y must hold class labels"),
+    (["rvm", "regression", "--data", "{huge_target}"], "y must be targets whose standard deviation"),
     (["kkt", "soft", "--data", "{nan}"], "X (the features in"),
     (["kkt", "soft", "--data", "{nan_target}"], "must be finite; got nan at data row 2"),
     (["kkt", "soft", "--data", "{large}", "--kernel", "poly", "--degree", "1000", "--method", "libsvm"],
@@ -222,9 +224,9 @@ def test_every_bad_argument_is_one_line_with_exit_status_2(tmp_path, args, words
     (["check", "--model", "{model}", "--data", "{csv}"], "got 'gamma' alone"),
 ], ids=["binary-svm", "binary-txt", "empty-svm-rvm", "solver-tol", "tol", "tour-figures-out-file",
         "tour-figures-no-matplotlib", "tour-method", "rvm-nan", "rvm-nan-target", "rvm-continuous-labels",
-        "kkt-nan", "kkt-nan-target", "libsvm-overflow", "n-ripley-small", "n-ripley-huge", "figures-out-empty",
-        "compare-twice", "class-weight-regression", "C-svdd", "C-hard", "nu-soft", "epsilon-one-class",
-        "gamma-linear", "coef0-rbf", "degree-rbf", "model-key-without-value"])
+        "rvm-huge-targets", "kkt-nan", "kkt-nan-target", "libsvm-overflow", "n-ripley-small", "n-ripley-huge",
+        "figures-out-empty", "compare-twice", "class-weight-regression", "C-svdd", "C-hard", "nu-soft",
+        "epsilon-one-class", "gamma-linear", "coef0-rbf", "degree-rbf", "model-key-without-value"])
 def test_more_bad_arguments_in_process(tmp_path, capsys, monkeypatch, args, words) -> None:
     """The same, in this interpreter (an uncaught exception fails the test); the tour's errors come before
     any of its work (nothing on stdout)."""

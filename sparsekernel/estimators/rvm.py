@@ -24,6 +24,7 @@ from ..solvers.rvm import (
     rvm_poisson,
     rvm_regression,
 )
+from ..solvers.rvm.checks import check_target_scale
 from ..solvers.rvm.design import estimator_design, estimator_kernel
 from ..solvers.rvm.poisson import COUNTS, check_counts
 from .multiclass import class_labels
@@ -201,7 +202,7 @@ class RVR(RegressorMixin, RVMEstimatorBase):
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RVR":
         """Fit the RVM to (X, y); returns self."""
         X, y = _validated(self, X, y, y_numeric=True)
-        y = check_real_targets(y, "y")
+        y = check_target_scale(check_real_targets(y, "y"), "y")
         kernel, design, pool = self._kernel_and_design(X)
         result = rvm_regression(
             design,
@@ -220,7 +221,8 @@ class RVR(RegressorMixin, RVMEstimatorBase):
         )
         self._store(X, kernel, result)
         # the certificate: the largest evidence gain one move would still make (solvers.rvm.certificate)
-        self.report_ = evidence_report(design, y, result, tol=max(10 * self.tol, 1e-2), noise_floor=self.noise_floor)
+        self.report_ = evidence_report(design, y, result, tol=max(10 * self.tol, 1e-2), noise_floor=self.noise_floor,
+                                       hyperprior=self.hyperprior, alpha_max=self.alpha_max)
         return self
 
     def predict(self, X: ArrayLike, return_std: bool = False):
@@ -263,6 +265,9 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
         The certificate: at the returned alpha and mode, the largest gain (nats)
         one move of Algorithm 7.2 would still make on the effective problem
         (7.117)-(7.119) (``laplace_report``); ``str`` is a table, ``to_json`` the same.
+        A pass certifies a fixed point of that linearised problem (B and the
+        mode held fixed), not a maximum of the Laplace evidence (7.114), which
+        may still rise (about a nat) when the mode moves with alpha.
     """
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RVC":

@@ -160,6 +160,59 @@ def test_bad_hyperparameters_fail_at_fit():
         RVR(gamma="wide").fit(X, t)
 
 
+@pytest.mark.parametrize("params, match", [
+    ({"gamma": None}, r"gamma must be 'scale', 'auto' or a positive finite number; got None"),
+    ({"gamma": -1.0}, r"gamma must be 'scale', 'auto' or a positive finite number; got -1.0"),
+    ({"degree": "x"}, r"degree must be a positive integer; got 'x'"),
+    ({"degree": -1}, r"degree must be a positive integer; got -1"),
+    ({"coef0": np.nan}, r"coef0 must be a finite number; got nan"),
+    ({"coef0": "x"}, r"coef0 must be a finite number; got 'x'"),
+])
+@pytest.mark.parametrize("make", [RVR, RVC, PoissonRVR])
+def test_kernel_parameters_are_checked_as_the_svms_check_them(make, params, match):
+    """scikit-learn's SVR refuses each of these values, and so do our SVMs; the RVMs fitted with them."""
+    X, t = datasets.sinusoid()
+    y = {RVR: t, RVC: (t > 0).astype(int), PoissonRVR: np.round(np.exp(t))}[make]
+    with pytest.raises(ValidationError, match=match):
+        make(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("factor", [1e-200, 1e-160, 1e155, 1e200, -1e200])
+def test_targets_beyond_the_representable_scale_are_refused_naming_y(factor):
+    """std(c y)^2 underflows to 0 (c = 1e-160: beta = inf; 1e-200: a division by zero) or overflows
+    (1e155: the variance 1e308 and more); the fit refused them with internal errors. Constant targets too."""
+    X, t = datasets.sinusoid(n=30)
+    with pytest.raises(ValidationError, match=r"^y must be targets whose standard deviation .* lies in "
+                                              r"\[1e-150, 1e\+150\]"):
+        RVR().fit(X, factor * t)
+    with pytest.raises(ValidationError, match=r"^y must be targets"):
+        RVR().fit(X, np.full(30, factor))
+
+
+def test_targets_at_the_edges_of_the_range_fit_as_the_unit_targets_do():
+    """Inside the range the fit works: ln p(c t) = ln p(t) - N ln c (7.85 in the units of c t), so the
+    evidence of 1e-140 t and 1e140 t, shifted back, is at least that of the fit of t itself, certified."""
+    X, t = datasets.sinusoid(n=30)
+    base = RVR().fit(X, t).log_evidence_[-1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # the certificate's q^2, s^2 in the caller's units
+        for factor in (1e-140, 1e140):
+            model = RVR().fit(X, factor * t)
+            assert model.report_.ok
+            assert model.log_evidence_[-1] + t.size * np.log(factor) >= base - 1e-6
+
+
+def test_poisson_counts_given_as_text_are_refused_as_rvr_refuses_them():
+    """numpy parses the text '3' as 3.0: PoissonRVR fitted the count 3 where RVR refuses the same y."""
+    X, _ = datasets.sinusoid(n=30)
+    y = np.array(["3"] * 30)
+    with pytest.raises(ValidationError, match=r"y must be a 1-D array of non-negative integer counts; "
+                                              r"got an array of dtype <U1 holding '3'"):
+        PoissonRVR().fit(X, y)
+    with pytest.raises(ValidationError, match=r"^y must be"):
+        RVR().fit(X, y)
+
+
 @pytest.mark.parametrize("method", ["fast", "mackay", "em"])
 def test_methods_through_the_estimator(method):
     X, t = datasets.sinusoid()

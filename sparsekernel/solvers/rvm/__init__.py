@@ -12,7 +12,8 @@ Modules, one concept each:
 ``regression``    ``rvm_regression``; ``classification``: ``rvm_classification``
 ``laplace_fit``   the one fitting path of the non-conjugate likelihoods (scaling, dispatch, units)
 ``checks``        validation and units shared by the entry points
-``certificate``   ``evidence_report``, ``laplace_report``: the gains one move would still make (a maximum of the evidence?);
+``certificate``   ``evidence_report``, ``laplace_report``: the gains one move would still make (a maximum of the
+                  evidence (7.85)? for the Laplace fits, a fixed point on the effective problem at the mode);
                   ``evidence_report_at``: the same at hyperparameters from any source
 ``results``       the fitted models and their predictive distributions
 """

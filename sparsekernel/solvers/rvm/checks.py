@@ -18,6 +18,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ...errors import ValidationError
 from ...validation import check_matrix, check_param, fail
 from .design import Design, DenseDesign, as_design
 from .posterior import Hyperprior
@@ -126,6 +127,36 @@ def target_scale(t: Array) -> float:
     if sd > CONSTANT_ROUNDINGS * np.finfo(np.float64).eps * top:
         return sd
     return top or 1.0
+
+
+#: The targets' scale s (``target_scale``) must lie in [1 / TARGET_SCALE_LIMIT, TARGET_SCALE_LIMIT]: the fit
+#: divides by s, and its noise precision (7.88) is beta / s^2 in the caller's units, so s^2 and 1 / s^2 (about
+#: 1e+-300 here) must be finite normal doubles with room left for beta itself (t * 1e-160 divided by zero, and
+#: t * 1e155 has a variance that overflows).
+TARGET_SCALE_LIMIT = 1e150
+
+
+def check_target_scale(t: Array, name: str = "t") -> Array:
+    """``t`` (finite, 1-D), refused where its scale (standard deviation, or max |t| when the targets are
+    constant; ``target_scale``) lies outside the range the fit represents, ``TARGET_SCALE_LIMIT``.
+
+    The standard deviation is computed on t / max |t|, so that it does not itself overflow or underflow.
+
+    Raises
+    ------
+    ValidationError
+        Naming ``name``, the range and the scale received.
+    """
+    top = float(np.abs(t).max(initial=0.0))
+    if top == 0.0:
+        return t                                              # all zero: the fit's scale is 1
+    scale = top * target_scale(t / top)                       # std(t), or max |t| for constant targets
+    if not 1.0 / TARGET_SCALE_LIMIT <= scale <= TARGET_SCALE_LIMIT:
+        raise ValidationError(
+            f"{name} must be targets whose standard deviation (max |{name}| when constant) lies in "
+            f"[{1.0 / TARGET_SCALE_LIMIT:g}, {TARGET_SCALE_LIMIT:g}], where its square and the noise precision "
+            f"are representable; got {scale:.3g} (rescale {name})")
+    return t
 
 
 def column_scale(norms: Array, N: int) -> Array:

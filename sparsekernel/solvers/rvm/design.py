@@ -26,7 +26,7 @@ import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
 from ...errors import ValidationError
-from ...validation import check_param, fail
+from ...validation import DOMAINS, check_param, fail
 from ...kernels import RBF, Kernel, check_finite_values, make_kernel
 from ._bound_loops import assemble_gram
 
@@ -356,16 +356,23 @@ def estimator_kernel(
 
     ``gamma="scale"``: 1 / (n_features * X.var()) (1 when X.var() == 0);
     ``gamma="auto"``: 1 / n_features; a positive float is used as is.
+    ``gamma``, ``degree`` and ``coef0`` are checked as the SVM estimators check
+    them (``validation.check_param``), whatever the kernel.
+
+    Raises
+    ------
+    ValidationError
+        ``gamma`` not "scale", "auto" or a positive finite number, ``degree``
+        not a positive integer, or ``coef0`` not a finite number.
     """
-    if isinstance(gamma, str):
-        if gamma == "scale":
-            value = None
-        elif gamma == "auto":
-            value = 1.0 / X.shape[1]
-        else:
-            raise fail("gamma", "'scale', 'auto' or a positive float", gamma)
+    check_param("degree", degree)
+    check_param("coef0", coef0)
+    if isinstance(gamma, str) and gamma in ("scale", "auto"):
+        value = None if gamma == "scale" else 1.0 / X.shape[1]
+    elif isinstance(gamma, str) or not DOMAINS["gamma"][1](gamma):
+        raise fail("gamma", "'scale', 'auto' or a positive finite number", gamma)
     else:
-        value = gamma
+        value = float(gamma)
     return make_kernel(kernel, gamma=value, degree=degree, coef0=coef0,
                        n_features=X.shape[1], X_var=float(X.var()))
 

@@ -11,7 +11,10 @@ ln p(t | w) - w^T A w / 2 with gradient Phi^T (t - y) - A w (7.110) and
 Hessian -(Phi^T B Phi + A) (7.111), read from the likelihood's residual and
 curvature; for O outputs B is the N O x N O matrix with blocks B_kj and the
 Hessian is P x P over the P included pairs. Steps are halved until the log
-posterior does not decrease. At the mode (7.112) Sigma = (Phi^T B Phi + A)^-1
+posterior does not decrease; a start where it is not finite (a log link's
+exp(a) overflowing far above the mode) is damped first, to the best point of
+the line from it to 0 (``_finite_start``), and a gradient or Hessian that is
+still not finite is a SolverError. At the mode (7.112) Sigma = (Phi^T B Phi + A)^-1
 (7.113), through a Cholesky factor.
 
 Effective problem. At the mode the model is the Gaussian regression
@@ -30,12 +33,14 @@ ln p(t | w*) + 1/2 sum ln alpha_i - 1/2 w*^T A w* + 1/2 ln |Sigma|.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
 from numpy.typing import NDArray
 
+from ...errors import SolverError
 from .likelihood import Likelihood
 from .posterior import precision_factor
 
@@ -119,15 +124,16 @@ def find_mode(likelihood: Likelihood, Phi: Array, basis: Index, output: Index, T
     """
     O = T.shape[1]
     Phi_a = Phi[:, basis]
-    w = w0.copy()
-    a = kept_activations(Phi_a, output, w, O)
-    f = likelihood.log_likelihood(a, T) - 0.5 * float(np.sum(alpha * w**2))  # (7.109)
+    w, a, f = _finite_start(likelihood, Phi_a, output, T, alpha, w0, opts)
     converged = basis.size == 0
     for _ in range(0 if converged else opts.max_newton):
         Y = likelihood.mean(a)
         g = gradient(Phi_a, output, likelihood.residual(T, Y), alpha, w)  # (7.110)
-        R = precision_factor(hessian(Phi_a, output, likelihood.curvature(Y), alpha))  # -(7.111)
-        step = scipy.linalg.cho_solve((R, False), g)  # Newton: H^-1 grad
+        H = hessian(Phi_a, output, likelihood.curvature(Y), alpha)  # -(7.111)
+        if not (np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
+            raise _not_finite(w.size)
+        R = precision_factor(H)
+        step = scipy.linalg.cho_solve((R, False), g, check_finite=False)  # Newton: H^-1 grad
         if 0.5 * float(g @ step) <= opts.newton_tol * (1.0 + abs(f)):  # Newton decrement
             w = w + step  # the last step, within the quadratic region: it squares the error of the mode
             a = kept_activations(Phi_a, output, w, O)
@@ -139,6 +145,48 @@ def find_mode(likelihood: Likelihood, Phi: Array, basis: Index, output: Index, T
             break
         w = w_new
     return _at_mode(likelihood, Phi_a, output, T, alpha, w, a, converged)
+
+
+def _log_posterior(likelihood, Phi_a, output, T, alpha, w) -> tuple[Array, float]:
+    """The activations (7.120) at w and the log posterior (7.109) there (-inf or nan where a log link
+    overflows)."""
+    a = kept_activations(Phi_a, output, w, T.shape[1])
+    with np.errstate(over="ignore", invalid="ignore"):
+        return a, likelihood.log_likelihood(a, T) - 0.5 * float(np.sum(alpha * w**2))
+
+
+def _finite_start(likelihood, Phi_a, output, T, alpha, w0, opts) -> tuple[Array, Array, float]:
+    """w0, or, where the log posterior (7.109) or the mean is not finite there (a log link's exp(a)
+    overflowing at a start far above the mode), the best of w0 / 2, w0 / 4, ... and 0.
+
+    Newton's method from such a start cannot begin (its gradient (7.110) and Hessian (7.111) are inf or
+    nan), and the first finite point of the line to 0 may still lie so far above the mode that Newton on
+    exp(a) needs a step per unit of a; the highest log posterior on that line is the damped start. The log
+    posterior is concave (Bernoulli, softmax, Poisson), so any finite start reaches the same mode.
+    """
+    w = w0.copy()
+    a, f = _log_posterior(likelihood, Phi_a, output, T, alpha, w)
+    with np.errstate(over="ignore", invalid="ignore"):
+        finite = math.isfinite(f) and bool(np.all(np.isfinite(likelihood.mean(a))))
+    if finite:
+        return w, a, f
+    best = (np.zeros_like(w0), *_log_posterior(likelihood, Phi_a, output, T, alpha, np.zeros_like(w0)))
+    for k in range(1, opts.max_halvings + 1):
+        trial = w0 * 0.5**k
+        a_k, f_k = _log_posterior(likelihood, Phi_a, output, T, alpha, trial)
+        if f_k > best[2]:                                   # nan and -inf never win
+            best = (trial, a_k, f_k)
+    return best
+
+
+def _not_finite(P: int) -> SolverError:
+    """The error for a mode search whose gradient or Hessian left the finite numbers."""
+    return SolverError(
+        f"the Laplace mode search over {P} weights reached a point where the gradient (7.110) or the "
+        "Hessian (7.111) is not finite (the mean of the likelihood overflows)",
+        status="overflow",
+        solver="rvm",
+    )
 
 
 def _at_mode(likelihood, Phi_a, output, T, alpha, w, a, converged) -> Laplace:

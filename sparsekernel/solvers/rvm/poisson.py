@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
-from ...validation import check_same_length, fail
+from ...validation import check_real_dtype, check_same_length, fail
 from ...errors import ValidationError
 from .checks import ALPHA_INIT, Method, check_bias, check_design, check_method, frozen
 from .design import Design
@@ -39,7 +39,11 @@ COUNTS = "non-negative integer counts"
 
 
 def check_counts(t: ArrayLike, name: str = "t") -> Array:
-    """Counts as a float vector (N,); a ValidationError names ``name``, the domain and the first bad value."""
+    """Counts as a float vector (N,); a ValidationError names ``name``, the domain and the first bad value.
+
+    Text, complex and other non-numbers are refused as the real-valued targets are (numpy would parse
+    the text "3" as the count 3 without a word)."""
+    check_real_dtype(t, name, f"a 1-D array of {COUNTS}")
     try:
         v = np.asarray(t, dtype=np.float64)
     except (TypeError, ValueError) as exc:

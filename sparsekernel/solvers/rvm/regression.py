@@ -58,6 +58,7 @@ from .checks import (
     check_design,
     check_hyperprior,
     check_method,
+    check_target_scale,
     column_scale,
     frozen,
     target_scale,
@@ -116,7 +117,9 @@ def rvm_regression(
         (7.78)); a ``design.KernelDesign`` computes kernel columns on
         demand so that the fast method never stores N x N.
     t : array (N,)
-        Real targets.
+        Real targets, of standard deviation (max |t| when constant) in
+        [1e-150, 1e150] (``checks.TARGET_SCALE_LIMIT``: its square and the
+        noise precision must be representable doubles).
     method : {"fast", "mackay", "em"}
     bias : bool
         Add the constant basis function (reported apart from ``relevance``).
@@ -206,7 +209,7 @@ def rvm_regression(
     """
     method = check_method(method)
     design = check_design(Phi)
-    t = check_real_targets(t, "t")
+    t = check_target_scale(check_real_targets(t, "t"), "t")
     N = design.shape[0]
     check_same_length(np.empty((N, 0)), t, "Phi", "t")
     alpha_max, tol, max_iter = check_common(alpha_max, tol, max_iter, method, design.shape[1])

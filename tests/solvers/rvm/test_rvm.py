@@ -824,6 +824,16 @@ def test_bad_arrays_are_named():
         rvm_regression(np.eye(4), np.array([1.0, np.nan, 0.0, 1.0]))
 
 
+@pytest.mark.parametrize("factor", [1e-200, 1e-160, 1e155, 1e200])
+@pytest.mark.parametrize("hyperprior", [None, (2.0, 1.0, 2.0, 1.0)])
+def test_targets_beyond_the_representable_scale_are_named(factor, hyperprior):
+    """Finite targets whose variance underflows or overflows a double: a ValidationError naming t and
+    the range, not a ZeroDivisionError or an internal ValueError from inside the fit."""
+    X, t = datasets.sinusoid()
+    with pytest.raises(ValidationError, match=r"^t must be targets whose standard deviation .*\[1e-150, 1e\+150\]"):
+        rvm_regression(RBF(SINUSOID_GAMMA)(X), factor * t, hyperprior=hyperprior)
+
+
 def test_inputs_are_not_modified():
     X, t = datasets.sinusoid()
     K = RBF(SINUSOID_GAMMA)(X)

@@ -225,6 +225,62 @@ def test_poisson_rate_beats_poisson_regressor_with_far_fewer_functions(seed, off
     assert np.count_nonzero(peer.coef_) == N_COUNTS
 
 
+def _large_counts(scale: float):
+    """The issue's data: 40 points, counts of mean scale * e^(1/2) (about 500 at scale 300)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    for s in [1, 10, 30, 100, 300, 1000]:
+        y = rng.poisson(s * np.exp(X[:, 0]))
+        if s == scale:
+            return X, y
+    raise AssertionError(scale)
+
+
+@pytest.mark.parametrize("scale", [300, 1000])
+def test_poisson_fast_fits_large_counts_as_mackay_does(scale):
+    """Counts of mean ~500 and ~1700: the fast method ended in scipy's "array must not contain infs or
+    NaNs" (its mode search started from the effective problem's mean, where exp(Phi w) overflowed, and
+    Newton could not begin). It now reaches the evidence (7.114) MacKay's re-estimation reaches, at a mode
+    where the gradient (7.110) vanishes."""
+    X, y = _large_counts(scale)
+    K = RBF(0.5)(X, X)
+    fast, mackay = rvm_poisson(K, y, "fast"), rvm_poisson(K, y, "mackay")
+    assert fast.converged
+    assert fast.log_evidence[-1] >= mackay.log_evidence[-1] - 0.1
+    Phi = kept(fast, K)
+    residual = Phi.T @ (y - np.exp(Phi @ fast.mean)) - fast.alpha * fast.mean      # (7.110)
+    assert np.linalg.norm(residual) <= 1e-6 * np.linalg.norm(Phi.T @ y)
+
+
+def test_poisson_fast_fits_constant_counts_of_a_billion():
+    """Constant counts c: the rate is c (the Poisson maximum likelihood rate is the mean count)."""
+    X, _ = _large_counts(300)
+    model = PoissonRVR().fit(X, np.full(40, 1e9))
+    np.testing.assert_allclose(model.predict(X), 1e9, rtol=1e-6)
+
+
+def test_mode_search_from_a_start_where_exp_overflows_reaches_the_mode_from_zero():
+    """find_mode from w0 with Phi w0 ~ 2000 (exp overflows) damps its start toward 0 and ends at the
+    mode Newton finds from 0: the gradient (7.110) vanishes there."""
+    X, y = _large_counts(300)
+    K = RBF(0.5)(X, X)
+    basis = np.arange(0, 40, 5)
+    output = np.zeros(basis.size, dtype=np.intp)
+    alpha = np.full(basis.size, 1e-2)
+    T = y[:, None].astype(float)
+    opts = laplace.ModeOptions()
+    far = np.full(basis.size, 2000.0 / K[:, basis].sum(axis=1).min())
+    with np.errstate(over="ignore"):
+        assert np.isinf(np.exp(K[:, basis] @ far)).any()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                   # no overflow warning either
+        mode = laplace.find_mode(Poisson(), K, basis, output, T, alpha, far, opts)
+    ref = laplace.find_mode(Poisson(), K, basis, output, T, alpha, np.zeros(basis.size), opts)
+    gradient = K[:, basis].T @ (y - np.exp(K[:, basis] @ mode.w)) - alpha * mode.w
+    assert mode.converged and np.linalg.norm(gradient) <= 1e-6 * np.linalg.norm(K[:, basis].T @ y)
+    np.testing.assert_allclose(mode.w, ref.w, rtol=1e-6, atol=1e-8)
+
+
 def test_poisson_fit_is_an_evidence_maximum_of_the_effective_problem():
     """With C = B^-1 + Phi A^-1 Phi^T (7.119) and t_hat (7.117) at the mode, dense: every kept alpha_i is
     (7.101) from s_i, q_i of C_-i (to the step's tolerance in lambda (7.97)), and no excluded function gains
