@@ -34,8 +34,19 @@ def issparse(X: Any) -> bool:
 def as_rows(X: ArrayLike) -> Array | sp.csr_matrix:
     """X as float64: a CSR matrix if X is sparse (no copy when it already is one), else an ndarray."""
     if sp.issparse(X):
-        return sp.csr_matrix(X, dtype=np.float64)
+        return canonical(sp.csr_matrix(X, dtype=np.float64))
     return np.asarray(X, dtype=np.float64)
+
+
+def canonical(A: sp.csr_matrix) -> sp.csr_matrix:
+    """A with each row's entries sorted and no column stored twice (a copy where A is not so; the caller's
+    matrix is left as it is). scipy sums duplicates where it reads a matrix, but the squared norms, the
+    variance and the products here read the stored entries: a row storing 0.5 twice for a 1 had norm 0.5."""
+    if A.has_canonical_format:
+        return A
+    A = A.copy()
+    A.sum_duplicates()
+    return A
 
 
 def to_dense(X: Any) -> Array:
@@ -111,7 +122,7 @@ def check_sparse_matrix(X: Any, name: str = "X") -> sp.csr_matrix:
                               f"got a sparse matrix of shape {X.shape}")
     if np.asarray(X.data).dtype.kind == "c":
         raise ValidationError(f"{name} must be a 2-D array of real numbers; got complex values (dtype {X.dtype})")
-    A = compact_indices(sp.csr_matrix(X, dtype=np.float64))
+    A = compact_indices(canonical(sp.csr_matrix(X, dtype=np.float64)))
     if not np.all(np.isfinite(A.data)):
         A = A.tocoo()
         bad = int(np.flatnonzero(~np.isfinite(A.data))[0])

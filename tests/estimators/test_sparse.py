@@ -216,3 +216,25 @@ def test_a_callable_kernel_takes_sparse_x_as_libsvm_does(fmt, name, sparse_resul
     assert ours.kkt_report_.ok
     out = "predict" if name == "SVR" else "decision_function"
     np.testing.assert_allclose(getattr(ours, out)(fmt(X)), getattr(ref, out)(fmt(X)), atol=5e-3)
+
+
+@pytest.mark.parametrize("make", [SVC, NuSVC, SVR, NuSVR, OneClassSVM])
+def test_a_matrix_storing_a_column_twice_in_a_row_is_the_matrix_it_sums_to(make) -> None:
+    """scipy reads a row that stores one column twice as their sum (has_canonical_format False); the squared
+    norms behind the RBF kernel read the stored entries, so a row holding 0.5 twice for a 1 had norm 0.5 and
+    fits and predictions moved by 0.1 to 0.36. Now the same answers as on the dense matrix it equals, and the
+    caller's matrix keeps its stored entries."""
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0], [2.0, 0.5], [0.5, 2.0]])
+    D = sp.csr_matrix(([0.5, 0.5, 1.0, 1.0, 1.0, 2.0, 0.5, 0.5, 2.0], [0, 0, 1, 0, 1, 0, 1, 0, 1],
+                       [0, 2, 3, 5, 5, 7, 9]), shape=(6, 2))
+    assert np.array_equal(D.toarray(), X) and not D.has_canonical_format
+    stored = D.data.copy()
+    t = {SVC: np.array([0, 1, 0, 1, 0, 1]), NuSVC: np.array([0, 1, 0, 1, 0, 1]), SVR: X[:, 0] - X[:, 1],
+         NuSVR: X[:, 0] - X[:, 1], OneClassSVM: None}[make]
+    values = (lambda m, Z: m.decision_function(Z)) if make is not NuSVR and make is not SVR else (
+        lambda m, Z: m.predict(Z))
+    dense = make(gamma=1.0, tol=1e-8).fit(X, t)
+    expected = values(dense, X)
+    np.testing.assert_allclose(values(make(gamma=1.0, tol=1e-8).fit(D, t), X), expected, atol=1e-7)
+    np.testing.assert_allclose(values(dense, D), expected, atol=1e-12)
+    assert D.data.size == 9 and np.array_equal(D.data, stored) and not D.has_canonical_format
