@@ -222,7 +222,7 @@ def load_libsvm(path: str | os.PathLike[str], dense: bool = False) -> tuple[Any,
         raise ValidationError(f"path must be an existing LIBSVM-format file; got {str(path)!r}")
     try:
         X, t = load_svmlight_file(str(p))
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:  # OverflowError: a feature index beyond the C reader's int
         raise ValidationError(f"{str(path)!r} is not a valid LIBSVM-format file: {exc}") from exc
     if X.shape[0] == 0:
         raise ValidationError(f"{str(path)!r} must hold at least one data row; got none")

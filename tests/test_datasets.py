@@ -162,3 +162,11 @@ def test_load_tells_the_format_and_refuses_what_is_not_data(tmp_path) -> None:
         datasets.load(tmp_path / "binary.txt")
     with pytest.raises(ValidationError, match="format must be one of"):
         datasets.load(tmp_path / "table.txt", format="xls")
+
+
+def test_a_feature_index_beyond_the_readers_int_is_a_validation_error(tmp_path) -> None:
+    """scikit-learn's reader raises OverflowError there, which reached the command line as exit status 3."""
+    path = tmp_path / "huge.svm"
+    path.write_text("1 1:2 3000000000:4\n-1 2:1\n")
+    with pytest.raises(ValidationError, match="is not a valid LIBSVM-format file: value too large"):
+        datasets.load_libsvm(path)

@@ -125,13 +125,18 @@ def _grid(spec: dict[str, Any], X: np.ndarray) -> dict[str, float]:
     grid = spec.get("grid") or {}
     if not isinstance(grid, dict):
         raise ApiError(400, f"grid must be an object with xmin, xmax, ymin, ymax, n; got {grid!r}")
-    lo, hi = X.min(axis=0) - 1.0, X.max(axis=0) + 1.0
+    # the default: the points' range and one unit around it, within the coordinates' bounds (a point at
+    # MAX_COORDINATE is allowed; a default beyond it was refused as if the client had sent it)
+    lo = np.maximum(X.min(axis=0) - 1.0, -MAX_COORDINATE)
+    hi = np.minimum(X.max(axis=0) + 1.0, MAX_COORDINATE)
     corner = {"low": -MAX_COORDINATE, "high": MAX_COORDINATE, "open_low": False}
     out = {
         "xmin": _number(grid, "xmin", float(lo[0]), **corner), "xmax": _number(grid, "xmax", float(hi[0]), **corner),
         "ymin": _number(grid, "ymin", float(lo[-1]), **corner), "ymax": _number(grid, "ymax", float(hi[-1]), **corner),
         "n": _number(grid, "n", 60, 2, MAX_GRID, open_low=False),
     }
+    if not float(out["n"]).is_integer():
+        raise ApiError(400, f"n must be a whole number of grid lines; got {grid['n']!r}")
     if out["xmin"] >= out["xmax"] or out["ymin"] >= out["ymax"]:
         raise ApiError(400, f"grid must have xmin < xmax and ymin < ymax; got {grid!r}")
     return out
@@ -338,14 +343,19 @@ def load_upload(payload: Any) -> dict[str, Any]:
         raise ApiError(400, str(exc)) from exc
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"upload.{fmt}"
-        path.write_text(content)
         try:
-            # the demo draws 1 or 2 input columns in the plane: dense values (densified explicitly)
-            X, t = load_csv(path) if fmt == "csv" else load_libsvm(path, dense=True)
+            path.write_text(content, encoding="utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate ("\ud800"), which JSON may carry
+            raise ApiError(400, f"content must be text that UTF-8 can hold; got {exc.object[exc.start:exc.end]!r} "
+                                f"at character {exc.start}") from None
+        try:
+            X, t = load_csv(path) if fmt == "csv" else load_libsvm(path)
         except ValidationError as exc:
             raise ApiError(400, str(exc).replace(str(path), "the file")) from exc
     if X.shape[1] not in (1, 2):
         raise ApiError(400, f"the file must have 1 input column (regression) or 2 (classification); got {X.shape[1]}")
+    # the demo draws 1 or 2 input columns in the plane: dense values, densified once the width is known
+    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
     P = np.column_stack([X, t])
     bad = np.flatnonzero(~np.all(np.abs(P) <= MAX_COORDINATE, axis=1))
     if bad.size:

@@ -110,6 +110,27 @@ def test_load_parses_csv_and_libsvm_files(server) -> None:
     assert code == 400 and "only numbers" in answer["error"]
     code, answer = call(server, "/api/load", json.dumps({"format": "xls", "content": ""}).encode())
     assert code == 400
+    # each was a 500: an index beyond the C reader's int, a width densified before it was checked (4 x 2e9
+    # float64: 60 GB), and a lone surrogate, which JSON may carry and UTF-8 cannot
+    for content, words in (("1 1:2 3000000000:3\n-1 1:1\n", "not a valid LIBSVM-format file"),
+                           ("1 1:2 2000000000:3\n-1 1:1\n1 1:1\n", "1 input column (regression) or 2"),
+                           ("\ud800,1\n1,2\n", "content must be text that UTF-8 can hold")):
+        code, answer = call(server, "/api/load", json.dumps({"format": "libsvm" if ":" in content else "csv",
+                                                            "content": content}).encode())
+        assert code == 400 and words in answer["error"], (code, answer)
+
+
+def test_the_default_grid_stays_within_the_coordinates_and_its_size_is_whole() -> None:
+    """A point at the coordinate bound is allowed; the default grid (the points' range and a unit around it)
+    went beyond it and was refused as if the client had sent xmax = 1e9 + 1. A grid of 7.9 lines drew 7."""
+    from sparsekernel.demo import handle_rvm
+    from sparsekernel.demo.api import MAX_COORDINATE
+
+    answer = handle_svm({"points": [[MAX_COORDINATE, 0, 1], [0, 0, -1]], "kernel": "linear"})
+    assert answer["field"]["x"][0] == -1.0 and answer["field"]["x"][-1] == MAX_COORDINATE
+    handle_rvm({"points": [[0, 1], [MAX_COORDINATE, 2]]})
+    with pytest.raises(ApiError, match="n must be a whole number of grid lines; got 7.9"):
+        handle_svm({"points": [[0, 0, 1], [1, 1, -1]], "grid": {"n": 7.9}})
 
 
 json_values = st.recursive(
