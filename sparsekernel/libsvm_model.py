@@ -215,7 +215,8 @@ def _sv_lines(body: list[str], n_coef: int, first_line: int, path: str) -> tuple
     """The coefficient matrix (n_coef, total_sv) and the support vectors as CSR."""
     coef: list[list[float]] = []
     rows, cols, vals = [], [], []
-    for k, line in enumerate(x for x in body if x.strip()):
+    lines = [(first_line + offset, x) for offset, x in enumerate(body) if x.strip()]  # (file line, text)
+    for k, (number, line) in enumerate(lines):
         words = line.split()
         try:
             coef.append([float(w) for w in words[:n_coef]])
@@ -225,10 +226,10 @@ def _sv_lines(body: list[str], n_coef: int, first_line: int, path: str) -> tuple
                     raise ValueError(pair)
                 rows.append(k), cols.append(int(index) - 1), vals.append(float(value))
         except ValueError:
-            raise ValidationError(f"model {path!r}, line {first_line + k}: an SV line must be {n_coef} "
+            raise ValidationError(f"model {path!r}, line {number}: an SV line must be {n_coef} "
                                   f"coefficients then index:value pairs (index >= 1); got {line[:60]!r}") from None
         if len(coef[-1]) != n_coef:
-            raise ValidationError(f"model {path!r}, line {first_line + k}: expected {n_coef} coefficients")
+            raise ValidationError(f"model {path!r}, line {number}: expected {n_coef} coefficients")
     n = len(coef)
     SV = sp.csr_matrix((vals, (rows, cols)), shape=(n, max(cols, default=-1) + 1))
     return np.array(coef, dtype=np.float64).reshape(n, n_coef).T, SV
@@ -324,6 +325,10 @@ def _params(C: float | None, nu: float | None, epsilon: float | None, cls: type[
     values = {"C": C, "nu": nu, "epsilon": epsilon}
     names = {"C": "C", "nu": "nu", "epsilon": "epsilon"}
     needed = [k for k in ("C", "nu", "epsilon") if k in cls._hyper_names]
+    for key in ("C", "nu", "epsilon"):
+        if values[key] is not None and key not in needed:   # it would be ignored without a word
+            raise ValidationError(f"{key} must not be given for a {cls.libsvm_svm_type} model (its hyperparameters: "
+                                  f"{', '.join(needed)}); got {key} = {values[key]:g}")
     assumed = []
     for key in needed:
         if values[key] is None:

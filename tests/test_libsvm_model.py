@@ -186,6 +186,10 @@ def test_a_broken_model_file_is_refused_with_its_line(tmp_path) -> None:
                    "nr_sv 1 0\nSV\n0.5 1:x\n")
     with pytest.raises(ValidationError, match="line 10: an SV line must be 1 coefficients"):
         parse_libsvm_model(bad)
+    bad.write_text("svm_type c_svc\nkernel_type rbf\ngamma 0.5\nnr_class 2\ntotal_sv 2\nrho 0\nlabel 1 -1\n"
+                   "nr_sv 1 1\nSV\n0.5 1:1\n\n\n-0.5 1:x\n")      # the blank lines are counted too
+    with pytest.raises(ValidationError, match="line 13: an SV line must be 1 coefficients"):
+        parse_libsvm_model(bad)
     bad.write_text("svm_type c_svc\nkernel_type rbf\n")
     with pytest.raises(ValidationError, match="with an 'SV' line"):
         parse_libsvm_model(bad)
@@ -308,7 +312,10 @@ def test_check_refuses_the_options_its_source_does_not_read(folder, tmp_path, ca
     data_file = write_data(tmp_path / "three.svm", X, y)
     for extra, words in ((["--kernel", "linear"], "--kernel applies to --multipliers"),
                          (["--b", "3"], "--b applies to --multipliers"),
-                         (["--nu", "5"], "nu must be a number in (0, 1]; got 5.0")):
+                         (["--nu", "5"], "nu must be a number in (0, 1]; got 5.0"),
+                         # a hyperparameter the model's svm_type does not have (it passed, ignored)
+                         (["--nu", "0.7"], "nu must not be given for a c_svc model (its hyperparameters: C)"),
+                         (["--epsilon", "5"], "epsilon must not be given for a c_svc model")):
         assert main(["check", "--model", str(path), "--data", str(data_file), "--C", "2", *extra]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and words in err[0]

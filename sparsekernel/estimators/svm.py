@@ -44,7 +44,10 @@ and dtypes). What differs from ``sklearn.svm``, and why:
   points (LIBSVM's plain shuffled folds otherwise), so the probabilities are
   close to scikit-learn's, not equal.
 - With zero or negative sample weights ``support_`` indexes the X given to
-  ``fit`` (scikit-learn's indexes the rows of positive weight only).
+  ``fit`` (scikit-learn's indexes the rows of positive weight only). A class
+  whose every point has weight 0 is refused (a ValidationError naming
+  sample_weight and the class): scikit-learn keeps it in ``classes_`` and
+  fits the others, and no pair machine can be trained against it.
 - With a callable kernel ``support_vectors_`` holds the support vectors (the
   kernel is called on them at prediction), where scikit-learn keeps the whole
   training X privately and leaves ``support_vectors_`` empty; X must be numeric.
