@@ -306,3 +306,25 @@ def test_bad_data_is_a_validation_error_naming_x_or_y(fit, words) -> None:
         warnings.simplefilter("ignore")
         with pytest.raises(ValidationError, match=words):
             fit()
+
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_rvc_does_not_depend_on_the_order_of_the_rows_or_the_names_of_the_classes(K):
+    """The fast RVC's first model took pairs evenly spaced over their index, so shuffling the rows or renaming
+    the classes changed the start and the maximum it reached (three classes: probabilities moved by 0.1).
+    The same points and labels, in another order or under other names, now give the same model."""
+    rng = np.random.default_rng(7)
+    for _ in range(K - 1):            # the draws of the report's script that reached K classes
+        rng.normal(size=(150, 2)), rng.normal(size=(2, K)), rng.normal(size=(150, K)), rng.normal(size=(40, 2))
+        rng.permutation(150)
+    X = rng.normal(size=(150, 2))
+    labels = np.argmax(X @ rng.normal(size=(2, K)) + 0.5 * rng.normal(size=(150, K)), axis=1)
+    Xt = rng.normal(size=(40, 2))
+    perm = rng.permutation(150)
+    fitted = RVC().fit(X, labels)
+    shuffled = RVC().fit(X[perm], labels[perm])
+    renamed = RVC().fit(X, K - 1 - labels)
+    P = fitted.predict_proba(Xt)
+    np.testing.assert_allclose(shuffled.predict_proba(Xt), P, atol=1e-6)
+    np.testing.assert_allclose(renamed.predict_proba(Xt)[:, ::-1], P, atol=1e-6)
+    assert fitted.log_evidence_[-1] == pytest.approx(shuffled.log_evidence_[-1], abs=1e-6)
