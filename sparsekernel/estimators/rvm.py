@@ -8,6 +8,9 @@ returns ``self``; fitted state ends in ``_``.
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -15,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from ..solvers.rvm.certificate import evidence_report, laplace_report
 from ..validation import check_matrix, check_real_targets, check_same_length
-from ..errors import ValidationError
+from ..errors import ConvergenceWarning, ValidationError
 from ..solvers.rvm import (
     moderated_logits,
     moderated_probabilities,
@@ -49,6 +52,18 @@ def _validated(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike = _NO_Y, res
         raise ValidationError(f"{what} must be valid input for {type(estimator).__name__}; got: {exc}") from exc
     check_matrix(out if y is _NO_Y else out[0], "X")
     return out
+
+
+
+def _warn_if_uncertified(estimator: Any, converged: bool) -> None:
+    """A ConvergenceWarning where the solver reported convergence and the certificate (``report_``, recomputed
+    on its own factorisation at ten times tol) fails: at an extreme noise floor (1e-300 on noise-free
+    targets) the two disagreed, and the fit was returned as converged without a word."""
+    report = estimator.report_
+    if converged and not report.ok:
+        warnings.warn(f"{type(estimator).__name__} reported convergence, but its certificate fails: one move "
+                      f"would still gain {report.largest_gain:.3g} nats (> {report.tol:g}); the fit is not "
+                      f"certified (report_ says where)", ConvergenceWarning, stacklevel=3)
 
 
 class RVMEstimatorBase(BaseEstimator):
@@ -223,6 +238,7 @@ class RVR(RegressorMixin, RVMEstimatorBase):
         # the certificate: the largest evidence gain one move would still make (solvers.rvm.certificate)
         self.report_ = evidence_report(design, y, result, tol=max(10 * self.tol, 1e-2), noise_floor=self.noise_floor,
                                        hyperprior=self.hyperprior, alpha_max=self.alpha_max)
+        _warn_if_uncertified(self, result.converged)
         return self
 
     def predict(self, X: ArrayLike, return_std: bool = False):
@@ -288,6 +304,7 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
         self._store(X, kernel, result)
         # the certificate on the effective problem (7.117)-(7.119) at the mode (solvers.rvm.certificate)
         self.report_ = laplace_report(design, labels, result, tol=max(10 * self.tol, 1e-2))
+        _warn_if_uncertified(self, result.converged)
         return self
 
     def decision_function(self, X: ArrayLike) -> Array:

@@ -328,3 +328,20 @@ def test_rvc_does_not_depend_on_the_order_of_the_rows_or_the_names_of_the_classe
     np.testing.assert_allclose(shuffled.predict_proba(Xt), P, atol=1e-6)
     np.testing.assert_allclose(renamed.predict_proba(Xt)[:, ::-1], P, atol=1e-6)
     assert fitted.log_evidence_[-1] == pytest.approx(shuffled.log_evidence_[-1], abs=1e-6)
+
+
+@pytest.mark.parametrize("method", ["fast", "mackay", "em"])
+def test_a_fit_whose_certificate_fails_always_warns(method):
+    """Noise-free targets and a noise floor of 1e-300: EM reported convergence while report_ failed (a move
+    gaining 57 nats), without a word. Whatever the solver reports, a failing report_ comes with a warning."""
+    from sparsekernel.errors import ConvergenceWarning
+
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(5, 1))
+    y = 3.0 * np.exp(-(X[:, 0] - X[0, 0]) ** 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = RVR(noise_floor=1e-300, method=method, gamma=1.0).fit(X, y)
+    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    assert model.report_.ok or warned
+    assert warned or model.result_.converged
