@@ -345,3 +345,18 @@ def test_a_fit_whose_certificate_fails_always_warns(method):
     warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
     assert model.report_.ok or warned
     assert warned or model.result_.converged
+
+
+@pytest.mark.parametrize("make", [RVR, RVC, PoissonRVR])
+def test_max_iter_caps_every_start_together(make):
+    """RVC's and PoissonRVR's fast fit applied max_iter to each start and added the counts up (n_iter_ 42 at
+    max_iter = 20, reported converged); the top-down starts' re-estimations were not capped at all."""
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(80, 2))
+    t = {RVR: np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=80), RVC: (X[:, 0] ** 2 + X[:, 1] > 0.5).astype(int),
+         PoissonRVR: rng.poisson(np.exp(X[:, 0]))}[make]
+    for max_iter in (1, 5, 20):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = make(method="fast", max_iter=max_iter).fit(X, t)
+        assert model.n_iter_ <= max_iter

@@ -1654,11 +1654,16 @@ def fast_laplace(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions
         if n_pairs <= EMPTY_START_MAX:
             starts.append((np.zeros(0, dtype=np.intp), np.zeros(0)))
     bottom_up = len(starts)  # the starts after these are top-down (``worth_replacing``)
+    iterations = 0  # max_iter caps every start's steps and re-estimations together, as it caps the regression's
     if start is None and n_pairs <= TOP_DOWN_SIZE:
-        starts.extend(_top_down_pairs(likelihood, Phi, T, opts, mode_opts))
-    best, best_mode, iterations = None, None, 0
+        top_down, iterations = _top_down_pairs(likelihood, Phi, T, opts, mode_opts)
+        starts.extend(top_down)
+    best, best_mode = None, None
     for k, (active, alpha) in enumerate(starts):
-        outcome, mode = _ascend(likelihood, Phi, squares, T, active, alpha, opts, mode_opts)
+        if best is not None and iterations >= opts.max_iter:
+            break
+        budget = replace(opts, max_iter=max(opts.max_iter - iterations, 0))
+        outcome, mode = _ascend(likelihood, Phi, squares, T, active, alpha, budget, mode_opts)
         iterations += outcome.iterations
         if best is None or _better_start(outcome, best, k >= bottom_up, opts.tol):
             best, best_mode = outcome, mode
@@ -1677,26 +1682,31 @@ def _better_start(outcome: FastOutcome, best: FastOutcome, top_down: bool, tol: 
 
 
 def _top_down_pairs(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions,
-                    mode_opts: ModeOptions) -> list[tuple[Index, Array]]:
+                    mode_opts: ModeOptions) -> tuple[list[tuple[Index, Array]], int]:
     """Starts from every pair: where MacKay's (7.116) from alpha_i = each of ``TOP_DOWN_ALPHAS`` stops.
 
     The classification counterpart of ``top_down_start``: on raw, badly scaled
     inputs the maxima reached from the spread and the empty starts lie 15-30
     nats below the one a weak prior on every function leads to (breast
-    cancer, benchmarks/rvm_accuracy.py). Pairs sorted, as a ``start``.
+    cancer, benchmarks/rvm_accuracy.py). Pairs sorted, as a ``start``; and the re-estimations they took, within
+    ``opts.max_iter`` together.
     """
-    starts, O = [], T.shape[1]
+    starts, O, iterations = [], T.shape[1], 0
     for alpha_init in TOP_DOWN_ALPHAS:
-        iterative = LaplaceIterativeOptions("mackay", opts.tol, DEFAULT_MAX_ITER["mackay"],
-                                            min(TOP_DOWN_PRUNE, opts.alpha_max), alpha_init, mode_opts)
+        cap = min(DEFAULT_MAX_ITER["mackay"], opts.max_iter - iterations)
+        if cap <= 0:
+            break
+        iterative = LaplaceIterativeOptions("mackay", opts.tol, cap, min(TOP_DOWN_PRUNE, opts.alpha_max),
+                                            alpha_init, mode_opts)
         try:
             out = iterative_laplace(likelihood, Phi, T, iterative)
         except SolverError:  # a weak prior on nearly collinear columns: the Hessian lost definiteness
             continue
+        iterations += out.iterations
         index = out.basis * O + out.output
         order = np.argsort(index)
         starts.append((index[order], out.alpha[order]))
-    return starts
+    return starts, iterations
 
 
 def _laplace_polish(likelihood: Likelihood, Phi: Array, T: Array, kept: _Linearised, opts: FastOptions,
