@@ -157,7 +157,9 @@ class RVR(RegressorMixin, RVMEstimatorBase):
         Memory for kernel values: the N x N Gram matrix is stored when it
         fits, otherwise kernel columns are computed on demand and the fast
         method keeps as many candidate columns as fit (more only when the
-        model itself keeps that many functions).
+        model itself keeps that many functions). Its top-down starts then run
+        over those candidates alone, so a cache too small for the Gram matrix
+        can end at another maximum of the evidence (report_ certifies each).
 
     Attributes
     ----------
@@ -170,7 +172,8 @@ class RVR(RegressorMixin, RVMEstimatorBase):
         Noise precision.
     mean_, covariance_ : posterior of the kept weights (7.82)-(7.83).
     log_evidence_ : array
-        (7.85) after each iteration.
+        (7.85) at each state the fit kept (each step of the fast method's last
+        run, each iteration of MacKay's and EM's); the last is the fit's.
     n_iter_ : int
     all_pruned_ : bool
         Every kernel function was pruned: the model is the bias alone (``bias=True``) or empty.
@@ -356,7 +359,9 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
     covariance_ : array (R + bias_used_, R + bias_used_)
         Laplace covariance (Phi^T diag(exp(Phi w*)) Phi + A)^-1 (7.113).
     log_evidence_ : array
-        The Laplace evidence (7.114) after each iteration.
+        The Laplace evidence (7.114) at each state the fit kept (the fast
+        method keeps a state per block of steps that raised it); the last is
+        the fit's.
     n_iter_, all_pruned_, X_relevance_, kernel_ : as for ``RVR``.
     beta_ : float
         nan (no noise precision in the Poisson model).
