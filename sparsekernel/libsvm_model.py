@@ -328,7 +328,7 @@ def _params(C: float | None, nu: float | None, epsilon: float | None, cls: type[
     for key in ("C", "nu", "epsilon"):
         if values[key] is not None and key not in needed:   # it would be ignored without a word
             raise ValidationError(f"{key} must not be given for a {cls.libsvm_svm_type} model (its hyperparameters: "
-                                  f"{', '.join(needed)}); got {key} = {values[key]:g}")
+                                  f"{', '.join(needed)}); got {key} = {values[key]!r}")
     assumed = []
     for key in needed:
         if values[key] is None:

@@ -61,9 +61,9 @@ def _warn_if_uncertified(estimator: Any, converged: bool) -> None:
     targets) the two disagreed, and the fit was returned as converged without a word."""
     report = estimator.report_
     if converged and not report.ok:
-        warnings.warn(f"{type(estimator).__name__} reported convergence, but its certificate fails: one move "
-                      f"would still gain {report.largest_gain:.3g} nats (> {report.tol:g}); the fit is not "
-                      f"certified (report_ says where)", ConvergenceWarning, stacklevel=3)
+        warnings.warn(f"{type(estimator).__name__} reported convergence, but its certificate fails at tol "
+                      f"{report.tol:g} (the largest gain of one move: {report.largest_gain:.3g} nats; report_ says "
+                      f"which check fails): the fit is not certified", ConvergenceWarning, stacklevel=3)
 
 
 class RVMEstimatorBase(BaseEstimator):

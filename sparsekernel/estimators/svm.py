@@ -258,16 +258,19 @@ class _BaseSVM(BaseEstimator):
             )
         return X
 
-    def _solve(self, machine: Machine, cache: Any = None, tol: float | None = None) -> Solution:
+    def _solve(self, machine: Machine, cache: Any = None, tol: float | None = None,
+               steps: int | None = None) -> Solution:
         """Solve by the estimator's solver; ``tol`` (default the estimator's) is LIBSVM's on a problem of
         unit output scale (its gradient units there; relative to ``machine.output_scale`` otherwise: README,
         "Tolerances"). Within ``fit_path`` the SMO starts from the previous solution of the same solve
         (``_path``; not for a given ``tol``, a cold solve); given ``cache``, it reads its kernel rows from
-        there."""
+        there; ``steps`` caps the SMO's steps below ``max_iter``."""
         if hasattr(self, "_solves"):                     # inside _warned_once: counted for its one warning
             self._solves += 1
         if self.solver == "smo":
             max_iter = None if self.max_iter == -1 else int(self.max_iter)
+            if steps is not None:
+                max_iter = steps if max_iter is None else min(max_iter, steps)
             path = getattr(self, "_path", None) if tol is None else None
             along = {} if path is None else {"path": path, "path_key": path.slot()}
             if cache is not None:
@@ -897,15 +900,17 @@ class NuSVC(_ClassifierBase):
         self.random_state = random_state
         self.solver = solver
 
-    def _solve(self, machine: Machine, cache: Any = None, tol: float | None = None) -> Solution:
-        """The SMO's solve, again (cold) at ``RHO_TOL_STEP`` times its tol, down to ``RHO_TOL_FLOOR``, while
-        rho is not resolved (``_rho_resolution``): a small margin is then certified, and a zero one is
-        refused (``_scale``) at the floor, not at the sign its rounding happened to take."""
-        sol = super()._solve(machine, cache, tol)
-        tol = float(self.tol if tol is None else tol)
-        while self.solver == "smo" and not sol.rho > _rho_resolution(sol) and tol > RHO_TOL_FLOOR:
-            tol = max(tol * RHO_TOL_STEP, RHO_TOL_FLOOR)
-            sol = super()._solve(machine, cache, tol)
+    def _solve(self, machine: Machine, cache: Any = None, tol: float | None = None,
+               steps: int | None = None) -> Solution:
+        """The SMO's solve and, where rho is not resolved (``_rho_resolution``), once more (cold) at
+        ``RHO_TOL_STEP`` times its tol within ``RHO_RESOLVE_STEPS`` (or ``RHO_RESOLVE_FACTOR`` times the first
+        solve's) steps: a small margin is then certified, and a zero one refused (``_scale``), not passed
+        at the sign its rounding took. One re-solve, capped: a loop down to tol 1e-8 took millions of steps
+        on overlapping classes (45 s at N = 400) and still ended at a rho of rounding."""
+        sol = super()._solve(machine, cache, tol, steps)
+        if self.solver == "smo" and not sol.rho > _rho_resolution(sol):
+            budget = max(RHO_RESOLVE_STEPS, RHO_RESOLVE_FACTOR * sol.iterations)
+            sol = super()._solve(machine, cache, float(self.tol if tol is None else tol) * RHO_TOL_STEP, budget)
         return sol
 
     def _scale(self, sol: Solution) -> float:
@@ -918,17 +923,18 @@ class NuSVC(_ClassifierBase):
                 f"nu must leave the classes a positive margin rho, since NuSVC's decision values are the notes' "
                 f"divided by rho (LIBSVM's scaling); got nu={self.nu!r}, at which rho = {sol.rho!r} on these data, "
                 f"not above the solve's resolution {resolution:.3g} (tolerance {sol.tol:g} times the output scale "
-                f"{sol.output_scale:.3g}{'; the SMO solved again down to tol=%g' % RHO_TOL_FLOOR if self.solver == 'smo' else ''}"
+                f"{sol.output_scale:.3g}{'; the SMO solved again at a hundredth of tol' if self.solver == 'smo' else ''}"
                 f"): the classes' reduced convex hulls touch or meet. A larger nu shrinks "
                 f"them (each point's weight in its hull is at most 2/(nu N)), up to 2 min(N+, N-)/N; or take "
                 f"formulations.NuSVC for the notes' own values")
         return 1.0 / sol.rho
 
 
-#: NuSVC's SMO solves again at this factor of its tol while rho is not above the certificate's resolution ...
+#: NuSVC's SMO solves again, once, at this factor of its tol where rho is not above the certificate's
+#: resolution, within the larger of these steps and this factor times the first solve's steps
 RHO_TOL_STEP = 1e-2
-#: ... down to this tol (LIBSVM's units): a margin within the resolution there is refused as zero.
-RHO_TOL_FLOOR = 1e-8
+RHO_RESOLVE_STEPS = 100_000
+RHO_RESOLVE_FACTOR = 100
 
 
 def _rho_resolution(sol: Solution) -> float:

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..validation import check_binary_targets, check_same_length
-from .machine import BOUND_TOL, STATIONARITY, Condition, KKTState, Machine
+from .machine import STATIONARITY, Condition, KKTState, Machine, sum_scale
 
 Array = NDArray[np.float64]
 
@@ -28,10 +28,8 @@ class BinaryMachine(Machine):
         return self.t * (Ku + b)
 
     def _balance(self, s: KKTState, tag: str, box: float = np.inf) -> Condition:
-        """sum_n a_n t_n = 0, the stationarity of the Lagrangian in b, relative to sum_n |a_n| (and at least
-        ``BOUND_TOL`` of the box: multipliers of 1e-20 on a box of 10 are zeros, not a scale)."""
-        size = max(float(np.abs(s.a).sum()), BOUND_TOL * box) if np.isfinite(box) else float(np.abs(s.a).sum()) or 1.0
-        return Condition(tag, STATIONARITY, "sum_n a_n t_n = 0", abs(float(self.t @ s.a)), size)
+        """sum_n a_n t_n = 0, the stationarity of the Lagrangian in b (``sum_scale``)."""
+        return Condition(tag, STATIONARITY, "sum_n a_n t_n = 0", abs(float(self.t @ s.a)), sum_scale(s.a, box))
 
     def _primal_common(self, f: Any) -> dict[str, Any]:
         v = f.variables

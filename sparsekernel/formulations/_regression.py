@@ -15,8 +15,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
 from ..validation import check_real_targets, check_same_length
-from .machine import (_positive, BOUND_TOL, DUAL, PRIMAL, SLACKNESS, STATIONARITY, Condition, Formulation, KKTState,
-                      Machine, multiplier_scale)
+from .machine import (_positive, DUAL, PRIMAL, SLACKNESS, STATIONARITY, Condition, Formulation, KKTState, Machine,
+                      multiplier_scale, sum_scale)
 
 Array = NDArray[np.float64]
 
@@ -96,11 +96,8 @@ class RegressionMachine(Machine):
         ]
 
     def _sum_condition(self, s: KKTState, tag: str, box: float) -> Condition:
-        """sum_n (a_n - a_hat_n) = 0, the stationarity in b, relative to sum_n (a_n + a_hat_n) and at least
-        ``BOUND_TOL`` of the box (multipliers of 1e-20 on a box of 10, the optimum a = 0 of a wide tube,
-        are zeros, not a scale: relative to their own sum that answer failed)."""
-        return Condition(tag, STATIONARITY, "sum_n (a_n - a_hat_n) = 0", abs(float(np.sum(s.u))),
-                         max(float(np.sum(np.abs(s.z))), BOUND_TOL * box))
+        """sum_n (a_n - a_hat_n) = 0, the stationarity in b (``sum_scale``)."""
+        return Condition(tag, STATIONARITY, "sum_n (a_n - a_hat_n) = 0", abs(float(np.sum(s.u))), sum_scale(s.z, box))
 
     def _read_tube(self, f: Formulation) -> tuple[Array, dict[str, Any], tuple[Array, Array], Array]:
         v = f.variables

@@ -43,7 +43,7 @@ from .solution import Solution
 
 __all__ = [
     "Machine", "Formulation", "FeatureSpace", "Condition", "KKTState", "SOLVER_DEFAULTS", "flatten",
-    "BOUND_TOL", "CATEGORY_NAMES", "multiplier_scale",
+    "BOUND_TOL", "CATEGORY_NAMES", "multiplier_scale", "sum_scale",
     "STATIONARITY", "PRIMAL", "DUAL", "SLACKNESS",
 ]
 
@@ -94,6 +94,14 @@ def multiplier_scale(multipliers: Array, box: float, unit: float = 1.0, reach: f
     if not np.isfinite(box):
         return largest or unit
     return max(largest, BOUND_TOL * float(box) * (unit if reach is None else max(unit, reach)))
+
+
+def sum_scale(multipliers: Array, box: float) -> float:
+    """The scale of a balance row sum_n y_n a_n = 0: sum_n |a_n|, and at least ``BOUND_TOL`` of a finite box
+    (multipliers of 1e-20 on a box of 10, the optimum a = 0 of a wide tube, are zeros, not a scale: relative
+    to their own sum that answer failed); 1 where every a_n is 0 and the box is infinite."""
+    total = float(np.sum(np.abs(multipliers)))
+    return max(total, BOUND_TOL * float(box)) if np.isfinite(box) else total or 1.0
 
 
 def bound_tol_of(solution: "Solution") -> float:
@@ -276,8 +284,8 @@ class Formulation:
         except TypeError as exc:  # cvxpy's Clarabel interface refuses a setting it does not know so
             if not opts:
                 raise
-            raise ValidationError(f"the options of {solver} must be settings it takes; got {sorted(opts)}: "
-                                  f"{exc}") from None
+            raise ValidationError(f"the options of {solver} must be settings it takes, with values of their "
+                                  f"types; got {sorted(opts)}: {exc}") from None
         except cp.error.SolverError as exc:
             if opts and "Unrecognized settings" in str(exc):  # OSQP's words for the same
                 raise ValidationError(f"the options of {solver} must be settings it takes; got {sorted(opts)}: "

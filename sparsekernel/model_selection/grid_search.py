@@ -131,13 +131,16 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
 
 
 def _takes_weights(scorer: Any, estimator: Any) -> bool:
-    """Whether ``scorer`` takes ``sample_weight``: its metric's, or (scoring None) ``estimator.score``'s
-    signature says so (GridSearchCV then passes the test points' weights to it)."""
+    """Whether ``scorer`` takes ``sample_weight`` (GridSearchCV then passes the test points' weights to it):
+    a scikit-learn scorer says so itself (its metric's or, for scoring None, ``estimator.score``'s
+    signature); a plain callable by its own signature."""
     import inspect
 
-    function = getattr(scorer, "_score_func", None) or getattr(estimator, "score", None)
+    accepts = getattr(scorer, "_accept_sample_weight", None)
+    if callable(accepts):
+        return bool(accepts())
     try:
-        return "sample_weight" in inspect.signature(function).parameters
+        return "sample_weight" in inspect.signature(scorer).parameters
     except (TypeError, ValueError):
         return False
 

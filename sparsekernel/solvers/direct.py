@@ -86,6 +86,8 @@ def solve_standard_qp(qp: StandardQP, solver: str = "clarabel", **opts: Any) -> 
     run = _run_osqp if key == "osqp" else _run_clarabel
     try:
         z, info = run(qp, P, settings)
+    except ValidationError:
+        raise
     except Exception as exc:  # the solvers raise their own exception types on bad settings or data
         raise SolverError(f"{solver} failed: {type(exc).__name__}: {exc}", status="solver_error",
                           solver=solver.upper()) from exc
@@ -151,7 +153,10 @@ def _run_clarabel(qp: StandardQP, P: sp.csc_matrix, settings: dict[str, Any]) ->
     cones = [clarabel.ZeroConeT(E.shape[0]), clarabel.NonnegativeConeT(qp.n + finite.size)]
     config = clarabel.DefaultSettings()
     for name, value in settings.items():
-        setattr(config, name, value)
+        try:
+            setattr(config, name, value)
+        except (TypeError, ValueError) as exc:  # a value of the wrong type for the setting
+            raise ValidationError(f"the clarabel setting {name} must be a value of its type; got {value!r} ({exc})") from None
     start = time.perf_counter()
     solver = clarabel.DefaultSolver(P, qp.p, A, b, cones, config)
     setup = time.perf_counter() - start

@@ -360,3 +360,18 @@ def test_max_iter_caps_every_start_together(make):
             warnings.simplefilter("ignore")
             model = make(method="fast", max_iter=max_iter).fit(X, t)
         assert model.n_iter_ <= max_iter
+
+
+def test_a_small_max_iter_still_climbs_from_the_first_start():
+    """With the top-down starts' re-estimations taken from the budget first, a small max_iter left the first
+    start no step: max_iter 5 to 100 all returned the spread start itself (breast cancer, 150 points)."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X[:150] - X[:150].mean(axis=0)) / X[:150].std(axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        values = [RVC(max_iter=m).fit(X, y[:150]).log_evidence_[-1] for m in (1, 20, 100)]
+        full = RVC().fit(X, y[:150])
+    assert values[0] < values[1] <= values[2] + 1e-9
+    assert values[2] <= full.log_evidence_[-1] + 1e-9

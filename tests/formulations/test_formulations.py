@@ -150,11 +150,13 @@ def test_the_smos_support_is_every_nonzero_multiplier(seed) -> None:
     (("M", "qp-clarabel"), {"bound_tol": float("nan")}, r"bound_tol must be a positive finite number; got nan"),
     (("M", "qp-clarabel"), {"bogus": 1}, r"the settings of clarabel must be among .*'tol_gap_rel'.*; got \['bogus'\]"),
     (("M", "qp-osqp"), {"bogus": 1}, r"the settings of osqp must be among .*'eps_abs'.*; got \['bogus'\]"),
-    (("M", "clarabel"), {"bogus": 1}, r"the options of CLARABEL must be settings it takes; got \['bogus'\]"),
+    (("M", "clarabel"), {"bogus": 1}, r"the options of CLARABEL must be settings it takes, with values of their types; "
+                                      r"got \['bogus'\]"),
     (("M", "osqp"), {"bogus": 1}, r"the options of OSQP must be settings it takes; got \['bogus'\]"),
     (("M", "primal-clarabel"), {"bogus": 1}, r"the options of CLARABEL must be settings it takes"),
+    (("M", "qp-clarabel"), {"max_iter": "x"}, r"the clarabel setting max_iter must be a value of its type; got 'x'"),
 ], ids=["string", "none", "smo-option", "libsvm-cache", "libsvm-option", "bound-tol", "qp-clarabel-setting",
-        "qp-osqp-setting", "cvxpy-clarabel-setting", "cvxpy-osqp-setting", "primal-setting"])
+        "qp-osqp-setting", "cvxpy-clarabel-setting", "cvxpy-osqp-setting", "primal-setting", "qp-clarabel-type"])
 def test_solve_names_a_bad_machine_or_option(args, options, words) -> None:
     """Each used to surface as an AttributeError, a TypeError, scikit-learn's InvalidParameterError or a
     SolverError blaming Clarabel."""

@@ -195,3 +195,19 @@ def test_refit_false_says_so_where_the_best_estimator_is_asked_for() -> None:
         search.predict(X)
     with pytest.raises(NotFittedError, match="is not fitted yet"):
         SVMGridSearchCV(SVC(), GRID).predict(X)
+
+
+def test_sample_weight_with_a_scorer_that_takes_none_weighs_the_fits_alone() -> None:
+    """A plain callable scorer without sample_weight: the weights went to it too (a TypeError); GridSearchCV
+    weighs the fits only (and warns), and so does ours."""
+    import warnings
+
+    def accuracy(estimator, X, y):
+        return float(np.mean(estimator.predict(X) == y))
+
+    w = np.random.default_rng(1).uniform(0.2, 5.0, size=Y.shape[0])
+    ours = SVMGridSearchCV(SVC(), GRID, cv=4, scoring=accuracy).fit(X, Y, sample_weight=w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = GridSearchCV(svm.SVC(), GRID, cv=4, scoring=accuracy).fit(X, Y, sample_weight=w)
+    _compare(ours, theirs)

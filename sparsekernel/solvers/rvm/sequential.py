@@ -1653,19 +1653,30 @@ def fast_laplace(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions
         starts = [_spread_start(Phi, T.shape[1])]
         if n_pairs <= EMPTY_START_MAX:
             starts.append((np.zeros(0, dtype=np.intp), np.zeros(0)))
-    bottom_up = len(starts)  # the starts after these are top-down (``worth_replacing``)
-    iterations = 0  # max_iter caps every start's steps and re-estimations together, as it caps the regression's
-    if start is None and n_pairs <= TOP_DOWN_SIZE:
-        top_down, iterations = _top_down_pairs(likelihood, Phi, T, opts, mode_opts)
-        starts.extend(top_down)
-    best, best_mode = None, None
-    for k, (active, alpha) in enumerate(starts):
+    # max_iter caps every start's steps and re-estimations together, as it caps the regression's: the
+    # bottom-up starts climb first, and the top-down starts (their re-estimations, then their steps) take
+    # what is left (computed first, they could leave the first ascent no step at all)
+    best, best_mode, iterations = None, None, 0
+    top_down: list[tuple[Index, Array]] = []
+    for active, alpha in starts:
         if best is not None and iterations >= opts.max_iter:
             break
-        budget = replace(opts, max_iter=max(opts.max_iter - iterations, 0))
-        outcome, mode = _ascend(likelihood, Phi, squares, T, active, alpha, budget, mode_opts)
+        outcome, mode = _ascend(likelihood, Phi, squares, T, active, alpha,
+                                replace(opts, max_iter=max(opts.max_iter - iterations, 0)), mode_opts)
         iterations += outcome.iterations
-        if best is None or _better_start(outcome, best, k >= bottom_up, opts.tol):
+        if best is None or _better_start(outcome, best, False, opts.tol):
+            best, best_mode = outcome, mode
+    if start is None and n_pairs <= TOP_DOWN_SIZE and iterations < opts.max_iter:
+        top_down, used = _top_down_pairs(likelihood, Phi, T, replace(opts, max_iter=opts.max_iter - iterations),
+                                         mode_opts)
+        iterations += used
+    for active, alpha in top_down:
+        if iterations >= opts.max_iter:
+            break
+        outcome, mode = _ascend(likelihood, Phi, squares, T, active, alpha,
+                                replace(opts, max_iter=opts.max_iter - iterations), mode_opts)
+        iterations += outcome.iterations
+        if _better_start(outcome, best, True, opts.tol):
             best, best_mode = outcome, mode
     return replace(best, iterations=iterations), best_mode
 
