@@ -94,8 +94,6 @@ def _labels(t: np.ndarray) -> tuple[np.ndarray, str | None]:
     return np.where(t == values[1], 1.0, -1.0), f"labels {values[0]:g} -> -1 and {values[1]:g} -> +1"
 
 
-#: the machines' hyperparameters where --C, --nu, --epsilon are not given
-HYPER_DEFAULTS = {"C": 1.0, "nu": 0.5, "epsilon": 0.1}
 #: the kernel options where --gamma, --degree, --coef0 are not given, and the options each kernel reads
 KERNEL_DEFAULTS = {"gamma": "scale", "degree": 3, "coef0": 0.0}
 KERNEL_READS = {"linear": (), "poly": ("gamma", "degree", "coef0"), "rbf": ("gamma",), "sigmoid": ("gamma", "coef0")}
@@ -124,6 +122,7 @@ def machine_from_args(args: argparse.Namespace) -> tuple[Any, list[str]]:
     """Build the machine the command-line arguments describe, with notes to show the user."""
     from .formulations import MACHINES
     from .kernels import make_kernel
+    from .libsvm_model import SVM_TRAIN_DEFAULTS
     from .sparse import variance as sparse_variance
 
     X, t = _checked(*_load(args), args.data)
@@ -147,7 +146,8 @@ def machine_from_args(args: argparse.Namespace) -> tuple[Any, list[str]]:
     hyper: dict[str, Any] = {}
     for name in ("C", "nu", "epsilon"):
         if name in names:
-            hyper[name] = HYPER_DEFAULTS[name] if getattr(args, name) is None else getattr(args, name)
+            # svm-train's defaults where --C, --nu, --epsilon are not given
+            hyper[name] = SVM_TRAIN_DEFAULTS[name] if getattr(args, name) is None else getattr(args, name)
     if "class_weight" in names and args.class_weight:
         hyper["class_weight"] = args.class_weight
     if cls.task == "novelty":
