@@ -97,7 +97,7 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
     X_train, y_train = _safe_split(estimator, X, y, train)
     X_test, y_test = _safe_split(estimator, X, y, test, train)
     weights = {} if sample_weight is None else {"sample_weight": _safe_indexing(sample_weight, train)}
-    scored = ({} if sample_weight is None or not _takes_weights(scorer, estimator) else
+    scored = ({} if sample_weight is None or not _takes_weights(scorer) else
               {"sample_weight": _safe_indexing(sample_weight, test)})
     start = time.perf_counter()
     try:
@@ -130,7 +130,7 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
     return scores, fit_times, score_times
 
 
-def _takes_weights(scorer: Any, estimator: Any) -> bool:
+def _takes_weights(scorer: Any) -> bool:
     """Whether ``scorer`` takes ``sample_weight`` (GridSearchCV then passes the test points' weights to it):
     a scikit-learn scorer says so itself (its metric's or, for scoring None, ``estimator.score``'s
     signature); a plain callable by its own signature."""
