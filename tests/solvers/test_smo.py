@@ -753,3 +753,42 @@ def test_a_fetch_guesses_rows_only_where_a_row_is_cheap(D, guesses, monkeypatch)
     extra = sum(computed - asked for asked, computed in fetches)
     assert (extra > 0) == guesses
     assert max(computed for _, computed in fetches) <= smo_module.ROW_BLOCK
+
+
+@pytest.mark.parametrize("N", [300, 1600])            # the whole Gram matrix at once; rows filled on demand
+def test_a_start_with_a_n_equal_to_a_hat_n_reads_no_row_of_those_points(N) -> None:
+    """nu-SVR's greedy start fills a_n = a_hat_n on about nu N / 2 points: their two variables' columns
+    of Q cancel (Q_tj = scale y_t y_j k_nm with y = +1 for a_n, -1 for a_hat_n), so the starting gradient
+    G = Q z + p is p there and G_bar = sum over z_j = C_j of C_j Q_j has no term from them. Computed by
+    pairs those rows were all filled (a quarter of the fit at N = 5,000) and the gradient carried the
+    rounding of a row added and taken away. Here: G and G_bar equal the dense products of the standard
+    form (float64 where the rows are float64), no row but the partial point's is computed on float32 rows,
+    and the solve's answer is certified against Clarabel's objective."""
+    import importlib
+
+    module = importlib.import_module("sparsekernel.solvers.smo")
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(N, 4))
+    t = np.sin(X[:, 0]) + 0.1 * rng.normal(size=N)
+    machine = NuSVR(X, t, RBF(0.5), C=2.0, nu=0.4)
+    qp = machine.standard_qp()
+    z = qp.initial_point()
+    a, a_hat = z[:N], z[N:]
+    filled = (a > 0) & (a == a_hat)
+    assert filled.sum() >= 0.4 * N / 2 - 1 and np.all(a[~filled] * a_hat[~filled] == 0)
+    run = module._Run(qp, tol=1e-3, wss="second-order", shrinking=True, cache_mb=200.0, max_iter=None,
+                      record=False)
+    y, p, lower, upper, index = run.prob[:5]
+    G = -y * run.st[1]
+    Q = qp.dense_Q()
+    assert np.array_equal(G[np.concatenate([filled, filled])], p[np.concatenate([filled, filled])])
+    atol = 1e-12 if run.cache.dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(G, Q @ z + qp.p, rtol=0, atol=atol)
+    at_upper = np.where(z >= qp.upper, qp.upper, 0.0)
+    np.testing.assert_allclose(run.st[2], Q @ at_upper, rtol=0, atol=atol)
+    if N > module.SMALL_GRAM_POINTS:
+        assert run.cache.rows_computed <= (a != a_hat).sum()        # the partial point's rows at most
+    solution = smo(machine, tol=1e-6)
+    reference = machine.solve("qp-clarabel")
+    assert solution.report.ok
+    assert abs(solution.dual_objective - reference.dual_objective) <= OBJ_RTOL * abs(reference.dual_objective)
