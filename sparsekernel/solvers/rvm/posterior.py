@@ -171,11 +171,22 @@ def posterior(PhiTPhi: Array, PhiTt: Array, alpha: Array, beta: float) -> Poster
     alpha : array (M,)
     beta : float
     """
-    H = beta * PhiTPhi  # (7.83): Sigma^-1 = A + beta Phi^T Phi, A added on the diagonal in place
+    # (7.83): Sigma^-1 = A + beta Phi^T Phi, formed column-major (LAPACK's layout, so that the factorisation
+    # works in place rather than on a copy) with A added on the diagonal in place
+    H = np.multiply(PhiTPhi, beta, order="F")
     H.flat[:: H.shape[0] + 1] += alpha
-    R = precision_factor(H)
+    R = _factor_in_place(H)
     m = beta * scipy.linalg.cho_solve((R, False), PhiTt, check_finite=False)  # (7.82)
     return Posterior(m=m, R=R)
+
+
+def _factor_in_place(H: Array) -> Array:
+    """``precision_factor`` of a column-major H, overwriting it (LAPACK potrf, the same call as
+    ``scipy.linalg.cholesky`` makes on its own column-major copy)."""
+    R, info = scipy.linalg.lapack.dpotrf(H, lower=0, overwrite_a=1, clean=1)
+    if info != 0:
+        raise not_positive_definite(H.shape[0])
+    return R
 
 
 def gamma_of(alpha: Array, Sigma_diag: Array) -> Array:
