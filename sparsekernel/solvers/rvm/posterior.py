@@ -172,8 +172,9 @@ def posterior(PhiTPhi: Array, PhiTt: Array, alpha: Array, beta: float) -> Poster
     beta : float
     """
     # (7.83): Sigma^-1 = A + beta Phi^T Phi, formed column-major (LAPACK's layout, so that the factorisation
-    # works in place rather than on a copy) with A added on the diagonal in place
-    H = np.multiply(PhiTPhi, beta, order="F")
+    # works in place rather than on a copy: Phi^T Phi is symmetric, so its transpose is the same matrix in
+    # that layout) with A added on the diagonal in place
+    H = np.multiply(PhiTPhi.T, beta)
     H.flat[:: H.shape[0] + 1] += alpha
     R = _factor_in_place(H)
     m = beta * scipy.linalg.cho_solve((R, False), PhiTt, check_finite=False)  # (7.82)
