@@ -166,7 +166,7 @@ def posterior(PhiTPhi: Array, PhiTt: Array, alpha: Array, beta: float) -> Poster
 
     Parameters
     ----------
-    PhiTPhi : array (M, M)
+    PhiTPhi : array (M, M), symmetric
     PhiTt : array (M,)
     alpha : array (M,)
     beta : float
@@ -319,7 +319,6 @@ class Whitened:
         S = np.einsum("ij,ij->j", top, top) + np.einsum("ij,ij->j", bottom, bottom)
         Q = self.root_beta**2 * (columns.T @ self.residual)
         return S, Q
-
 
     def addition_factors(self, columns: Array) -> tuple[Array, Array]:
         """S_i, Q_i as ``factors`` gives them wherever an addition can gain (Q_i^2 > S_i, Result 7.18), and
