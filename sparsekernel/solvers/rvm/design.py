@@ -178,6 +178,8 @@ class WithBias:
                 out[:, 1:] = self.inner.columns(idx[1:] - 1)
             return out
         bias = idx == 0
+        if not np.any(bias):  # no bias column: the inner design's columns, in the layout of ``out`` (no masks)
+            return np.ascontiguousarray(self.inner.columns(idx - 1))
         out[:, bias] = 1.0
         if np.any(~bias):
             out[:, ~bias] = self.inner.columns(idx[~bias] - 1)

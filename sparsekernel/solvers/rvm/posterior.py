@@ -166,16 +166,28 @@ def posterior(PhiTPhi: Array, PhiTt: Array, alpha: Array, beta: float) -> Poster
 
     Parameters
     ----------
-    PhiTPhi : array (M, M)
+    PhiTPhi : array (M, M), symmetric
     PhiTt : array (M,)
     alpha : array (M,)
     beta : float
     """
-    H = beta * PhiTPhi  # (7.83): Sigma^-1 = A + beta Phi^T Phi, A added on the diagonal in place
+    # (7.83): Sigma^-1 = A + beta Phi^T Phi, formed column-major (LAPACK's layout, so that the factorisation
+    # works in place rather than on a copy: Phi^T Phi is symmetric, so its transpose is the same matrix in
+    # that layout) with A added on the diagonal in place
+    H = np.multiply(PhiTPhi.T, beta)
     H.flat[:: H.shape[0] + 1] += alpha
-    R = precision_factor(H)
+    R = _factor_in_place(H)
     m = beta * scipy.linalg.cho_solve((R, False), PhiTt, check_finite=False)  # (7.82)
     return Posterior(m=m, R=R)
+
+
+def _factor_in_place(H: Array) -> Array:
+    """``precision_factor`` of a column-major H, overwriting it (LAPACK potrf, the same call as
+    ``scipy.linalg.cholesky`` makes on its own column-major copy)."""
+    R, info = scipy.linalg.lapack.dpotrf(H, lower=0, overwrite_a=1, clean=1)
+    if info != 0:
+        raise not_positive_definite(H.shape[0])
+    return R
 
 
 def gamma_of(alpha: Array, Sigma_diag: Array) -> Array:
@@ -225,6 +237,11 @@ def evidence_rounding(Phi: Array, alpha: Array, beta: float) -> float:
     N = Phi.shape[0]
     trace_C = N / beta + float(np.sum(np.sum(Phi * Phi, axis=0) / alpha))
     return math.sqrt(N) * float(np.finfo(np.float64).eps) * beta * trace_C
+
+
+#: ``Whitened.addition_factors``: S_i by Pythagoras is trusted to decide that no addition gains when it
+#: exceeds Q_i^2 by this times ||sqrt(beta) phi_i||^2 (both forms round to about (N + M) eps times that).
+SCREEN_MARGIN = 1e-8
 
 
 @dataclass(frozen=True)
@@ -301,6 +318,29 @@ class Whitened:
         bottom = self.Q[N:] @ coef
         S = np.einsum("ij,ij->j", top, top) + np.einsum("ij,ij->j", bottom, bottom)
         Q = self.root_beta**2 * (columns.T @ self.residual)
+        return S, Q
+
+    def addition_factors(self, columns: Array) -> tuple[Array, Array]:
+        """S_i, Q_i as ``factors`` gives them wherever an addition can gain (Q_i^2 > S_i, Result 7.18), and
+        elsewhere an S_i >= Q_i^2 with the same verdict, at about half the cost.
+
+        The projected norm needs Q^T [sqrt(beta) phi; 0] (one product) and the
+        residual (a second). By Pythagoras S_i = ||sqrt(beta) phi_i||^2 - ||Q^T [sqrt(beta) phi_i; 0]||^2
+        from the first alone, exact but for a rounding of about (N + M) eps ||sqrt(beta) phi_i||^2;
+        where that value exceeds Q_i^2 by ``SCREEN_MARGIN`` ||sqrt(beta) phi_i||^2 (far beyond the rounding
+        of either form) the projected norm exceeds Q_i^2 too, and no addition of phi_i gains: those keep
+        the difference. The rest (the candidates, and any S_i that rounding may have left without
+        digits) get the projected norm of ``factors``.
+        """
+        N = columns.shape[0]
+        a = self.root_beta * columns
+        coef = self.Q[:N].T @ a                                      # Q^T [sqrt(beta) phi; 0]
+        norm = np.einsum("ij,ij->j", a, a)
+        S = norm - np.einsum("ij,ij->j", coef, coef)                # Pythagoras
+        Q = self.root_beta**2 * (columns.T @ self.residual)
+        open_ = ~(Q * Q <= S - SCREEN_MARGIN * norm)                # NaN (no digits) stays open
+        if np.any(open_):
+            S[open_] = self.factors(columns[:, open_])[0]
         return S, Q
 
 
