@@ -140,10 +140,12 @@ class _BaseSVM(BaseEstimator):
         return machine_for_twin(self._twin).from_libsvm(X, t, kernel, params, weight)
 
     def _check_params(self) -> None:
+        """The parameters' checks as a fit begins; the kernel's name recorded for the model it fits."""
         self._check_common()
         for name in self._machine_params:
             if not self._accepts(name, getattr(self, name)):
                 check_param(name, getattr(self, name))
+        self._fitted_kernel_name = self._kernel_name
 
     def _accepts(self, name: str, value: Any) -> bool:
         """Values outside ``validation.DOMAINS`` that this estimator takes (SVC: C = inf)."""
@@ -213,8 +215,16 @@ class _BaseSVM(BaseEstimator):
         return self.kernel.name if isinstance(self.kernel, Kernel) else "callable"
 
     @property
+    def _fit_kernel_name(self) -> str:
+        """The kernel's name as of the last fit (``_check_params`` records it as a fit begins), the
+        parameter's before any fit: a kernel set by ``set_params`` after a fit takes effect at the next
+        fit, as every other parameter does; prediction meanwhile reads the fitted model's (a Gram matrix
+        for a precomputed one), not half of each."""
+        return self.__dict__.get("_fitted_kernel_name", self._kernel_name)
+
+    @property
     def _precomputed(self) -> bool:
-        return self._kernel_name == "precomputed"
+        return self._fit_kernel_name == "precomputed"
 
     @property
     def coef_(self) -> Array:
@@ -224,7 +234,7 @@ class _BaseSVM(BaseEstimator):
 
         Raises AttributeError for any other kernel, as scikit-learn does.
         """
-        if self._kernel_name != "linear":
+        if self._fit_kernel_name != "linear":
             raise AttributeError("coef_ is only available when using a linear kernel")
         check_is_fitted(self)
         coef = one_versus_one_coef(self._fitted_layout(self._pair_coef, self.support_vectors_), self.support_vectors_)
@@ -389,8 +399,8 @@ class _BaseSVM(BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self._precomputed
-        tags.input_tags.sparse = not self._precomputed
+        tags.input_tags.pairwise = self._kernel_name == "precomputed"      # the parameter's, as scikit-learn's
+        tags.input_tags.sparse = self._kernel_name != "precomputed"
         return tags
 
 

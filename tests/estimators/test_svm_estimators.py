@@ -223,3 +223,51 @@ def test_a_fitted_estimator_pickles_whatever_its_solver(solver: str) -> None:
     np.testing.assert_array_equal(again.decision_function(X), est.decision_function(X))
     machine = again.machines_[0]
     assert machine.solve("clarabel").dual_objective == pytest.approx(est.solutions_[0].dual_objective, rel=1e-5)
+
+
+@pytest.mark.parametrize("name", ["SVC", "NuSVC"])
+def test_a_binary_decision_of_exactly_zero_predicts_the_second_class_as_libsvm_does(name) -> None:
+    """LIBSVM's binary machine is (classes_[0], classes_[1]) with minus our decision value and votes for
+    classes_[0] where its value is > 0: a point on the boundary (x = 0 between -1 and 1, or every point of a
+    constant X) goes to classes_[1]. The vote of our pair (1, 0) sent it to classes_[0] (a fuzz run's
+    report); multiclass pairs (i, j), i < j, already voted for j at 0, as LIBSVM."""
+    from sparsekernel import estimators
+
+    ours, theirs = getattr(estimators, name), getattr(svm, name)
+    X, y = np.array([[-1.0], [1.0], [-2.0], [2.0]]), np.array(["a", "b", "a", "b"])
+    at = np.array([[0.0], [0.5], [-0.5]])
+    fitted = ours(kernel="linear").fit(X, y)
+    assert fitted.decision_function(at)[0] == 0.0
+    np.testing.assert_array_equal(fitted.predict(at), theirs(kernel="linear").fit(X, y).predict(at))
+    np.testing.assert_array_equal(fitted.predict(at), ["b", "b", "a"])
+    if name == "SVC":                   # NuSVC refuses a margin rho of 0 (its values are divided by rho)
+        constant, labels = np.ones((10, 2)), np.arange(10) % 2
+        np.testing.assert_array_equal(ours().fit(constant, labels).predict(constant[:3]),
+                                      theirs().fit(constant, labels).predict(constant[:3]))
+
+
+def test_a_kernel_set_after_fit_takes_effect_at_the_next_fit_and_prediction_reads_the_fitted_one() -> None:
+    """set_params(kernel=...) after a fit, without a refit: prediction read the new parameter to decide
+    whether X is a Gram matrix and the fitted model for the rest (a bare numpy matmul error, or an RBF
+    model demanding a Gram matrix; a fuzz run's report). Now the fitted model's kernel decides until the
+    next fit, as every other parameter (gamma, C) does; the refit takes the new kernel."""
+    rng = np.random.default_rng(0)
+    X, Xt = rng.normal(size=(40, 3)), rng.normal(size=(5, 3))
+    y = np.digitize(X[:, 0], [-0.4, 0.4])
+    est = SVC(kernel="precomputed").fit(X @ X.T, y)
+    before = est.decision_function(Xt @ X.T)
+    est.set_params(kernel="rbf")
+    np.testing.assert_array_equal(est.decision_function(Xt @ X.T), before)
+    assert est.fit(X, y).decision_function(Xt).shape == (5, 3)        # the refit: RBF on the inputs
+    reg = SVR().fit(X, X[:, 1])
+    predicted = reg.predict(Xt)
+    reg.set_params(kernel="linear")
+    np.testing.assert_array_equal(reg.predict(Xt), predicted)
+    with pytest.raises(AttributeError, match="linear kernel"):
+        reg.coef_                                                     # an RBF model has no w in input space
+    assert reg.fit(X, X[:, 1]).coef_.shape == (1, 3)
+    one = OneClassSVM().fit(X)
+    scores = one.score_samples(Xt)
+    one.set_params(kernel="precomputed")
+    np.testing.assert_array_equal(one.score_samples(Xt), scores)
+    assert one.__sklearn_tags__().input_tags.pairwise                  # tags follow the parameter
