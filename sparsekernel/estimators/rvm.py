@@ -93,7 +93,7 @@ class RVMEstimatorBase(BaseEstimator):
         """Kernel values k(x, x_i) of test points against the relevance vectors, (n_test, R)."""
         check_is_fitted(self)
         X = _validated(self, X, reset=False)
-        if self.kernel == "precomputed":
+        if self.X_relevance_ is None:    # the fitted kernel is precomputed (a kernel set since: the next fit's)
             return X[:, self.relevance_vectors_]
         if self.X_relevance_.shape[0] == 0:
             return np.zeros((X.shape[0], 0))

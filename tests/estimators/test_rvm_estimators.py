@@ -375,3 +375,23 @@ def test_a_small_max_iter_still_climbs_from_the_first_start():
         full = RVC().fit(X, y[:150])
     assert values[0] < values[1] <= values[2] + 1e-9
     assert values[2] <= full.log_evidence_[-1] + 1e-9
+
+
+def test_an_rvm_predicts_with_its_fitted_kernel_after_set_params() -> None:
+    """As for the SVMs: a kernel set after a fit takes effect at the next fit. Prediction read the new
+    parameter to choose between a Gram matrix and inputs (AttributeError on None, IndexError)."""
+    import warnings
+
+    from sparsekernel.estimators import RVC, RVR
+
+    rng = np.random.default_rng(0)
+    X, Xt = rng.normal(size=(40, 3)), rng.normal(size=(5, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for estimator, y in ((RVR, X[:, 0]), (RVC, (X[:, 0] > 0).astype(int))):
+            fitted = estimator(kernel="precomputed").fit(X @ X.T, y)
+            before = fitted.predict(Xt @ X.T)
+            np.testing.assert_array_equal(fitted.set_params(kernel="rbf").predict(Xt @ X.T), before)
+            fitted = estimator().fit(X, y)
+            before = fitted.predict(Xt)
+            np.testing.assert_array_equal(fitted.set_params(kernel="precomputed").predict(Xt), before)
