@@ -716,6 +716,12 @@ def _pool_gram(design: Design, index: Index, PhiTt: Array, norms: Array, old: _P
         block = design.project(design.columns(index[fresh]), index).T
         gram[fresh] = block
         gram[:, fresh] = block.T
+        # the entrants' own block came from a general product, whose two triangles differ by rounding
+        # (5e-13 through ``Scaled``); ``posterior`` factorises one triangle: made exactly symmetric from
+        # the upper one, so that which triangle a factorisation reads cannot change the fit
+        f = np.flatnonzero(fresh)
+        inner = gram[np.ix_(f, f)]
+        gram[np.ix_(f, f)] = np.triu(inner) + np.triu(inner, 1).T
     return _Pool(index=index, gram=gram, PhiTt=PhiTt[index], norms=norms[index])
 
 
