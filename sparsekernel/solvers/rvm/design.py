@@ -179,7 +179,7 @@ class WithBias:
             return out
         bias = idx == 0
         if not np.any(bias):  # no bias column: the inner design's columns, in the layout of ``out`` (no masks)
-            return np.ascontiguousarray(self.inner.columns(idx - 1))
+            return np.ascontiguousarray(self.inner.columns(idx - 1), dtype=np.float64)
         out[:, bias] = 1.0
         if np.any(~bias):
             out[:, ~bias] = self.inner.columns(idx[~bias] - 1)
