@@ -596,15 +596,18 @@ class _Run:
         for a sum that is 0), and the gradient there is p itself, not p plus the rounding of
         a row added and taken away. With a diagonal term the pairs are kept as they are."""
         if self.qp.diagonal is None and variables.size:
-            y, index = self.prob[0], self.prob[4]
-            points = index[variables]
-            u = np.bincount(points, weights=y[variables] * coef, minlength=self.cache.N)   # u_n = sum y_j coef_j
+            u = self._point_sums(variables, coef)
             first = np.empty(self.cache.N, dtype=np.int64)
-            first[points[::-1]] = variables[::-1]                     # each point's first variable
+            first[self.prob[4][variables[::-1]]] = variables[::-1]     # each point's first variable
             kept = u.nonzero()[0]
             variables = first[kept]
-            coef = u[kept] / y[variables]
+            coef = u[kept] / self.prob[0][variables]
         return variables, coef
+
+    def _point_sums(self, variables: NDArray[np.intp], coef: Array) -> Array:
+        """u_n = sum over the variables j of point n among ``variables`` of y_j coef_j, shape (N,)."""
+        y, index = self.prob[0], self.prob[4]
+        return np.bincount(index[variables], weights=y[variables] * coef, minlength=self.cache.N)
 
     def _accumulate(self, variables: NDArray[np.intp], coef: Array, target: Array, start: int, stop: int) -> None:
         """target[start:stop] += sum_r coef_r Q[start:stop, variables_r], by whichever reads fewer
@@ -618,7 +621,7 @@ class _Run:
         sums, and so its iterates, stay LIBSVM's."""
         y, index = self.prob[0], self.prob[4]
         if self.qp.diagonal is None and self.cache.dtype != np.float64 and variables.size:
-            u = np.bincount(index[variables], weights=y[variables] * coef, minlength=self.cache.N)
+            u = self._point_sums(variables, coef)
             points = u.nonzero()[0]
             if (points.size < self.cache.n_slots
                     and points.size * self.cache.N <= GATHER_COST * variables.size * (stop - start)):
