@@ -54,19 +54,16 @@ def one_versus_one_pairs(K: int) -> list[tuple[int, int]]:
 
 
 def votes(dec: Array, K: int) -> Array:
-    """LIBSVM's votes: the machine of pair (i, j) votes for i where its value is > 0, else for j.
-
-    With two classes LIBSVM's one machine is (0, 1), whose value is minus ours (pair (1, 0), positive
-    for class 1): it votes for class 0 where -dec > 0, so a value of exactly 0 goes to class 1, as
+    """LIBSVM's votes: its machine of classes (i, j), i < j, votes for i where its value is > 0, else for
+    j. Our pair (i, j) is that machine where i < j; the two-class pair (1, 0) (positive for class 1) is
+    LIBSVM's machine (0, 1) with minus its value, so a value of exactly 0 goes to class 1, as
     scikit-learn's predict sends it."""
     count = np.zeros((dec.shape[0], K))
-    if K == 2:
-        first = -dec[:, 0] > 0.0
-        count[:, 0], count[:, 1] = first, ~first
-        return count
     for k, (i, j) in enumerate(one_versus_one_pairs(K)):
-        count[:, i] += dec[:, k] > 0
-        count[:, j] += dec[:, k] <= 0
+        first, second, value = (i, j, dec[:, k]) if i < j else (j, i, -dec[:, k])     # LIBSVM's machine
+        wins = value > 0
+        count[:, first] += wins
+        count[:, second] += ~wins
     return count
 
 

@@ -67,7 +67,7 @@ from .posterior import FLAT, Hyperprior, Whitened, alpha_gain, alpha_star, covar
 from .results import RVMClassification, RVMRegression
 
 __all__ = ["MAXIMUM", "MAXIMUM_WITH_PRIOR", "LAPLACE_FIXED_POINT", "EvidenceRow", "EvidenceReport", "evidence_report", "evidence_report_at", "laplace_report", "kept_rows", "add_row", "gain_to_optimum",
-           "kept_gains", "kept_sq", "beta_fixed_point", "factors_over", "addition_factors_over"]
+           "kept_gains", "kept_sq", "beta_fixed_point", "factors_over"]
 
 #: Columns of the design read at once for the weighted norms phi_i^T B_kk phi_i (``_weighted_norms``).
 NORM_BLOCK = 512
@@ -409,25 +409,17 @@ def kept_rows(alpha: Array, Sigma: Array, m: Array, labels: list, tol: float) ->
 
 
 def factors_over(design: Design, index: NDArray[np.intp], post: Whitened,
-                 row_weight: Array | None = None) -> tuple[Array, Array]:
+                 row_weight: Array | None = None, additions: bool = False) -> tuple[Array, Array]:
     """``post.factors`` of the design's columns ``index`` (each times ``row_weight`` row by row, if given),
-    ``NORM_BLOCK`` columns at a time: S_i, Q_i (7.102)-(7.103)."""
+    ``NORM_BLOCK`` columns at a time: S_i, Q_i (7.102)-(7.103). ``additions``: for the add row alone
+    (``add_row``: only Q_i^2 > S_i counts), by ``Whitened.addition_factors``, exact wherever an addition
+    can gain."""
+    factors = post.addition_factors if additions else post.factors
     S, Q = np.empty(index.size), np.empty(index.size)
     for start in range(0, index.size, NORM_BLOCK):
         block = slice(start, start + NORM_BLOCK)
         columns = design.columns(index[block])
-        S[block], Q[block] = post.factors(columns if row_weight is None else row_weight[:, None] * columns)
-    return S, Q
-
-
-def addition_factors_over(design: Design, index: NDArray[np.intp], post: Whitened) -> tuple[Array, Array]:
-    """``factors_over`` for the add row alone (``add_row``: only Q_i^2 > S_i counts), by
-    ``Whitened.addition_factors``: exact S_i, Q_i wherever an addition can gain, ``NORM_BLOCK`` columns at
-    a time."""
-    S, Q = np.empty(index.size), np.empty(index.size)
-    for start in range(0, index.size, NORM_BLOCK):
-        block = slice(start, start + NORM_BLOCK)
-        S[block], Q[block] = post.addition_factors(design.columns(index[block]))
+        S[block], Q[block] = factors(columns if row_weight is None else row_weight[:, None] * columns)
     return S, Q
 
 

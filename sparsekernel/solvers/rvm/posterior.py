@@ -127,15 +127,15 @@ class Posterior:
         return -2.0 * float(np.sum(np.log(np.diag(self.R))))
 
 
-def precision_factor(H: Array) -> Array:
+def precision_factor(H: Array, overwrite: bool = False) -> Array:
     """Upper Cholesky factor R of a symmetric positive definite H = R^T R.
 
-    Raises SolverError when H is not numerically positive definite (a
-    posterior precision A + beta Phi^T Phi whose conditioning is beyond
-    double precision).
+    ``overwrite``: H may be overwritten; a column-major H (LAPACK's layout) is then factorised in place,
+    by the same potrf call, with no copy. Raises SolverError when H is not numerically positive definite
+    (a posterior precision A + beta Phi^T Phi whose conditioning is beyond double precision).
     """
     try:
-        return scipy.linalg.cholesky(H, lower=False, check_finite=False)
+        return scipy.linalg.cholesky(H, lower=False, overwrite_a=overwrite, check_finite=False)
     except np.linalg.LinAlgError as exc:
         raise not_positive_definite(H.shape[0]) from exc
 
@@ -176,18 +176,9 @@ def posterior(PhiTPhi: Array, PhiTt: Array, alpha: Array, beta: float) -> Poster
     # that layout) with A added on the diagonal in place
     H = np.multiply(PhiTPhi.T, beta)
     H.flat[:: H.shape[0] + 1] += alpha
-    R = _factor_in_place(H)
+    R = precision_factor(H, overwrite=True)
     m = beta * scipy.linalg.cho_solve((R, False), PhiTt, check_finite=False)  # (7.82)
     return Posterior(m=m, R=R)
-
-
-def _factor_in_place(H: Array) -> Array:
-    """``precision_factor`` of a column-major H, overwriting it (LAPACK potrf, the same call as
-    ``scipy.linalg.cholesky`` makes on its own column-major copy)."""
-    R, info = scipy.linalg.lapack.dpotrf(H, lower=0, overwrite_a=1, clean=1)
-    if info != 0:
-        raise not_positive_definite(H.shape[0])
-    return R
 
 
 def gamma_of(alpha: Array, Sigma_diag: Array) -> Array:

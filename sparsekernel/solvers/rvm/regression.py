@@ -64,7 +64,7 @@ from .checks import (
     target_scale,
     warn_all_pruned,
 )
-from .certificate import add_row, addition_factors_over, beta_fixed_point, kept_gains, kept_sq
+from .certificate import add_row, beta_fixed_point, factors_over, kept_gains, kept_sq
 from .design import Design, Scaled, WithBias, gram_matrix
 from .posterior import Hyperprior, Whitened, gamma_of, posterior, whitened_posterior
 from .reestimation import IterativeOptions, iterative_regression
@@ -497,7 +497,7 @@ def _add_move(problem: _Problem, active: IntArray, post: Whitened) -> tuple[int,
     columns (the certificate's ``add_row``): (its column, its gain in nats, alpha_i = S_i^2 / (Q_i^2 - S_i));
     the gain NaN where rounding left some S_i no digits."""
     excluded = np.setdiff1d(problem.units.usable, active)
-    S, Q = addition_factors_over(problem.design, excluded, post)  # exact where an addition can gain
+    S, Q = factors_over(problem.design, excluded, post, additions=True)  # exact where an addition can gain
     row = add_row(S, Q, list(range(S.size)), 0.0)  # where: the position of the largest gain, None if none
     if row.where is None:
         return -1, row.gain, math.nan
