@@ -366,6 +366,11 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
     beta_ : float
         nan (no noise precision in the Poisson model).
     result_ : solvers.rvm.RVMPoisson
+    report_ : solvers.rvm.certificate.EvidenceReport
+        The fit's certificate (``solvers.rvm.laplace_report`` at ten times ``tol``, at least 0.01 nats):
+        the largest gain one move of Algorithm 7.2 would still make on the effective problem at the
+        Laplace mode, found again from the returned alpha; a fit reported converged whose certificate
+        fails warns (ConvergenceWarning).
 
     Raises
     ------
@@ -387,6 +392,9 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
         result = rvm_poisson(design, y, self.method, bias=self.bias, alpha_max=self.alpha_max, tol=self.tol,
                              max_iter=self.max_iter, alpha_init=self.alpha_init)
         self._store(X, kernel, result)
+        # the certificate on the effective problem (7.117)-(7.119) at the mode, as RVC's
+        self.report_ = laplace_report(design, y, result, tol=max(10 * self.tol, 1e-2))
+        _warn_if_uncertified(self, result.converged)
         return self
 
     def predict(self, X: ArrayLike) -> Array:

@@ -36,8 +36,8 @@ is l(alpha) = 1/2 [ln alpha - ln(alpha + s) + q^2 / (alpha + s)] (7.97).
 certificate at hyperparameters from any source (a hand-written RVM, another
 library's fit), with no reported evidence to compare.
 
-``laplace_report(Phi, t, result)`` is the same certificate for a
-classification fit: the rows (``kept_rows``, ``add_row``) on the effective
+``laplace_report(Phi, t, result)`` is the same certificate for a fit under
+the Laplace approximation (classification, or Poisson counts): the rows (``kept_rows``, ``add_row``) on the effective
 problem (7.117)-(7.119) at the Laplace mode, found again from the returned
 alpha, with the noise precision B in place of beta I (no beta row), and the
 Laplace evidence (7.114) recomputed. Those rows hold B and the mode w* fixed,
@@ -64,6 +64,7 @@ from .design import DenseDesign, Design
 from .laplace import ModeOptions, find_mode, laplace_log_evidence
 from .likelihood import Bernoulli, Likelihood, Softmax
 from .posterior import FLAT, Hyperprior, Whitened, alpha_gain, alpha_star, covariance_from_factor, whitened_posterior
+from .poisson import Poisson, RVMPoisson, check_counts
 from .results import RVMClassification, RVMRegression
 
 __all__ = ["MAXIMUM", "MAXIMUM_WITH_PRIOR", "LAPLACE_FIXED_POINT", "EvidenceRow", "EvidenceReport", "evidence_report", "evidence_report_at", "laplace_report", "kept_rows", "add_row", "gain_to_optimum",
@@ -476,8 +477,11 @@ def _row(tag: str, move: str, gains: Array, labels: list, tol: float) -> Evidenc
     return EvidenceRow(tag, move, value, where, bool(value <= tol))
 
 
-def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification, tol: float = 1e-2) -> EvidenceReport:
-    """The certificate of a classification RVM fit on (Phi, t): the regression's, on the effective problem.
+def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification | RVMPoisson,
+                   tol: float = 1e-2) -> EvidenceReport:
+    """The certificate of a fit under the Laplace approximation on (Phi, t): the regression's, on the effective
+    problem. A classification fit (``rvm_classification``: Bernoulli or softmax) or a Poisson one
+    (``rvm_poisson``: counts with the log link, B = diag(exp(a)) by (7.111)).
 
     From the returned alpha alone: the Laplace mode w* (7.109)-(7.112) is found
     again (from the returned mean), with Sigma (7.113) and the Laplace evidence
@@ -497,8 +501,8 @@ def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification, tol:
     Phi : array (N, M) or Design
         The design matrix the result was fitted on (without the bias column).
     t : array (N,)
-        The class labels 0..K-1 it was fitted to.
-    result : RVMClassification
+        What it was fitted to: the class labels 0..K-1 (an RVMClassification), or the counts (an RVMPoisson).
+    result : RVMClassification or RVMPoisson
     tol : float > 0
         Largest gain in nats that still counts as converged.
 
@@ -506,28 +510,24 @@ def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification, tol:
     ------
     ValidationError
         Naming Phi, t or the result's field: labels that are not numbers in
-        0..K-1 (or -1, +1 for two classes), one per row of Phi; a kept column
-        Phi does not have; alpha or mean not one row per kept function and
-        bias (``result.bias_used``).
+        0..K-1 (or -1, +1 for two classes), or counts that are not non-negative
+        integers, one per row of Phi; a kept column Phi does not have; alpha or
+        mean not one row per kept function and bias (``result.bias_used``).
     """
-    if not isinstance(result, RVMClassification):
-        raise fail("result", "an RVMClassification (rvm_classification's result)", result)
     tol = float(check_param("tol", tol))
     design = check_design(Phi)
     N, M = design.shape
-    labels_t = _class_labels(t, N, result.n_classes)
-    likelihood: Likelihood = Bernoulli() if result.n_classes == 2 else Softmax(result.n_classes)
-    T = likelihood.targets((labels_t > 0).astype(float) if result.n_classes == 2 and labels_t.min() < 0 else labels_t)
+    likelihood, T, outputs, model = _laplace_targets(result, t, N)
     relevance = checked_relevance(result.relevance, M, "result.")
     kept = design.columns(relevance)
     if result.bias_used:
         kept = np.column_stack([np.ones(N), kept])
     P, bias = relevance.size + int(result.bias_used), bool(result.bias_used)
-    alpha_table = _laplace_table(result.alpha, "alpha", P, T.shape[1], bias)
-    _laplace_table(result.mean, "mean", P, T.shape[1], bias)
+    alpha_table = _laplace_table(result.alpha, "alpha", P, T.shape[1], bias, outputs)
+    mean_table = _laplace_table(result.mean, "mean", P, T.shape[1], bias, outputs)
     output, row = np.nonzero(np.isfinite(alpha_table.T))  # the kept pairs (row, output), output-major
     alpha = alpha_table[row, output]
-    mode = find_mode(likelihood, kept, row, output, T, alpha, np.asarray(result.mean)[row, output], ModeOptions())
+    mode = find_mode(likelihood, kept, row, output, T, alpha, mean_table[row, output], ModeOptions())
     Sigma = covariance_from_factor(mode.R) if alpha.size else np.zeros((0, 0))  # (7.113)
     names = (["bias"] if result.bias_used else []) + [int(i) for i in relevance]
     O = T.shape[1]
@@ -543,9 +543,28 @@ def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification, tol:
     evidence = laplace_log_evidence(mode, alpha)  # (7.114)
     reported = float(result.log_evidence[-1]) if len(result.log_evidence) else math.nan
     title = (f"RVM evidence certificate (Laplace, effective problem (7.117)-(7.119)): {result.method} fit, "
-             f"N = {N}, M = {M}, K = {result.n_classes}, {alpha.size} kept weights")
+             f"N = {N}, M = {M}, {model}, {alpha.size} kept weights")
     return EvidenceReport(title, tuple(rows), float(evidence), reported, tol, evidence_tag="(7.114)",
                           certifies=LAPLACE_FIXED_POINT)
+
+
+def _laplace_targets(result: Any, t: ArrayLike, N: int) -> tuple[Likelihood, Array, bool, str]:
+    """The likelihood of a Laplace fit, its targets T (N, O) as the fit read them, whether the result
+    holds its alpha and mean as (kept, outputs) tables (else one value per kept function), and the
+    model's words for the title."""
+    if isinstance(result, RVMPoisson):
+        counts = check_counts(t, "t")
+        if counts.shape != (N,):
+            raise fail("t", f"an array of {N} counts (the rows of Phi)", f"shape {counts.shape}")
+        return Poisson(), counts[:, None], False, "Poisson counts"
+    if isinstance(result, RVMClassification):
+        labels_t = _class_labels(t, N, result.n_classes)
+        likelihood: Likelihood = Bernoulli() if result.n_classes == 2 else Softmax(result.n_classes)
+        two_signs = result.n_classes == 2 and labels_t.min() < 0
+        T = likelihood.targets((labels_t > 0).astype(float) if two_signs else labels_t)
+        return likelihood, T, True, f"K = {result.n_classes}"
+    raise fail("result", "an RVMClassification or RVMPoisson (rvm_classification's or rvm_poisson's result)",
+               result)
 
 
 def _class_labels(t: ArrayLike, N: int, K: int) -> Array:
@@ -565,14 +584,17 @@ def _class_labels(t: ArrayLike, N: int, K: int) -> Array:
     return labels
 
 
-def _laplace_table(values: ArrayLike, field: str, P: int, O: int, bias: bool) -> Array:
-    """A classification result's alpha or mean: (kept functions + bias, outputs), as fitted."""
+def _laplace_table(values: ArrayLike, field: str, P: int, O: int, bias: bool, outputs: bool = True) -> Array:
+    """A Laplace fit's alpha or mean as a table (kept functions + bias, outputs): as fitted where the result
+    holds one column per output (``outputs``), else its one value per kept function as one column."""
     table = np.asarray(values)
-    if table.dtype.kind not in "iuf" or table.shape != (P, O):
+    shape = (P, O) if outputs else (P,)
+    if table.dtype.kind not in "iuf" or table.shape != shape:
         rows = f"one row per kept function{' and the bias' if bias else ''} (result.bias_used is {bias})"
-        raise fail(f"result.{field}", f"an array of shape ({P}, {O}): {rows}, one column per output",
+        columns = ", one column per output" if outputs else ""
+        raise fail(f"result.{field}", f"an array of shape {shape}: {rows}{columns}",
                    f"shape {table.shape}, dtype {table.dtype}")
-    return table.astype(np.float64)
+    return table.astype(np.float64).reshape(P, O)
 
 
 def _effective_factors(design: Design, kept: Array, row, output, T: Array, mode, Sigma: Array,

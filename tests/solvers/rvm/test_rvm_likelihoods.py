@@ -29,6 +29,7 @@ from sparsekernel.solvers.rvm import (
     Poisson,
     Softmax,
     laplace,
+    laplace_report,
     rvm_classification,
     rvm_poisson,
     rvm_regression,
@@ -308,6 +309,79 @@ def test_poisson_fit_is_an_evidence_maximum_of_the_effective_problem():
     S, Q = s_q(np.ones(idx.size, dtype=bool), Phi_all[:, excluded])  # alpha_i = inf: s = S, q = Q
     x = Q**2 / S
     assert np.all((x <= 1) | (0.5 * (x - 1 - np.log(np.maximum(x, 1))) <= 10 * tol))  # Result 7.18(c)
+
+
+def _dense_poisson_gains(r, y, K):
+    """The gains of Result 7.18's moves at a Poisson fit, from C = B^-1 + Phi A^-1 Phi^T (7.119) formed densely
+    at the fit's mode (the largest over the kept re-estimations (7.101) and deletions, and over the additions)."""
+    Phi_all = np.column_stack([np.ones(K.shape[0]), K])
+    idx = np.concatenate([[0] if r.bias_used else [], r.relevance + 1]).astype(int)
+    Phi = Phi_all[:, idx]
+    mu = np.exp(Phi @ r.mean)
+    t_hat = Phi @ r.mean + (y - mu) / mu  # (7.117)
+
+    def s_q(others, cols):
+        C = np.diag(1 / mu) + (Phi[:, others] / r.alpha[others]) @ Phi[:, others].T  # (7.119)
+        Z = np.linalg.solve(C, np.column_stack([cols, t_hat]))
+        return np.einsum("ne,ne->e", cols, Z[:, :-1]), cols.T @ Z[:, -1]
+
+    kept_gain = []
+    for k, i in enumerate(idx):
+        s, q = (float(v[0]) for v in s_q(idx != i, Phi_all[:, [i]]))  # C_-i
+        best = lam(s**2 / (q**2 - s), s, q) if q**2 > s else 0.0  # (7.101); deleted, lambda -> 0
+        kept_gain.append(best - lam(r.alpha[k], s, q))
+    excluded = np.setdiff1d(np.arange(Phi_all.shape[1]), idx)
+    S, Q = s_q(np.ones(idx.size, dtype=bool), Phi_all[:, excluded])
+    x = Q**2 / S
+    add = np.where(x > 1, 0.5 * (x - 1 - np.log(np.maximum(x, 1))), 0.0)  # Result 7.18(c)
+    return max(kept_gain), float(add.max(initial=0.0))
+
+
+@pytest.mark.parametrize("method", ["fast", "mackay", "em"])
+@pytest.mark.parametrize("seed, width", [(3, 1.0), (5, 0.2), (6, 4.0)])
+def test_poisson_report_is_the_dense_effective_problem_and_certifies_each_method(method, seed, width):
+    """laplace_report on a Poisson fit (it refused one: classification only): its rows equal the gains of
+    the effective problem formed densely (C of (7.119), t_hat of (7.117) at the mode), its recomputed (7.114)
+    is the fit's, and every method's converged fit passes at the estimators' tolerance (10 tol)."""
+    X, y, _, _ = counts(seed, 1.0, N=100)
+    K = RBF(width / X.var())(X)  # "scale" times width
+    r = rvm_poisson(K, y, method)
+    report = laplace_report(K, y, r)
+    kept_gain, add_gain = _dense_poisson_gains(r, y, K)
+    gains = {row.tag: row.gain for row in report.rows}
+    assert max(gains["(7.101)"], gains["(7.99)"]) == pytest.approx(max(kept_gain, 0.0), rel=1e-5, abs=1e-8)
+    assert gains["(7.100)"] == pytest.approx(add_gain, rel=1e-5, abs=1e-8)
+    assert report.log_evidence == pytest.approx(float(r.log_evidence[-1]), abs=1e-3)  # the mode found again
+    assert r.converged and report.ok, str(report)
+
+
+def test_poisson_report_fails_a_fit_moved_off_its_fixed_point():
+    """A kept alpha multiplied by 100: the report re-finds the mode at that alpha and names the function
+    whose re-estimation (7.101) would still gain; PoissonRVR warns where its converged fit fails (report_)."""
+    from dataclasses import replace
+
+    _, y, _, K = counts(3, 1.0, N=100)
+    r = rvm_poisson(K, y, bias=False)
+    alpha = np.array(r.alpha)
+    alpha[0] *= 100.0
+    report = laplace_report(K, y, replace(r, alpha=alpha))
+    row = next(row for row in report.rows if row.tag == "(7.101)")
+    assert not report.ok and row.gain > 0.1 and row.where == int(r.relevance[0]), str(report)
+    model = PoissonRVR(kernel="precomputed").fit(K, y)
+    assert model.report_.ok and model.report_.log_evidence == pytest.approx(model.log_evidence_[-1], abs=1e-3)
+
+
+@pytest.mark.parametrize("t, words", [
+    (lambda y: y + 0.5, r"^t must be non-negative integer counts; got \d+\.5 at index 0"),
+    (lambda y: y[:-1], r"^t must be an array of 100 counts \(the rows of Phi\); got 'shape \(99,\)'"),
+])
+def test_poisson_report_names_counts_that_do_not_belong_to_the_fit(t, words):
+    _, y, _, K = counts(3, 1.0, N=100)
+    r = rvm_poisson(K, y)
+    with pytest.raises(ValidationError, match=words):
+        laplace_report(K, t(y.astype(float)), r)
+    with pytest.raises(ValidationError, match=r"^result must be an RVMClassification or RVMPoisson"):
+        laplace_report(K, y, rvm_regression(K, y.astype(float)))
 
 
 @pytest.mark.parametrize("method", ["mackay", "em"])
