@@ -51,6 +51,7 @@ __all__ = [
     "lam",
     "alpha_star",
     "alpha_gain",
+    "lam_change",
 ]
 
 Array = NDArray[np.float64]
@@ -449,6 +450,30 @@ def lam(alpha: Array, s: Array, q: Array) -> Array:
     return out
 
 
+def lam_change(alpha_old: Array, alpha_new: Array, s: Array, q: Array) -> Array:
+    """lambda(alpha_new) - lambda(alpha_old) of (7.97), either alpha possibly inf, without cancellation.
+
+    Between two finite values the difference is taken term by term,
+
+        1/2 [ ln(a'/a) - ln(1 + (a' - a)/(a + s)) - q^2 (a' - a) / ((a' + s)(a + s)) ],
+
+    not as lambda(a') - lambda(a): where alpha_i << s_i both lambdas hold q^2 / s of up to 1e14, and
+    their difference was rounding (a re-estimation's gain of 2^-5 nats where it is 0.015, fuzzed on a
+    poly kernel whose every h_i = alpha_i Sigma_ii was 1e-15).
+    """
+    a, b, s_, q_ = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (alpha_old, alpha_new, s, q)))
+    out = np.zeros(a.shape)
+    both = np.isfinite(a) & np.isfinite(b)
+    af, bf, sf, qf = a[both], b[both], s_[both], q_[both]
+    step = bf - af
+    out[both] = 0.5 * (np.log(bf / af) - np.log1p(step / (af + sf)) - qf**2 * step / ((bf + sf) * (af + sf)))
+    new_only = ~np.isfinite(a) & np.isfinite(b)
+    out[new_only] = lam(b[new_only], s_[new_only], q_[new_only])
+    old_only = np.isfinite(a) & ~np.isfinite(b)
+    out[old_only] = -lam(a[old_only], s_[old_only], q_[old_only])
+    return out if out.ndim else out[()]
+
+
 def alpha_star(s: Array, q: Array, prior: Hyperprior = FLAT) -> Array:
     """The maximiser of lambda(alpha) (+ the alpha hyperprior), inf when there is none.
 
@@ -519,7 +544,7 @@ def alpha_gain(
     lambda(alpha_new) - lambda(alpha_old) (Result 7.17, (7.96)), plus the
     change of the alpha hyperprior over included functions.
     """
-    gain = lam(alpha_new, s, q) - lam(alpha_old, s, q)
+    gain = lam_change(alpha_old, alpha_new, s, q)
     if prior.c == 1.0 and prior.d == 0.0:
         return gain
     return gain + _prior_term(alpha_new, prior) - _prior_term(alpha_old, prior)
