@@ -412,3 +412,21 @@ def test_mackay_and_em_finish_where_their_cholesky_factor_fails(seed: int, metho
     assert np.all(np.isfinite(model.predict(X)))
     assert (model.result_.converged and model.report_.ok) or any(
         issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+@pytest.mark.parametrize("Estimator", [RVR, RVC, PoissonRVR])
+@pytest.mark.parametrize("step", ["fit", "predict"])
+def test_a_sparse_x_is_refused_with_an_error_naming_x(Estimator, step: str) -> None:
+    """scipy.sparse X gave scikit-learn's bare TypeError ('Sparse data was passed for X'), not a
+    ValidationError naming X, its domain and what was received (fuzzed)."""
+    import scipy.sparse as sp
+
+    from sparsekernel.errors import SparseInputError
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(12, 3)), np.arange(12) % 2
+    model = Estimator()
+    if step == "predict":
+        model.fit(X, y)
+    with pytest.raises(SparseInputError, match=r"X must be a dense 2-D array .* got a scipy.sparse matrix of shape"):
+        model.fit(sp.csr_matrix(X), y) if step == "fit" else model.predict(sp.csr_matrix(X))
