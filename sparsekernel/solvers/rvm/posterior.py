@@ -365,8 +365,7 @@ def whitened_posterior(Phi: Array, t: Array, alpha: Array, beta: float) -> White
     Qc = Q[:N].T @ c_top                                            # Q^T [sqrt(beta) t; 0]
     R_inv = scipy.linalg.solve_triangular(R, np.eye(M), check_finite=False) if M else R
     w = R_inv @ Qc
-    r_top = c_top - Q[:N] @ Qc                                      # sqrt(beta) (t - Phi m)
-    r_bottom = Q[N:] @ Qc                                           # (minus) the last M rows of r: w
+    r_top, r_bottom = _projected_residual(Q, c_top, Qc)
     quad = float(r_top @ r_top) + float(r_bottom @ r_bottom)        # t^T C^-1 t
     log_det_C = -N * math.log(beta) + 2.0 * float(np.sum(np.log(np.abs(np.diag(R)))))   # (7.86)
     evidence = -0.5 * (N * LOG_2PI + log_det_C + quad)                                  # (7.85)
@@ -378,6 +377,23 @@ def whitened_posterior(Phi: Array, t: Array, alpha: Array, beta: float) -> White
     return Whitened(h=h, w=w, residual=r_top / root_beta,
                     evidence=evidence, rounding=rounding, root_beta=root_beta, Q=Q, R_inv=R_inv,
                     root_alpha=root_alpha)
+
+
+def _projected_residual(Q: Array, c_top: Array, Qc: Array) -> tuple[Array, Array]:
+    """The residual r = c - Q Q^T c of [sqrt(beta) t; 0] off the range of the whitened design, projected twice:
+    (r_top, r_bottom), r_top = sqrt(beta) (t - Phi m) and r_bottom minus the last M rows of r.
+
+    One projection leaves an error of eps ||c|| in every direction; the second removes its part in the
+    range of Q, so Q_i = sqrt(beta) a_i^T r_top of a column a_i nearly in that range (S_i small) keeps
+    its digits: fuzzed, targets near -2.2e5 with spread 0.14 (N = 3, wide RBF) had Q_i = -0.0088 with a
+    rounding of 0.005, and the report claimed an addition gaining 1.47 nats where (7.85) computed in
+    exact rational arithmetic falls by 0.75.
+    """
+    N = c_top.shape[0]
+    r_top = c_top - Q[:N] @ Qc                                      # sqrt(beta) (t - Phi m)
+    r_bottom = Q[N:] @ Qc                                           # (minus) the last M rows of r: w
+    again = Q[:N].T @ r_top - Q[N:].T @ r_bottom                    # Q^T r: zero but for rounding
+    return r_top - Q[:N] @ again, r_bottom + Q[N:] @ again
 
 
 def log_evidence_star(
