@@ -207,6 +207,7 @@ class LaplaceIterativeOutcome:
     log_evidence: Array
     iterations: int
     converged: bool
+    broken: bool = False  # stopped where the next mode search found no positive definite Hessian
 
 
 def laplace_alpha(alpha: Array, Sigma_ii: Array, w: Array, method: str) -> Array:
@@ -225,7 +226,7 @@ def iterative_laplace(likelihood: Likelihood, Phi: Array, T: Array,
     basis, output = np.repeat(np.arange(M), O), np.tile(np.arange(O), M)
     alpha, w = np.full(basis.size, opts.alpha_init), np.zeros(basis.size)
     history: list[float] = []
-    converged, iterations = False, 0
+    converged, iterations, broken = False, 0, False
     mode = find_mode(likelihood, Phi, basis, output, T, alpha, w, opts.mode)
     while iterations < opts.max_iter and basis.size:
         value = laplace_log_evidence(mode, alpha)  # (7.114)
@@ -236,11 +237,17 @@ def iterative_laplace(likelihood: Likelihood, Phi: Array, T: Array,
         crawling = opts.method == "em" and len(history) > 1 and abs(value - history[-2]) <= CRAWL * opts.tol
         Sigma_ii = np.diag(covariance_from_factor(mode.R))  # (7.113), once for both uses
         hopeless = _hopeless(alpha, Sigma_ii, mode.w) if crawling else np.zeros(alpha.size, dtype=bool)
-        alpha = laplace_alpha(alpha, Sigma_ii, mode.w, opts.method)
+        alpha_old, alpha = alpha, laplace_alpha(alpha, Sigma_ii, mode.w, opts.method)
         keep = np.isfinite(alpha) & (alpha > 0.0) & (alpha <= opts.alpha_max) & ~hopeless
+        last = (basis, output, alpha_old, mode)
         basis, output, alpha, w = basis[keep], output[keep], alpha[keep], mode.w[keep]
-        mode = find_mode(likelihood, Phi, basis, output, T, alpha, w, opts.mode)
+        try:
+            mode = find_mode(likelihood, Phi, basis, output, T, alpha, w, opts.mode)
+        except SolverError:  # the update left no positive definite Hessian: back to the last state (as
+            basis, output, alpha, mode = last  # ``_factored_posterior``); the fast moves finish from it
+            broken = True
+            break
         iterations += 1
     return LaplaceIterativeOutcome(basis=basis, output=output, alpha=alpha, mode=mode,
                                    log_evidence=np.asarray(history), iterations=iterations,
-                                   converged=converged or not basis.size)
+                                   converged=converged or not basis.size, broken=broken)
