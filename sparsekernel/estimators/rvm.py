@@ -12,13 +12,14 @@ import warnings
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ..solvers.rvm.certificate import evidence_report, laplace_report
 from ..validation import check_matrix, check_real_targets, check_same_length
-from ..errors import ConvergenceWarning, ValidationError
+from ..errors import ConvergenceWarning, SparseInputError, ValidationError
 from ..solvers.rvm import (
     moderated_logits,
     moderated_probabilities,
@@ -42,7 +43,13 @@ def _validated(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike = _NO_Y, res
                **options) -> Array | tuple[Array, NDArray]:
     """``validate_data`` (float64 X, n_features_in_ and feature names set or checked), its ValueErrors
     raised as ValidationErrors naming X and y (scikit-learn's own words kept after them), and every entry
-    of X finite (``validation.check_matrix``: the index of the first NaN or inf)."""
+    of X finite (``validation.check_matrix``: the index of the first NaN or inf). A scipy.sparse X is refused
+    with a SparseInputError (a ValidationError and a TypeError) naming X: scikit-learn's bare TypeError
+    escaped before."""
+    if scipy.sparse.issparse(X):
+        raise SparseInputError(f"X must be a dense 2-D array for {type(estimator).__name__} (the RVMs do not take "
+                               f"scipy.sparse input); got a scipy.sparse matrix of shape {X.shape} (pass X.toarray() "
+                               "if it fits)")
     try:
         out = validate_data(estimator, X, y, reset=reset, dtype=np.float64, ensure_all_finite=False, **options)
     except ValidationError:

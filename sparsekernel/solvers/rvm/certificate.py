@@ -63,7 +63,8 @@ from .checks import check_bias, check_design, check_hyperprior, target_scale
 from .design import DenseDesign, Design
 from .laplace import ModeOptions, find_mode, laplace_log_evidence
 from .likelihood import Bernoulli, Likelihood, Softmax
-from .posterior import FLAT, Hyperprior, Whitened, alpha_gain, alpha_star, covariance_from_factor, whitened_posterior
+from .posterior import (FLAT, Hyperprior, Whitened, alpha_gain, alpha_star, covariance_from_factor, lam_change,
+                        whitened_posterior)
 from .poisson import Poisson, RVMPoisson, check_counts
 from .results import RVMClassification, RVMRegression
 
@@ -177,18 +178,14 @@ class EvidenceReport:
         return "\n".join(lines)
 
 
-def _ell(alpha: Array, s: Array, q: Array) -> Array:
-    """l(alpha) of (7.97) (without the terms that do not depend on alpha)."""
-    return 0.5 * (np.log(alpha) - np.log(alpha + s) + q * q / (alpha + s))
-
-
 def gain_to_optimum(alpha: Array, s: Array, q: Array) -> tuple[Array, Array]:
-    """(gain of moving a kept alpha to its optimum (7.101), gain of deleting it)."""
+    """(gain of moving a kept alpha to its optimum (7.101), gain of deleting it), each a difference of
+    (7.97) taken without cancellation (``posterior.lam_change``)."""
     relevant = q * q > s
     optimum = np.where(relevant, s * s / np.where(relevant, q * q - s, 1.0), np.inf)
-    here = _ell(alpha, s, q)
-    best = np.where(relevant, _ell(np.where(relevant, optimum, 1.0), s, q), 0.0)   # l(inf) = 0
-    return np.maximum(best - here, 0.0), np.maximum(-here, 0.0)
+    delete = lam_change(alpha, np.inf, s, q)                 # to lambda(inf) = 0
+    best = np.where(relevant, lam_change(alpha, optimum, s, q), delete)
+    return np.maximum(best, 0.0), np.maximum(delete, 0.0)
 
 
 def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: float = 1e-2,
@@ -445,9 +442,16 @@ def kept_sq(alpha: Array, post: Whitened) -> tuple[Array, Array]:
 
 def beta_fixed_point(post: Whitened, hyper: Hyperprior = FLAT) -> float:
     """(7.88): beta = (N - sum_i gamma_i) / ||t - Phi m||^2 with gamma_i = 1 - h_i (7.89); inf at a zero residual.
-    With Gam(beta | a, b) (Exercise 7.13): (N + 2 (a - 1) - sum_i gamma_i) / (||t - Phi m||^2 + 2 b)."""
+    With Gam(beta | a, b) (Exercise 7.13): (N + 2 (a - 1) - sum_i gamma_i) / (||t - Phi m||^2 + 2 b).
+
+    N - sum_i gamma_i is summed as N - M + sum_i h_i: where every h_i is below the rounding of 1 (N kept
+    functions fitting the N targets, alpha_i -> 0) the form with 1 - h_i rounded it to 0, a fixed point
+    beta = 0, which crashed the fit. NaN where the numerator is still not positive (no fixed point resolved;
+    callers treat it as no move)."""
     residual = float(post.residual @ post.residual) + 2.0 * hyper.b
-    numerator = post.residual.size + 2.0 * (hyper.a - 1.0) - float(np.sum(1.0 - post.h))
+    numerator = post.residual.size - post.h.size + 2.0 * (hyper.a - 1.0) + float(np.sum(post.h))
+    if not numerator > 0.0:
+        return math.nan
     return numerator / residual if residual > 0 else math.inf
 
 

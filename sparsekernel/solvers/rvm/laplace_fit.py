@@ -12,7 +12,7 @@ columns and units.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -48,6 +48,7 @@ class _Pairs:
     history: list
     iterations: int
     converged: bool
+    unfinished: bool = False  # MacKay's / EM's result, which the fast moves could not start from
 
 
 def fit_laplace(likelihood: Likelihood, design: Design, T: Array, method: str, *, bias: bool, alpha_max: float,
@@ -68,7 +69,11 @@ def fit_laplace(likelihood: Likelihood, design: Design, T: Array, method: str, *
     with limit_blas(1):  # matrices of size M O, products N x M: one thread is fastest
         pairs = _solve(likelihood, Phi, T, method, tol, max_iter, alpha_max, mode_opts, alpha_init)
         pairs, all_pruned = _keep_bias_if_empty(likelihood, Phi, T, pairs, bias, alpha_max, mode_opts)
-    if not pairs.converged and pairs.iterations < max_iter:  # fast: no move tried raised (7.114)
+    if pairs.unfinished:
+        warnings.warn(f"{caller} (method={method!r}) stopped where its own rule did, but the fast moves that "
+                      f"certify every method could not start from there (no Laplace mode found at its alphas): "
+                      f"not certified", ConvergenceWarning, stacklevel=3)
+    elif not pairs.converged and pairs.iterations < max_iter:  # fast: no move tried raised (7.114)
         warnings.warn(f"{caller} (method={method!r}) stopped after {pairs.iterations} iterations where no single "
                       f"step on the effective problem raises the Laplace evidence, with a step that gains more "
                       f"than tol={tol:g} left on the effective problem (see the report)", ConvergenceWarning,
@@ -118,7 +123,7 @@ def _solve(likelihood, Phi, T, method, tol, max_iter, alpha_max, mode_opts, alph
                                                                         alpha_init, mode_opts))
     pairs = _Pairs(out.basis, out.output, out.alpha, out.mode, list(out.log_evidence), out.iterations,
                    out.converged)
-    return _finished(likelihood, Phi, T, pairs, opts, mode_opts) if out.converged else pairs
+    return _finished(likelihood, Phi, T, pairs, opts, mode_opts) if out.converged or out.broken else pairs
 
 
 def _finished(likelihood, Phi, T, pairs: _Pairs, opts: FastOptions, mode_opts: ModeOptions) -> _Pairs:
@@ -140,8 +145,8 @@ def _finished(likelihood, Phi, T, pairs: _Pairs, opts: FastOptions, mode_opts: M
     try:
         fin, mode = fast_laplace(likelihood, Phi, T, opts, mode_opts,
                                  start=(index[order], pairs.alpha[keep][order]))
-    except SolverError:
-        return pairs
+    except SolverError:  # no mode at their alphas: their own rule stopped, the moves' rule is not checked
+        return replace(pairs, converged=False, unfinished=True)
     if worth_replacing(pairs.history[-1], pairs.basis.size, fin.log_evidence[-1], fin.active.size, opts.tol):
         return pairs
     basis, output = np.divmod(fin.active, O)

@@ -250,6 +250,9 @@ def rvm_regression(
             reason = (f"stopped when its last moves on the orthogonal factorisation (at most {SETTLE_ROUNDS}, each "
                       f"confirmed by a new factorisation) ran out, with a move of Algorithm 7.2 that would still "
                       f"gain {run.left:.3g} nats (> tol={tol:g}): not certified a maximum")
+        elif run.broken:
+            reason = ("stopped where the Cholesky factor of A + beta Phi^T Phi (7.83) failed (not numerically "
+                      "positive definite) and the fast steps could not finish from its last factored state")
         else:
             reason = f"stopped at max_iter={max_iter} iterations before reaching tol={tol:g}"
         warnings.warn(f"rvm_regression (method={method!r}) {reason}", ConvergenceWarning, stacklevel=2)
@@ -341,6 +344,7 @@ class _RunResult:
     refused: float = 0.0  # the largest gain a safeguard refused at the end (nats)
     undone: bool = False  # a last move that did not raise the evidence was undone (``_settle``)
     left: float = 0.0  # the gain of the move ``_settle`` found when its SETTLE_ROUNDS moves ran out (nats)
+    broken: bool = False  # MacKay / EM stopped where A + beta Phi^T Phi no longer factored
 
 
 def _run_fast(problem: _Problem, opts: FastOptions) -> _RunResult:
@@ -369,8 +373,8 @@ def _run_iterative(problem: _Problem, opts: IterativeOptions, finish: FastOption
         out = iterative_regression(G, problem.PhiTt[usable], float(problem.t @ problem.t),
                                    problem.t.shape[0], problem.beta0, opts)
     result = _RunResult(usable[out.active], out.alpha, out.beta, out.log_evidence, out.iterations,
-                        out.converged, 0)
-    if not out.converged:
+                        out.converged, 0, broken=out.broken)
+    if not (out.converged or out.broken):  # a broken run: the fast steps finish from its last factored state
         return result
     finish = replace(finish, restarts=0, hold_factors=(), polish_sweeps=0)
     try:
@@ -469,7 +473,7 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions,
     converged = settled and not add > opts.tol
     refused = 0.0 if converged else add if run.converged else run.refused  # what the warning names
     return _RunResult(active, alpha, beta, np.asarray(history), run.iterations + moves, converged, run.sweeps,
-                      refused, undone, left), current
+                      refused, undone, left, run.broken), current
 
 
 def _kept_move(problem: _Problem, active: IntArray, alpha: Array, beta: float,

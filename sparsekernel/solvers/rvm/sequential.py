@@ -1664,11 +1664,16 @@ def fast_laplace(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions
     # what is left (computed first, they could leave the first ascent no step at all)
     best, best_mode, iterations = None, None, 0
     top_down: list[tuple[Index, Array]] = []
+    failed: SolverError | None = None
     for active, alpha in starts:
         if best is not None and iterations >= opts.max_iter:
             break
-        outcome, mode = _ascend(likelihood, Phi, squares, T, active, alpha,
-                                replace(opts, max_iter=max(opts.max_iter - iterations, 0)), mode_opts)
+        try:
+            outcome, mode = _ascend(likelihood, Phi, squares, T, active, alpha,
+                                    replace(opts, max_iter=max(opts.max_iter - iterations, 0)), mode_opts)
+        except SolverError as exc:  # no mode at this start (an AttributeError on its None mode before)
+            failed = exc
+            continue
         iterations += outcome.iterations
         if best is None or _better_start(outcome, best, False, opts.tol):
             best, best_mode = outcome, mode
@@ -1679,11 +1684,17 @@ def fast_laplace(likelihood: Likelihood, Phi: Array, T: Array, opts: FastOptions
     for active, alpha in top_down:
         if iterations >= opts.max_iter:
             break
-        outcome, mode = _ascend(likelihood, Phi, squares, T, active, alpha,
-                                replace(opts, max_iter=opts.max_iter - iterations), mode_opts)
+        try:
+            outcome, mode = _ascend(likelihood, Phi, squares, T, active, alpha,
+                                    replace(opts, max_iter=opts.max_iter - iterations), mode_opts)
+        except SolverError as exc:
+            failed = exc
+            continue
         iterations += outcome.iterations
-        if _better_start(outcome, best, True, opts.tol):
+        if best is None or _better_start(outcome, best, True, opts.tol):
             best, best_mode = outcome, mode
+    if best is None:  # every start failed: the caller's error (``laplace_fit._finished`` keeps its own result)
+        raise failed
     return replace(best, iterations=iterations), best_mode
 
 
@@ -1756,6 +1767,9 @@ def _ascend(likelihood: Likelihood, Phi: Array, squares: Array, T: Array, active
     block = replace(opts, restarts=0, update_beta=False, pool_size=size)
     rng = np.random.default_rng(POOL_SEED)
     kept = _linearise(likelihood, Phi, T, active, alpha, np.zeros(active.size), mode_opts)
+    if kept.mode is None:  # no mode at the start itself: nothing to ascend from (``fast_laplace`` skips it)
+        raise SolverError("the Laplace mode (7.109)-(7.113) could not be found at this start: its Hessian "
+                          "Phi^T B Phi + A is not numerically positive definite", status="cholesky", solver="rvm")
     history, iterations, sweeps, trust, converged = [kept.value], 0, 0, FIRST_BLOCK, False
     whole = False  # whether the next block reaches every pair (the check before stopping)
     polish = n_pairs <= EMPTY_START_MAX  # MacKay's joint move still to be tried (once; small problems only)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from dataclasses import replace
 
 import numpy as np
 import pytest
 from sklearn.datasets import make_friedman1
 
+from sparsekernel.errors import ConvergenceWarning
 from sparsekernel.kernels import RBF
 from sparsekernel.solvers.rvm import evidence_report, evidence_report_at, rvm_regression
 
@@ -494,3 +496,131 @@ def test_hyperprior_report_measures_the_gain_a_direct_search_finds() -> None:
     rows = {r.tag: r for r in report.rows}
     assert direct > 0.05 and not report.ok
     assert rows["(7.101)"].gain == pytest.approx(direct, rel=1e-4)
+
+
+def test_the_beta_fixed_point_keeps_its_digits_where_n_kept_functions_fit_n_targets() -> None:
+    """N kept functions at alpha_i -> 0 fit N targets: every h_i = alpha_i Sigma_ii (1e-18 here) is below the
+    rounding of 1, and N - sum_i (1 - h_i) rounded to 0 gave the fixed point (7.88) beta = 0; fuzzed, a poly
+    kernel (gamma 48) on targets near -2e10 crashed RVR.fit with a ValueError from that beta."""
+    from sparsekernel.solvers.rvm.certificate import beta_fixed_point
+    from sparsekernel.solvers.rvm.posterior import whitened_posterior
+
+    rng = np.random.default_rng(0)
+    Phi, t = rng.normal(size=(4, 4)), rng.normal(size=4)
+    post = whitened_posterior(Phi, t, np.full(4, 1e-12), 1e6)
+    assert np.all(post.h < 1e-16)
+    expected = float(np.sum(post.h)) / float(post.residual @ post.residual)  # N - M + sum_i h_i, M = N
+    assert beta_fixed_point(post) == pytest.approx(expected, rel=1e-6)
+
+
+def _interpolating_poly_case() -> tuple[np.ndarray, np.ndarray]:
+    """Fuzzed: 10 points, 10 poly functions (gamma 48, no bias), targets near -2.2e10 (spread 2e4)."""
+    X = np.array([[22.6, 3.7, 12.0, 16.7, 64.4], [-27.6, 9.3, 18.0, -57.6, 8.0], [-26.6, 47.8, 8.3, 2.3, 9.1],
+                  [85.9, -42.8, 25.9, 19.0, 20.1], [33.0, 54.3, 59.6, -48.1, 7.7], [0.8, 67.5, 21.6, -9.9, -31.1],
+                  [4.3, 46.4, 40.1, -32.3, -25.6], [44.9, -54.0, -15.7, 38.3, 5.2], [-22.6, -21.3, 14.8, -22.3, 13.3],
+                  [-87.8, 16.7, -48.2, -42.9, -30.9]])
+    y = -21750500000.0 - np.array([75207.0, 99018.0, 96901.0, 66100.0, 67461.0, 87697.0, 81309.0, 61334.0,
+                                   99561.0, 104801.0])
+    return X, y
+
+
+def test_a_fit_that_interpolates_its_targets_with_tiny_alphas_is_reported_as_its_certificate_says() -> None:
+    """Every h_i = alpha_i Sigma_ii near 1e-15: ``_settle``'s beta move raised ValueError (beta 0.0) before
+    ``beta_fixed_point`` summed N - M + sum_i h_i; then the fit was reported converged while its report
+    failed, both from lambda(a') - lambda(a) of (7.97) taken as a difference of two 1.6e14 values (the
+    solver's rounded to 0, the report's to 2^-5 nats; the gain is 0.0150)."""
+    from sparsekernel.estimators import RVR
+    from sparsekernel.solvers.rvm.certificate import kept_sq
+    from sparsekernel.solvers.rvm.posterior import whitened_posterior
+
+    X, y = _interpolating_poly_case()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = RVR(kernel="poly", gamma=48.14540162016633, bias=False).fit(X, y)
+    assert model.report_.ok or not model.result_.converged
+    Phi = model.kernel_(X, X)[:, model.relevance_vectors_]
+    post = whitened_posterior(Phi, y, model.alpha_, model.beta_)
+    s, q = kept_sq(model.alpha_, post)
+    row = model.report_.rows[0]  # re-estimate a kept alpha_i (7.101)
+    i = row.where if row.where is not None else 0
+    alpha = model.alpha_.copy()
+    alpha[i] = s[i] ** 2 / (q[i] ** 2 - s[i]) if q[i] ** 2 > s[i] else alpha[i]
+    exact = whitened_posterior(Phi, y, alpha, model.beta_).evidence - post.evidence  # (7.85) recomputed
+    assert row.gain == pytest.approx(max(exact, 0.0), abs=1e-6)
+
+
+def test_lam_change_is_the_difference_of_7_97_where_that_difference_keeps_its_digits() -> None:
+    from sparsekernel.solvers.rvm.posterior import lam, lam_change
+
+    old = np.array([1.0, 2.0, np.inf, 3.0, np.inf])
+    new = np.array([3.0, np.inf, 5.0, 0.5, np.inf])
+    s, q = np.array([2.0, 1.0, 3.0, 4.0, 1.0]), np.array([3.0, 0.5, 2.0, 1.0, 1.0])
+    np.testing.assert_allclose(lam_change(old, new, s, q), lam(new, s, q) - lam(old, s, q), rtol=1e-12, atol=0)
+
+
+def _offset_case() -> tuple[np.ndarray, np.ndarray]:
+    """Fuzzed: 3 points, targets near -2.2e5 with spread 0.14 (an offset 1.6e6 times it)."""
+    X = np.array([[0.047500932245074276, -0.01568271097744798, 0.02368335757737415, 0.011236714100028218,
+                   1.0950018644901485],
+                  [-0.01267772334640882, 0.023395950720476778, -0.025676632651992735, -0.04404874124557398,
+                   0.9746445533071824],
+                  [0.015575588716387595, -0.01680876913616773, 0.027751319399091173, 0.009307625965169751,
+                   1.0311511774327753]])
+    y = np.array([-222597.47237606905, -222597.805164177, -222597.56710501108])
+    return X, y
+
+
+def _exact_factors(Phi: np.ndarray, alpha: np.ndarray, beta: float, phi: np.ndarray, t: np.ndarray):
+    """S = phi^T C^-1 phi and Q = phi^T C^-1 t (7.102)-(7.103) in exact rational arithmetic (small N)."""
+    from fractions import Fraction
+
+    N = Phi.shape[0]
+    C = [[Fraction(0)] * N for _ in range(N)]
+    for i in range(N):
+        C[i][i] += 1 / Fraction(beta)
+        for j in range(N):
+            C[i][j] += sum(Fraction(Phi[i, k]) * Fraction(Phi[j, k]) / Fraction(alpha[k]) for k in range(Phi.shape[1]))
+
+    def solve(v):
+        A = [row[:] + [Fraction(x)] for row, x in zip(C, v)]
+        for k in range(N):
+            for r in range(k + 1, N):
+                f = A[r][k] / A[k][k]
+                A[r] = [a - f * b for a, b in zip(A[r], A[k])]
+        x = [Fraction(0)] * N
+        for k in reversed(range(N)):
+            x[k] = (A[k][N] - sum(A[k][c] * x[c] for c in range(k + 1, N))) / A[k][k]
+        return x
+
+    z_phi, z_t = solve(phi.tolist()), solve(t.tolist())
+    return (float(sum(Fraction(p) * z for p, z in zip(phi.tolist(), z_phi))),
+            float(sum(Fraction(p) * z for p, z in zip(phi.tolist(), z_t))))
+
+
+def test_the_quality_factor_keeps_its_digits_under_a_large_target_offset() -> None:
+    """One projection of [sqrt(beta) t; 0] left Q_i = -0.0088 where it is -0.0020 (exact), and the report
+    of a converged fit claimed an addition gaining 1.47 nats (RVR warned the fit was not certified)."""
+    from sparsekernel.estimators import RVR
+    from sparsekernel.solvers.rvm.posterior import whitened_posterior
+
+    X, y = _offset_case()
+    model = RVR(gamma=0.014488273472727423).fit(X, y)
+    K = model.kernel_(X, X)
+    kept = np.column_stack([np.ones(3), K[:, model.relevance_vectors_]])
+    excluded = np.setdiff1d(np.arange(3), model.relevance_vectors_)
+    post = whitened_posterior(kept, y, model.alpha_, model.beta_)
+    S, Q = post.factors(K[:, excluded])
+    for j, i in enumerate(excluded):
+        S_exact, Q_exact = _exact_factors(kept, model.alpha_, model.beta_, K[:, i], y)
+        assert S[j] == pytest.approx(S_exact, rel=1e-6)
+        assert Q[j] == pytest.approx(Q_exact, rel=1e-4)
+    assert model.result_.converged and model.report_.ok
+
+
+@pytest.mark.parametrize("method", ["fast", "mackay", "em"])
+def test_fits_under_a_large_target_offset_are_certified(method: str) -> None:
+    from sparsekernel.estimators import RVR
+
+    X, y = _offset_case()
+    model = RVR(gamma=0.014488273472727423, method=method).fit(X, y)
+    assert model.result_.converged and model.report_.ok

@@ -19,7 +19,7 @@ from sklearn.base import clone
 from sklearn.linear_model import PoissonRegressor
 
 from sparsekernel import datasets
-from sparsekernel.errors import ValidationError
+from sparsekernel.errors import ConvergenceWarning, ValidationError
 from sparsekernel.estimators.rvm import PoissonRVR
 from sparsekernel.kernels import RBF
 from sparsekernel.solvers.rvm import (
@@ -416,3 +416,26 @@ def test_poisson_estimator_fits_predicts_clones_and_pickles():
     assert model.alpha_.shape == model.mean_.shape == (K,) and model.covariance_.shape == (K, K)
     assert clone(model).get_params() == model.get_params()
     np.testing.assert_allclose(pickle.loads(pickle.dumps(model)).predict(X), model.predict(X))
+
+
+_LARGE_COUNTS_X = np.array([
+    -1.9, 4.24, 5.03, -3.64, 0.2, 6.76, 4.87, -3.15, -2.69, -5.32, 0.39, -3.07, 4.89, 2.01, -0.33, -9.57, 0.31,
+    -5.34, -0.55, 4.26, 2.64, 5.25, -11.66, -0.29, -1.58, -3.87, 6.99, -0.81, 4.33, 1.69, -1.94, -0.45, 0.7,
+    -11.76, -0.77, -1.02, 5.77, -2.6, -0.99, -2.94])[:, None]
+_LARGE_COUNTS_Y = np.array([
+    14276, 48229, 52908, 10140, 22509, 57969, 51912, 11153, 11977, 8503, 23311, 11418, 51932, 33349, 19895, 9347,
+    22912, 8451, 18704, 48411, 37598, 54078, 12900, 19969, 15126, 9828, 57704, 17924, 48923, 30880, 14161, 19460,
+    25089, 13147, 18143, 17010, 55853, 12321, 17058, 11753])
+
+
+@pytest.mark.parametrize("method", ["fast", "mackay", "em"])
+def test_poisson_fits_where_a_mode_search_fails_end_or_warn_without_crashing(method: str) -> None:
+    """Counts of 8e3-6e4 on a wide RBF (gamma 2.8e-4): fuzzed, the fast method raised SolverError from one
+    of its starts, MacKay's from a mode search after an update, and EM's fast finish an AttributeError on the
+    None mode of a start it could not linearise (then EM's result was returned as converged, with evidence
+    -1.4e8 and infinite predicted rates). A start without a mode is skipped, MacKay and EM stop at their
+    last state that had one, and a result the fast moves could not finish is reported not converged."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = PoissonRVR(gamma=2.7939e-4, method=method).fit(_LARGE_COUNTS_X, _LARGE_COUNTS_Y)
+    assert model.result_.converged or any(issubclass(w.category, ConvergenceWarning) for w in caught)
