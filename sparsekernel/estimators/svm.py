@@ -79,7 +79,7 @@ from __future__ import annotations
 import contextlib
 import numbers
 import warnings
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 import scipy.sparse
@@ -506,13 +506,22 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         return self
 
     def _class_weight_vector(self, y: Array) -> Array:
-        """scikit-learn's ``class_weight_``: one weight per class of ``classes_`` (ones for None)."""
+        """scikit-learn's ``class_weight_``: one weight per class of ``classes_`` (ones for None), each a
+        positive finite number (``validation.DOMAINS``): a dict's weight multiplies C, and a zero, negative
+        or NaN one is refused here, naming class_weight and the class, not the class's emptied pair."""
         cw = self.class_weight
         if cw is None:
             return np.ones(self.classes_.shape[0])
-        if isinstance(cw, str) and cw != "balanced":
+        if not (cw == "balanced" if isinstance(cw, str) else isinstance(cw, Mapping)):
             raise fail("class_weight", "None, 'balanced' or a dict {label: weight}", cw)
-        return np.asarray(compute_class_weight(cw, classes=self.classes_, y=y), dtype=np.float64)
+        try:
+            weights = np.asarray(compute_class_weight(cw, classes=self.classes_, y=y), dtype=np.float64)
+        except (TypeError, ValueError) as exc:       # a key that is no class of y, a weight that is no number
+            raise fail("class_weight", f"None, 'balanced' or a dict {{label: weight}} over the classes of y "
+                                       f"{self.classes_.tolist()}", cw) from exc
+        for label, weight in zip(self.classes_.tolist(), weights.tolist()):
+            check_param(f"class_weight[{label!r}]", weight, "class_weight")
+        return weights
 
     def _pairs_blas_threads(self) -> int | None:
         """BLAS threads around the pairs of a multiclass SMO fit: the SMO's own limit, set once for

@@ -27,7 +27,7 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
@@ -1078,8 +1078,14 @@ def flatten(constraints: dict[str, Any]) -> list[Any]:
 
 
 def _least_squares_expansion(F: Array) -> Callable[[Array], Array]:
-    """w -> c with F^T c = w (minimum norm), so w^T phi(x) = sum_n c_n k(x, x_n) on span(F)."""
-    def expansion(w: Array) -> Array:
-        return np.linalg.lstsq(to_dense(F).T, w, rcond=None)[0]
-    return expansion
+    """w -> c with F^T c = w (minimum norm), so w^T phi(x) = sum_n c_n k(x, x_n) on span(F).
+
+    A ``partial`` of a module-level function, not a closure: the machine caches its feature space,
+    and a fitted estimator holding the machine must pickle."""
+    return partial(_least_squares_coefficients, F)
+
+
+def _least_squares_coefficients(F: Array, w: Array) -> Array:
+    """The minimum-norm c with F^T c = w."""
+    return np.linalg.lstsq(to_dense(F).T, w, rcond=None)[0]
 

@@ -211,6 +211,25 @@ def test_precomputed_kernel_and_bad_parameters() -> None:
             bad.fit(X_train, y_train)
 
 
+@pytest.mark.parametrize("class_weight, message", [
+    ({0: -1.0, 1: 1.0}, r"class_weight\[0\] must be a positive finite number; got -1.0"),
+    ({0: 0.0}, r"class_weight\[0\] must be a positive finite number; got 0.0"),
+    ({1: float("nan")}, r"class_weight\[1\] must be a positive finite number; got nan"),
+    ({5: 2.0}, r"class_weight must be None, 'balanced' or a dict \{label: weight\} over the classes of y \[0, 1\]"),
+    ([1.0, 2.0], r"class_weight must be None, 'balanced' or a dict \{label: weight\}; got \[1.0, 2.0\]"),
+])
+def test_a_bad_class_weight_is_refused_naming_class_weight(class_weight, message) -> None:
+    """A zero, negative or NaN class weight emptied its class's pairs and was refused as a bad
+    *sample_weight*; a dict over other labels or a list reached scikit-learn's own errors (differential
+    fuzz: y in {-1, +1} with class_weight {0: w, 1: w})."""
+    from sparsekernel.errors import ValidationError
+
+    X, y = skdata.make_classification(n_samples=40, n_features=3, n_informative=2, n_redundant=0, random_state=0)
+    for est in (SVC(class_weight=class_weight), NuSVC(class_weight=class_weight)):
+        with pytest.raises(ValidationError, match=message):
+            est.fit(X, y)
+
+
 @pytest.mark.parametrize("solver", ["smo", "clarabel", "osqp", "primal-clarabel", "qp-clarabel", "qp-osqp"])
 def test_a_fitted_estimator_pickles_whatever_its_solver(solver: str) -> None:
     import pickle
