@@ -243,9 +243,9 @@ def rvm_regression(
                       "evidence recomputed on an orthogonal factorisation (rounding): not certified a maximum")
         elif run.refused > tol:
             reason = (f"stopped at a point that is not a stationary point of the evidence: an excluded function "
-                      f"with q^2 > s would gain {run.refused:.3g} nats (> tol={tol:g}) but was not added (it lies "
-                      f"numerically in the span of the included ones or copies one, or the last moves' budget "
-                      f"of {SETTLE_ROUNDS} ran out)")
+                      f"(q^2 > s, with a flat prior) would gain {run.refused:.3g} nats (> tol={tol:g}) but was not "
+                      f"added (it lies numerically in the span of the included ones or copies one, or the last "
+                      f"moves' budget of {SETTLE_ROUNDS} ran out)")
         elif run.left > tol:
             reason = (f"stopped when its last moves on the orthogonal factorisation (at most {SETTLE_ROUNDS}, each "
                       f"confirmed by a new factorisation) ran out, with a move of Algorithm 7.2 that would still "

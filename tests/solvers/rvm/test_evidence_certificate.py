@@ -624,3 +624,22 @@ def test_fits_under_a_large_target_offset_are_certified(method: str) -> None:
     X, y = _offset_case()
     model = RVR(gamma=0.014488273472727423, method=method).fit(X, y)
     assert model.result_.converged and model.report_.ok
+
+
+def test_a_fast_hyperprior_fit_whose_span_test_refused_a_gain_is_not_reported_converged() -> None:
+    """A rank-one linear kernel on 3 points: every column a copy of the others. Under Gam(alpha | c, d) with
+    c > 1 adding a copy raises the objective by the prior term alone (4.53 nats here); the fast method's
+    span test refused it and ``refused_gain`` returned 0 for any non-flat prior, so the fit was reported
+    converged while its certificate failed (fuzzed; MacKay and EM, which start with every function, pass)."""
+    from sparsekernel.estimators import RVR
+
+    X = np.array([[0.050435115068353825], [-0.0028035849195655015], [-0.06051899499833199]])
+    y = np.array([0.023312196233041753, 0.021110098364663172, 0.01923225023575685])
+    prior = (1.0, 44.094383882723214, 2.4397390337281415, 0.022780825692684734)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = RVR(kernel="linear", hyperprior=prior).fit(X, y)
+    assert not model.report_.ok  # the refused copy's gain: the certificate's add row
+    assert not model.result_.converged
+    assert any(issubclass(w.category, ConvergenceWarning) and "would gain 4.53 nats" in str(w.message)
+               for w in caught)
