@@ -1067,3 +1067,20 @@ def test_every_pool_gram_matrix_is_exactly_symmetric(monkeypatch) -> None:
     for pool in pools:
         np.testing.assert_array_equal(pool.gram, pool.gram.T)
     assert evidence_report(design, t, result).ok
+
+
+@pytest.mark.parametrize("method", ["mackay", "em"])
+def test_an_iterative_start_that_cannot_factor_says_what_to_change(method: str) -> None:
+    """A poly kernel on inputs of size 100 under a Gamma hyperprior (the fit works in the caller's units):
+    Phi^T Phi ~ 1e26 against alpha_init = 1, and MacKay's and EM's first Cholesky factor fails. The error
+    advised lowering alpha_max or raising noise_floor, neither of which applies at the start (fuzzed)."""
+    from sparsekernel.errors import SolverError
+    from sparsekernel.kernels import Polynomial
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2)) * 100.0
+    t = 80.0 * (np.sin(X[:, 0] / 100.0) + 0.1 * rng.normal(size=40))
+    K = Polynomial(degree=3, gamma=0.41, coef0=0.0)(X)
+    with pytest.raises(SolverError, match=rf"method='{method}' cannot start: .* raise alpha_init, rescale Phi, or "
+                                          r"use method='fast'"):
+        rvm_regression(K, t, method, hyperprior=(1.0, 1.2e-6, 1.41, 9.5))
