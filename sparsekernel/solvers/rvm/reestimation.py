@@ -133,7 +133,7 @@ def iterative_regression(
     G, ba = PhiTPhi, b  # Phi_a^T Phi_a and Phi_a^T t of the functions still included
     last = None  # the last state whose posterior factored
     while iterations < opts.max_iter and active.size:
-        post = _factored_posterior(G, ba, alpha, beta, last is None)
+        post = _factored_posterior(G, ba, alpha, beta, opts.method if last is None else None)
         if post is None:  # the update left A + beta Phi^T Phi beyond Cholesky: back to the last state
             active, alpha, beta, G, ba = last
             broken = True
@@ -169,9 +169,11 @@ def iterative_regression(
     )
 
 
-def _factored_posterior(G: Array, b: Array, alpha: Array, beta: float, first: bool) -> Posterior | None:
+def _factored_posterior(G: Array, b: Array, alpha: Array, beta: float, first: str | None) -> Posterior | None:
     """Result 7.12 by the Cholesky factor of A + beta Phi^T Phi (7.83), or None where that matrix is not
-    numerically positive definite after an update (``first``: at the start, the SolverError is raised).
+    numerically positive definite after an update. At the start (``first``, the method's name) a SolverError
+    that says what to change: the generic advice (lower alpha_max, raise noise_floor) does not apply there
+    (fuzzed: a poly kernel under a Gamma hyperprior, whose fit works in the caller's units, Phi^T Phi ~ 1e28).
 
     MacKay's and EM's updates can drive alpha_i to ~1e-12 of beta ||phi_i||^2 on nearly collinear columns
     (wide kernels, targets whose offset is 1e6 times their spread), where the factor fails: fuzzed, RVR
@@ -180,10 +182,15 @@ def _factored_posterior(G: Array, b: Array, alpha: Array, beta: float, first: bo
     """
     try:
         return posterior(G, b, alpha, beta)
-    except SolverError:
-        if first:
-            raise
-        return None
+    except SolverError as exc:
+        if first is None:
+            return None
+        raise SolverError(
+            f"method={first!r} cannot start: with every alpha_i = {float(np.min(alpha)):.3g} (alpha_init, in the "
+            f"units of alpha_max) and beta = {beta:.3g}, the posterior precision A + beta Phi^T Phi ({G.shape[0]} x "
+            f"{G.shape[0]}) is not numerically positive definite (largest diagonal of Phi^T Phi: "
+            f"{float(np.max(np.diag(G), initial=0.0)):.3g}); raise alpha_init, rescale Phi, or use method='fast'",
+            status="cholesky", solver="rvm") from exc
 
 
 @dataclass(frozen=True)

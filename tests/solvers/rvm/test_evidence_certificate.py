@@ -624,3 +624,36 @@ def test_fits_under_a_large_target_offset_are_certified(method: str) -> None:
     X, y = _offset_case()
     model = RVR(gamma=0.014488273472727423, method=method).fit(X, y)
     assert model.result_.converged and model.report_.ok
+
+
+def test_a_fast_hyperprior_fit_whose_span_test_refused_a_gain_is_not_reported_converged() -> None:
+    """A rank-one linear kernel on 3 points: every column a copy of the others. Under Gam(alpha | c, d) with
+    c > 1 adding a copy raises the objective by the prior term alone (4.53 nats here); the fast method's
+    span test refused it and ``refused_gain`` returned 0 for any non-flat prior, so the fit was reported
+    converged while its certificate failed (fuzzed; MacKay and EM, which start with every function, pass)."""
+    from sparsekernel.estimators import RVR
+
+    X = np.array([[0.050435115068353825], [-0.0028035849195655015], [-0.06051899499833199]])
+    y = np.array([0.023312196233041753, 0.021110098364663172, 0.01923225023575685])
+    prior = (1.0, 44.094383882723214, 2.4397390337281415, 0.022780825692684734)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = RVR(kernel="linear", hyperprior=prior).fit(X, y)
+    assert not model.report_.ok  # the refused copy's gain: the certificate's add row
+    assert not model.result_.converged
+    assert any(issubclass(w.category, ConvergenceWarning) and "would gain 4.53 nats" in str(w.message)
+               for w in caught)
+
+
+def test_an_em_hyperprior_fit_keeps_the_fast_finish_that_raises_its_objective() -> None:
+    """Under Gam(beta | a, b), Gam(alpha | c, d) the fast finish after EM raises (7.85) + the log priors but
+    may lower (7.85) alone; it was compared by (7.85), dropped, and EM's own stop returned as converged with
+    a beta move of 0.035 nats left (fuzzed; 0.1 to 57 nats on other cases)."""
+    from sparsekernel.estimators import RVR
+
+    X = np.array([[-51.69519063084947, -73.96516791251655], [61.73064322435453, -49.23489069168651],
+                  [-32.26001211701664, 33.62278425237508]])
+    y = np.array([-608.712366537583, 856.1603445051771, -543.9433947363391])
+    prior = (1.0, 4.944551570456588, 1.0, 0.004068103548216748)
+    model = RVR(method="em", bias=False, hyperprior=prior).fit(X, y)
+    assert model.result_.converged and model.report_.ok
