@@ -76,17 +76,19 @@ def best_included_flat(alpha, Sigma, m, alpha_max):  # pragma: no cover
         s = 1.0 / d - a
         q = m[k] / d
         # lambda(alpha_k) = (ln(a d) + q^2 d)/2 (7.97), as a/(a+s) = a d and a + s = 1/d;
-        # lambda(alpha*) = (x - 1 - ln x)/2; the two logarithms are taken as one.
+        # lambda(alpha*) = (x - 1 - ln x)/2. Their difference is (y - 1 - ln y)/2 with y = x a d, since
+        # x - q^2 d = q^2 (1/s - 1/(a + s)) = x a d exactly: taken as x - 1 - q^2 d - ln y it subtracted two
+        # values of up to 1e14 (a << s) and kept rounding gains of 2^-6 that drove runs of 10,000 steps.
         # Each gain is first bounded above with ln y >= 1 - 1/y; the logarithm is taken only for a
         # function whose bound beats the best gain so far (most of them do not).
         qqd = q * q * d
         x = q * q / s if s > 0.0 else -1.0
         if x > 1.0 and s / (x - 1.0) <= alpha_max:
             y = x * a * d
-            if 0.5 * (x - 2.0 - qqd + 1.0 / y) <= best_gain:
+            if 0.5 * (y - 2.0 + 1.0 / y) <= best_gain:
                 continue
             new = s / (x - 1.0)
-            gain = 0.5 * (x - 1.0 - qqd - math.log(y))
+            gain = 0.5 * (y - 1.0 - math.log(y))
         else:
             y = a * d
             if -0.5 * (qqd + 1.0 - 1.0 / y) <= best_gain:

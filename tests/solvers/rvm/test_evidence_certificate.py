@@ -657,3 +657,38 @@ def test_an_em_hyperprior_fit_keeps_the_fast_finish_that_raises_its_objective() 
     prior = (1.0, 4.944551570456588, 1.0, 0.004068103548216748)
     model = RVR(method="em", bias=False, hyperprior=prior).fit(X, y)
     assert model.result_.converged and model.report_.ok
+
+
+@pytest.mark.parametrize("ratio", [1e-14, 1e-10, 1e-3, 10.0])
+@pytest.mark.parametrize("y", [0.5, 1.1, 3.0])
+def test_the_compiled_re_estimation_gain_is_the_change_of_lambda_without_cancellation(ratio: float, y: float) -> None:
+    """``_loops.best_included_flat`` took lambda(alpha*) - lambda(alpha_k) (7.97) as x - 1 - q^2 d - ln y, a
+    difference of two values of up to 1e14 where alpha_k << s_k (its rounding, 2^-6 nats, drove fast runs of
+    10,000 steps of creep); it is (y - 1 - ln y) / 2 with y = x alpha_k Sigma_kk. Checked against (7.97)
+    evaluated in 50-digit decimal arithmetic from the same Sigma_kk, m_k and alpha_k (at ratio 10, y = 0.5:
+    q^2 < s, the deletion's gain)."""
+    from decimal import Decimal, getcontext
+
+    from sparsekernel.solvers.rvm._bound_loops import best_included_flat
+
+    getcontext().prec = 50
+    s, a = 2.0, 2.0 * ratio
+    d = 1.0 / (a + s)
+    q = math.sqrt(y * s * (a + s) / a)                    # y = (q^2 / s) a d
+    Sigma, m, alpha = np.array([[d]]), np.array([q * d]), np.array([a])
+    k, alpha_new, gain = best_included_flat(alpha, Sigma, m, 1e300)
+    D = Decimal
+    d_, a_ = D(float(Sigma[0, 0])), D(float(alpha[0]))
+    s_, q_ = 1 / d_ - a_, D(float(m[0])) / d_            # (7.104)-(7.105) from the same floats, exactly
+
+    def lam_(alpha_: Decimal) -> Decimal:                # (7.97)
+        return (alpha_.ln() - (alpha_ + s_).ln() + q_ * q_ / (alpha_ + s_)) / 2
+
+    if q_ * q_ > s_:
+        star = s_ * s_ / (q_ * q_ - s_)                  # (7.101)
+        expected = float(lam_(star) - lam_(a_))
+        assert k == 0 and alpha_new == pytest.approx(float(star), rel=1e-12)
+    else:                                                # q^2 <= s: the deletion, lambda(inf) = 0
+        expected = float(-lam_(a_))
+        assert k == 0 and alpha_new == math.inf
+    assert gain == pytest.approx(expected, rel=1e-9, abs=1e-12)
