@@ -702,8 +702,15 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         for k, (index, sol) in enumerate(zip(self._index, self._solutions)):
             dual[k, index] = sol.a
         self.dual_ = dual[0] if K == 2 else dual
-        self.probA_ = np.array([s.A for s in self._sigmoids], dtype=np.float64)
-        self.probB_ = np.array([s.B for s in self._sigmoids], dtype=np.float64)
+        self.probA_, self.probB_ = self._libsvm_sigmoids(K)
+
+    def _libsvm_sigmoids(self, K: int) -> tuple[Array, Array]:
+        """``probA_``, ``probB_`` as LIBSVM keeps them (and scikit-learn, unflipped): pair (i, j), i < j,
+        p(i | i or j) = 1 / (1 + exp(A f + B)) on its value f, positive for class i. Our pairs are LIBSVM's
+        but for two classes, where ours is (1, 0) with f = -y: there A is unchanged and B changes sign."""
+        A = np.array([s.A for s in self._sigmoids], dtype=np.float64)
+        B = np.array([s.B for s in self._sigmoids], dtype=np.float64)
+        return (A, -B) if K == 2 else (A, B)
 
     def _dual_coef(self, coef: Array, labels: NDArray[np.intp], support: NDArray[np.intp]) -> Array:
         return libsvm_dual_coef(coef, labels, support, self.pairs_, self.classes_.shape[0])
