@@ -542,7 +542,7 @@ def test_a_fit_that_interpolates_its_targets_with_tiny_alphas_is_reported_as_its
     post = whitened_posterior(Phi, y, model.alpha_, model.beta_)
     s, q = kept_sq(model.alpha_, post)
     row = model.report_.rows[0]  # re-estimate a kept alpha_i (7.101)
-    i = row.where if row.where is not None else 0
+    i = int(np.flatnonzero(model.relevance_vectors_ == row.where)[0]) if row.where is not None else 0  # a column
     alpha = model.alpha_.copy()
     alpha[i] = s[i] ** 2 / (q[i] ** 2 - s[i]) if q[i] ** 2 > s[i] else alpha[i]
     exact = whitened_posterior(Phi, y, alpha, model.beta_).evidence - post.evidence  # (7.85) recomputed
