@@ -38,7 +38,7 @@ from ..validation import check_matrix, check_param, fail
 from ..errors import NonConvexWarning, SolverError, ValidationError
 from ..kernels import Kernel, feature_map, make_kernel
 from ..sparse import issparse, read_only_rows, to_dense
-from ..solvers.standard_qp import RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
+from ..solvers.standard_qp import BOUND_ROUNDING, RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
 from .solution import Solution
 
 __all__ = [
@@ -76,8 +76,9 @@ KERNEL_TIMES_MIN_ROWS = 64
 BOUND_TOL = 1e-5
 #: The same for the SMO's multipliers, which its steps put on their bounds exactly: a free one may be 1e-9
 #: of its box (a cut at BOUND_TOL dropped such from the support), and what it leaves at a bound differs
-#: from it by rounding only (the warm start's refilled sums leave ~1e-16 where the cold fit has 0).
-SMO_BOUND_TOL = 1e-12
+#: from it by rounding only (the warm start's refilled sums leave ~1e-16 where the cold fit has 0). The
+#: SMO's rho reads the same rule.
+SMO_BOUND_TOL = BOUND_ROUNDING
 
 
 def multiplier_scale(multipliers: Array, box: float, unit: float = 1.0, reach: float | None = None) -> float:

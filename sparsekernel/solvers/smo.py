@@ -113,7 +113,7 @@ from ..errors import SolverError
 from ..kernels import RBF, check_finite_values
 from ..sparse import issparse
 from .._lazy import lazy_module
-from .standard_qp import QPResult, RhoEstimate, StandardQP, calculate_rho, calculate_rho_nu
+from .standard_qp import BOUND_ROUNDING, QPResult, RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
 
 __all__ = ["smo", "smo_standard", "compute_rho", "SMOTrace", "SMOResult", "OUTCOME_OF", "WSS_RULES", "TAU",
            "MARGIN_TOL"]
@@ -774,7 +774,7 @@ class _Run:
         y, p, lower, upper, index = self.prob[:5]
         a = self.st[0]
         scale, N = float(self.fpar[nb.F_SCALE]), self.cache.N
-        at_lower, at_upper = a <= lower, a >= upper
+        at_lower, at_upper = bound_masks(a, lower, upper, BOUND_ROUNDING)      # as ``compute_rho``'s
         support = np.zeros(N, dtype=bool)
         support[index[~at_lower]] = True
         support |= (U != 0.0).any(axis=1)
@@ -982,8 +982,10 @@ def compute_rho(qp: StandardQP, a: Array, G: Array) -> RhoEstimate:
     """LIBSVM's rho at the final iterate: the mean of y_i G_i over the free variables (the KKT
     condition y_i G_i = rho of a free one), else the midpoint of the bounded ones' interval;
     per sign of y for the nu forms (Solver_NU). The machine turns it into b ((7.18), (7.37)),
-    rho (Result 7.7), epsilon ((7.69)) or R^2."""
-    at_lower, at_upper = a <= qp.lower, a >= qp.upper
+    rho (Result 7.7), epsilon ((7.69)) or R^2. A multiplier within the rounding of a bound is at it
+    (``standard_qp.BOUND_ROUNDING``, the Solution's support rule)."""
+    at_lower, at_upper = bound_masks(a, np.asarray(qp.lower, dtype=np.float64), np.asarray(qp.upper, dtype=np.float64),
+                                     BOUND_ROUNDING)
     return (calculate_rho_nu if qp.is_nu else calculate_rho)(qp.y, G, at_lower, at_upper)
 
 

@@ -103,9 +103,6 @@ def test_a_nu_path_keeps_the_support_of_the_cold_fits() -> None:
         assert np.abs(model.dual_coef_).min() > 1e-8
 
 
-@pytest.mark.xfail(strict=True, reason="open: rho's free set counts a multiplier left at the rounding of a bound; "
-                   "treating it as at the bound in compute_rho fixes this case but breaks the banded stop "
-                   "check's threshold (test_smo's banded nu-SVC), which must take the same rho")
 def test_a_multiplier_left_at_rounding_of_a_bound_is_at_the_bound() -> None:
     """Along epsilon the warm SMO emptied a multiplier to 5.6e-17 (the rounding of its warm start, 0.402),
     which counted as free and set rho alone at the end of its KKT interval: b = 0.2285 against the cold
