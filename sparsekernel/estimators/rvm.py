@@ -12,12 +12,12 @@ import warnings
 from typing import Any
 
 import numpy as np
-import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ..solvers.rvm.certificate import evidence_report, laplace_report
+from ..sparse import issparse
 from ..validation import check_matrix, check_real_targets, check_same_length
 from ..errors import ConvergenceWarning, SparseInputError, ValidationError
 from ..solvers.rvm import (
@@ -46,7 +46,7 @@ def _validated(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike = _NO_Y, res
     of X finite (``validation.check_matrix``: the index of the first NaN or inf). A scipy.sparse X is refused
     with a SparseInputError (a ValidationError and a TypeError) naming X: scikit-learn's bare TypeError
     escaped before."""
-    if scipy.sparse.issparse(X):
+    if issparse(X):
         raise SparseInputError(f"X must be a dense 2-D array for {type(estimator).__name__} (the RVMs do not take "
                                f"scipy.sparse input); got a scipy.sparse matrix of shape {X.shape} (pass X.toarray() "
                                "if it fits)")

@@ -984,8 +984,7 @@ def compute_rho(qp: StandardQP, a: Array, G: Array) -> RhoEstimate:
     per sign of y for the nu forms (Solver_NU). The machine turns it into b ((7.18), (7.37)),
     rho (Result 7.7), epsilon ((7.69)) or R^2. A multiplier within the rounding of a bound is at it
     (``standard_qp.BOUND_ROUNDING``, the Solution's support rule)."""
-    at_lower, at_upper = bound_masks(a, np.asarray(qp.lower, dtype=np.float64), np.asarray(qp.upper, dtype=np.float64),
-                                     BOUND_ROUNDING)
+    at_lower, at_upper = bound_masks(a, qp.lower, qp.upper, BOUND_ROUNDING)
     return (calculate_rho_nu if qp.is_nu else calculate_rho)(qp.y, G, at_lower, at_upper)
 
 

@@ -347,7 +347,7 @@ def _regression_report(design: Design, t: Array, relevance: NDArray[np.intp], bi
                           beta_floor / target_scale(t) ** 2 if flat else beta_floor, tol))
     title = (f"RVM evidence certificate: {what}, N = {N}, M = {M}, {len(labels)} kept "
              f"functions, beta = {beta:.4g}" + ("" if flat else ", Gamma hyperpriors"))
-    log_prior = None if flat else prior.hyper.log_alpha(alpha) + prior.hyper.log_beta(beta)
+    log_prior = None if flat else prior.hyper.log_density(alpha, beta)
     return EvidenceReport(title, tuple(rows), float(post.evidence), reported, tol, rounding=post.rounding,
                           compared=compared, certifies=MAXIMUM if flat else MAXIMUM_WITH_PRIOR,
                           log_hyperprior=log_prior)

@@ -84,6 +84,10 @@ class Hyperprior:
             return 0.0
         return (self.a - 1.0) * math.log(beta) - self.b * beta
 
+    def log_density(self, alpha: Array, beta: float) -> float:
+        """ln Gam(beta | a, b) + sum_i ln Gam(alpha_i | c, d) (unnormalised): what the fit adds to (7.85)."""
+        return self.log_alpha(alpha) + self.log_beta(beta)
+
 
 FLAT = Hyperprior()
 

@@ -141,7 +141,7 @@ def iterative_regression(
         last = (active, alpha, beta, G, ba)
         E_D = _misfit(G, ba, tt, post.m)
         value = log_evidence_star(N, beta, alpha, post, E_D)  # (7.85) by (*)
-        objective = value + opts.prior.log_alpha(alpha) + opts.prior.log_beta(beta)
+        objective = value + opts.prior.log_density(alpha, beta)
         history.append(value)
         change, previous = abs(objective - previous), objective
         if change <= opts.tol:
