@@ -247,7 +247,7 @@ class RVR(RegressorMixin, RVMEstimatorBase):
         self._store(X, kernel, result)
         # the certificate: the largest evidence gain one move would still make (solvers.rvm.certificate)
         self.report_ = evidence_report(design, y, result, tol=max(10 * self.tol, 1e-2), noise_floor=self.noise_floor,
-                                       hyperprior=self.hyperprior, alpha_max=self.alpha_max)
+                                       hyperprior=self.hyperprior, alpha_max=self.alpha_max, bias=self.bias)
         _warn_if_uncertified(self, result.converged)
         return self
 
@@ -313,7 +313,7 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
         )
         self._store(X, kernel, result)
         # the certificate on the effective problem (7.117)-(7.119) at the mode (solvers.rvm.certificate)
-        self.report_ = laplace_report(design, labels, result, tol=max(10 * self.tol, 1e-2))
+        self.report_ = laplace_report(design, labels, result, tol=max(10 * self.tol, 1e-2), bias=self.bias)
         _warn_if_uncertified(self, result.converged)
         return self
 
@@ -400,7 +400,7 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
                              max_iter=self.max_iter, alpha_init=self.alpha_init)
         self._store(X, kernel, result)
         # the certificate on the effective problem (7.117)-(7.119) at the mode, as RVC's
-        self.report_ = laplace_report(design, y, result, tol=max(10 * self.tol, 1e-2))
+        self.report_ = laplace_report(design, y, result, tol=max(10 * self.tol, 1e-2), bias=self.bias)
         _warn_if_uncertified(self, result.converged)
         return self
 

@@ -60,7 +60,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ...validation import check_param, check_real_dtype, fail
 from .checks import check_bias, check_design, check_hyperprior, target_scale
-from .design import DenseDesign, Design
+from .design import DenseDesign, Design, WithBias
 from .laplace import ModeOptions, find_mode, laplace_log_evidence
 from .likelihood import Bernoulli, Likelihood, Softmax
 from .posterior import (FLAT, Hyperprior, Whitened, alpha_gain, alpha_star, covariance_from_factor, lam_change,
@@ -190,7 +190,7 @@ def gain_to_optimum(alpha: Array, s: Array, q: Array) -> tuple[Array, Array]:
 
 def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: float = 1e-2,
                     noise_floor: float = 1e-6, *, hyperprior: object = None,
-                    alpha_max: float = 1e9) -> EvidenceReport:
+                    alpha_max: float = 1e9, bias: bool | None = None) -> EvidenceReport:
     """The certificate of a regression RVM fit on (Phi, t) (module docstring).
 
     Parameters
@@ -215,6 +215,16 @@ def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: fl
     alpha_max : float
         With a hyperprior, the fit's ``alpha_max`` (caller's units): a function
         whose best alpha exceeds it is pruned, not re-estimated or added.
+    bias : bool or None
+        Whether the fit could keep the constant function phi_0 = 1
+        (``rvm_regression``'s ``bias``): where it did not keep it, adding it is
+        one more row of the add move. None: as ``result.bias_used`` (a pruned
+        bias is then not a candidate).
+
+    A fit that pruned every function (``result.all_pruned``) is certified as
+    the empty model: the bias it keeps at ``alpha_max`` for prediction is a
+    placeholder, not a maximiser (under Gam(alpha | c, d) with d > 0 it would
+    be charged d alpha_max), and the bias is a candidate to add back.
 
     Raises
     ------
@@ -230,11 +240,15 @@ def evidence_report(Phi: ArrayLike, t: ArrayLike, result: RVMRegression, tol: fl
     beta_floor = 1.0 / float(check_param("noise_floor", noise_floor, "C"))
     prior = _Prior(check_hyperprior(hyperprior), float(check_param("alpha_max", alpha_max, "C")))
     design, t = _regression_data(Phi, t)
+    used = bool(result.bias_used)
+    allowed = used if bias is None else check_bias(bias)
     index, precisions, beta = _checked_model(design.shape[1], result.relevance, result.alpha, result.beta,
-                                             bool(result.bias_used), "result.")
+                                             used, "result.")
+    if result.all_pruned:                        # the empty model, not its placeholder bias at alpha_max
+        index, precisions, used, allowed = index[:0], precisions[:0], False, allowed or used
     reported = float(result.log_evidence[-1]) if len(result.log_evidence) else math.nan
-    return _regression_report(design, t, index, bool(result.bias_used), precisions, beta, tol, beta_floor,
-                              reported, f"{result.method} fit", prior=prior)
+    return _regression_report(design, t, index, used, precisions, beta, tol, beta_floor,
+                              reported, f"{result.method} fit", prior=prior, bias_candidate=allowed and not used)
 
 
 def evidence_report_at(Phi: ArrayLike, t: ArrayLike, relevance: ArrayLike, alpha: ArrayLike, beta: float, *,
@@ -325,9 +339,11 @@ class _Prior:
 
 def _regression_report(design: Design, t: Array, relevance: NDArray[np.intp], bias: bool, alpha: Array,
                        beta: float, tol: float, beta_floor: float, reported: float, what: str,
-                       compared: bool = True, prior: _Prior = _Prior()) -> EvidenceReport:
+                       compared: bool = True, prior: _Prior = _Prior(),
+                       bias_candidate: bool = False) -> EvidenceReport:
     """The rows of the module docstring at (relevance, alpha, beta), from one orthogonal factorisation;
-    with a hyperprior, the gains of the objective the fit maximises, (7.85) + its logarithm (Ex. 7.13)."""
+    with a hyperprior, the gains of the objective the fit maximises, (7.85) + its logarithm (Ex. 7.13).
+    ``bias_candidate``: the constant column, not in the model, is one of the functions to add."""
     N, M = design.shape
     kept = design.columns(relevance)
     if bias:
@@ -337,12 +353,16 @@ def _regression_report(design: Design, t: Array, relevance: NDArray[np.intp], bi
     post = whitened_posterior(kept, t, alpha, beta)  # (7.82)-(7.85) by an orthogonal factorisation
     s, q = kept_sq(alpha, post)
     S, Q = factors_over(design, excluded, post)
+    candidates: list = [int(i) for i in excluded]
+    if bias_candidate:
+        S_0, Q_0 = post.factors(np.ones((N, 1)))                     # (7.102)-(7.103) of phi_0 = 1
+        S, Q, candidates = np.concatenate([S_0, S]), np.concatenate([Q_0, Q]), ["bias"] + candidates
     flat = prior.hyper.flat
     if flat:
         rows = _kept_rows_sq(alpha, s, q, labels, tol)
-        rows.append(add_row(S, Q, [int(i) for i in excluded], tol))
+        rows.append(add_row(S, Q, candidates, tol))
     else:
-        rows = _prior_rows(alpha, s, q, S, Q, labels, [int(i) for i in excluded], prior, tol)
+        rows = _prior_rows(alpha, s, q, S, Q, labels, candidates, prior, tol)
     rows.append(_beta_row(kept, t, alpha, beta, post, prior.hyper,
                           beta_floor / target_scale(t) ** 2 if flat else beta_floor, tol))
     title = (f"RVM evidence certificate: {what}, N = {N}, M = {M}, {len(labels)} kept "
@@ -482,7 +502,7 @@ def _row(tag: str, move: str, gains: Array, labels: list, tol: float) -> Evidenc
 
 
 def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification | RVMPoisson,
-                   tol: float = 1e-2) -> EvidenceReport:
+                   tol: float = 1e-2, *, bias: bool | None = None) -> EvidenceReport:
     """The certificate of a fit under the Laplace approximation on (Phi, t): the regression's, on the effective
     problem. A classification fit (``rvm_classification``: Bernoulli or softmax) or a Poisson one
     (``rvm_poisson``: counts with the log link, B = diag(exp(a)) by (7.111)).
@@ -509,6 +529,10 @@ def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification | RVM
     result : RVMClassification or RVMPoisson
     tol : float > 0
         Largest gain in nats that still counts as converged.
+    bias : bool or None
+        Whether the fit could keep the constant function (``rvm_classification``'s
+        or ``rvm_poisson``'s ``bias``): its pairs (bias, output) outside the
+        model are then candidates of the add row. None: as ``result.bias_used``.
 
     Raises
     ------
@@ -522,6 +546,7 @@ def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification | RVM
     design = check_design(Phi)
     N, M = design.shape
     likelihood, T, outputs, model = _laplace_targets(result, t, N)
+    allowed = (bias is not None and check_bias(bias)) or bool(result.bias_used)
     relevance = checked_relevance(result.relevance, M, "result.")
     kept = design.columns(relevance)
     if result.bias_used:
@@ -537,12 +562,15 @@ def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification | RVM
     O = T.shape[1]
     pair_names = [names[r] if O == 1 else f"{names[r]}/{k}" for r, k in zip(row, output)]
     rows = kept_rows(alpha, Sigma, mode.w, pair_names, tol)
-    S, Q = _effective_factors(design, kept, row, output, T, mode, Sigma, alpha)
-    out = np.ones((M, O), dtype=bool)
-    in_design = row >= int(result.bias_used)  # the bias row is no column of the design
-    out[relevance[row[in_design] - int(result.bias_used)], output[in_design]] = False
+    # the candidates: every (column, output) pair outside the model, the bias's as column 0 where it may be kept
+    candidates: Design = WithBias(design) if allowed else design
+    S, Q = _effective_factors(candidates, kept, row, output, T, mode, Sigma, alpha)
+    column = np.concatenate([[0] if bias else [], relevance + int(allowed)]).astype(np.intp)  # kept rows' columns
+    out = np.ones((M + int(allowed), O), dtype=bool)
+    out[column[row], output] = False
     i, k = np.nonzero(out)
-    add_labels = [int(a) for a in i] if O == 1 else [f"{a}/{b}" for a, b in zip(i, k)]
+    name = ["bias"] * int(allowed) + list(range(M))
+    add_labels = [name[a] for a in i] if O == 1 else [f"{name[a]}/{b}" for a, b in zip(i, k)]
     rows.append(add_row(S[i, k], Q[i, k], add_labels, tol))
     evidence = laplace_log_evidence(mode, alpha)  # (7.114)
     reported = float(result.log_evidence[-1]) if len(result.log_evidence) else math.nan

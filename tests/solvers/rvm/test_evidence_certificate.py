@@ -692,3 +692,84 @@ def test_the_compiled_re_estimation_gain_is_the_change_of_lambda_without_cancell
         expected = float(-lam_(a_))
         assert k == 0 and alpha_new == math.inf
     assert gain == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("method", ["fast", "mackay", "em"])
+def test_a_fit_that_prunes_every_function_under_a_hyperprior_is_certified_as_the_empty_model(method: str) -> None:
+    """Issue (a fuzz: 29 of 600 hyperprior fits): under Gam(alpha | c, d) with d > 0 a fit that pruned every
+    function keeps the bias at alpha_max for prediction, and report_ charged that placeholder d alpha_max as a
+    gain of deleting it: every such fit FAILED its certificate. It is now the empty model's certificate, with
+    the bias a candidate to add; a direct search with C formed confirms that adding the bias or any column at
+    any alpha up to alpha_max, or moving beta, raises (7.85) + ln Gam by at most tol."""
+    from sparsekernel.estimators import RVR
+    from sparsekernel.solvers.rvm import AllPrunedWarning
+
+    prior = (1.0, 1.0, 1.0, 1.0)
+    rng = np.random.default_rng(53)
+    X = rng.normal(size=(30, 2))
+    y = 1e-3 * rng.normal(size=30)
+    with pytest.warns(AllPrunedWarning):
+        model = RVR(gamma=1e-3, hyperprior=prior, method=method).fit(X, y)
+    report = model.report_
+    assert model.all_pruned_ and report.ok, str(report)
+    beta = model.beta_
+    here = _prior_objective(np.zeros((30, 0)), y, np.zeros(0), beta, prior)
+    assert report.log_evidence + report.log_hyperprior == pytest.approx(here, abs=1e-6)
+    Phi = np.asarray(model.kernel_(X, X))
+    for column in [np.ones(30)] + list(Phi.T):                          # add the bias or one column
+        best = _best_over_log(lambda v: _prior_objective(column[:, None], y, np.array([v]), beta, prior),
+                              -12, math.log(1e9))
+        assert best <= here + report.tol
+    assert _best_over_log(lambda v: _prior_objective(np.zeros((30, 0)), y, np.zeros(0), v, prior),
+                          -5, math.log(1e12)) <= here + report.tol
+
+
+def _gain_of_adding(column: np.ndarray, C: np.ndarray, target: np.ndarray) -> float:
+    """max over alpha of (7.97) for one column outside the model, from S and Q with C formed (7.102)-(7.103)."""
+    S = float(column @ np.linalg.solve(C, column))
+    Q = float(column @ np.linalg.solve(C, target))
+    return 0.5 * (Q * Q / S - 1.0 - math.log(Q * Q / S)) if Q * Q > S else 0.0
+
+
+def test_the_bias_outside_the_model_is_a_candidate_where_the_fit_could_keep_it() -> None:
+    """The certificate claimed a maximum over every basis function, but a fit that could keep the constant
+    function and did not (the fast RVM prunes it; a result without it) was never asked whether adding it
+    back gains: its add row covered the design's columns alone. With ``bias=True`` the bias is a candidate,
+    and the add row's gain is (7.97) at its best alpha from S and Q with C formed."""
+    Phi, y = _friedman(3.0, n=60)                                    # narrow: no column carries a constant
+    y = y + 5.0                                                      # an offset the bias would carry
+    result = rvm_regression(Phi, y, "fast", bias=False)
+    assert evidence_report(Phi, y, result).ok                        # a maximum over the columns alone
+    report = evidence_report(Phi, y, result, bias=True)
+    kept = Phi[:, result.relevance]
+    C = np.eye(60) / result.beta + kept @ np.diag(1.0 / result.alpha) @ kept.T
+    columns = [np.ones(60)] + [Phi[:, j] for j in np.setdiff1d(np.arange(60), result.relevance)]
+    expected = max(_gain_of_adding(c, C, y) for c in columns)
+    add = next(r for r in report.rows if r.tag == "(7.100)")
+    assert expected == _gain_of_adding(np.ones(60), C, y) and expected > 1.0   # the bias's gain, and large
+    assert add.gain == pytest.approx(expected, rel=1e-6) and not report.ok
+
+
+def test_the_laplace_certificate_asks_whether_adding_the_bias_gains() -> None:
+    """The same for a classification fit: with ``bias=True`` the add row covers the bias, whose gain on the
+    effective problem (7.117)-(7.119) is (7.97) from S and Q with C = B^-1 + Phi A^-1 Phi^T and t_hat formed
+    at the fit's mode; on labels of which 85% are one class, fitted without the bias, it is large."""
+    from sparsekernel.solvers.rvm import laplace_report, rvm_classification
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(80, 2))
+    t = (rng.uniform(size=80) < 0.85).astype(float)
+    Phi = RBF(100.0)(X, X)                                           # narrow: no column carries a constant
+    result = rvm_classification(Phi, t, "fast", bias=False)
+    alpha, w = np.asarray(result.alpha)[:, 0], np.asarray(result.mean)[:, 0]
+    kept = Phi[:, result.relevance]
+    yhat = 1.0 / (1.0 + np.exp(-(kept @ w)))
+    b = yhat * (1.0 - yhat)                                          # B (7.111)
+    t_hat = kept @ w + (t - yhat) / b                                # (7.119)
+    C = np.diag(1.0 / b) + kept @ np.diag(1.0 / alpha) @ kept.T      # (7.118)
+    expected = _gain_of_adding(np.ones(80), C, t_hat)
+    plain = laplace_report(Phi, t, result)
+    report = laplace_report(Phi, t, result, bias=True)
+    add = next(r for r in report.rows if r.tag == "(7.100)")
+    assert expected > 1.0 and add.gain == pytest.approx(expected, rel=1e-4)
+    assert not report.ok and next(r for r in plain.rows if r.tag == "(7.100)").gain < expected
