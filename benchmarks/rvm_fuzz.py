@@ -100,7 +100,7 @@ def cell(name: str, width: float, seed: int, standardise: bool) -> dict:
     values = {k: -math.inf if at_floor(t, o) else evidence(K, t, o) for k, o in others.items()}
     best = max(values, key=values.get)
     ours, floor = evidence(K, t, r), at_floor(t, r)
-    certified = evidence_report(K, t, r).ok
+    certified = evidence_report(K, t, r, bias=True).ok
     gap = values[best] - ours if math.isfinite(values[best]) else -math.inf
     why = [w for w, bad in (("not converged", not r.converged), ("not certified", not certified),
                             (f"{gap:.2f} nats below {best}", gap > EV_TOL),
