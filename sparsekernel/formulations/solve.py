@@ -321,14 +321,18 @@ def support_of_outputs(machine: Machine, solution: Solution, tol: float) -> Solu
     left_out[solution.support] = 0.0
     if not np.any(left_out):
         return solution
-    moved = float(np.max(np.abs(machine.kernel_times(left_out)))) / machine.output_scale
-    if moved <= OUTPUT_ERROR_SHARE * tol:
+    allowed = OUTPUT_ERROR_SHARE * tol * machine.output_scale
+    # |k(x, y)| <= max k(x, x) for a kernel that is always PSD (Cauchy-Schwarz): no kernel product needed
+    if machine.kernel.always_psd and float(np.abs(left_out).sum()) * machine.kernel_diagonal_max <= allowed:
+        return solution
+    moved = float(np.max(np.abs(machine.kernel_times(left_out))))
+    if moved <= allowed:
         return solution
     support = np.flatnonzero(coef)
     rows = None if solution.support_vectors is None else read_only_rows(machine.X, support)
     return solution.evolve(support=support, support_vectors=rows, notes=solution.notes + (
         f"support: every non-zero multiplier (those below the support threshold move the outputs by "
-        f"{moved:.1e} of the output scale, more than the certificate allows)",))
+        f"{moved / machine.output_scale:.1e} of the output scale, more than the certificate allows)",))
 
 
 def output_rounding(machine: Machine, solution: Solution) -> float:
