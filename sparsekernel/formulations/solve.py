@@ -77,8 +77,8 @@ import numpy as np
 
 from .._lazy import cvxpy as cp
 from ..errors import ConvergenceWarning, SolverError, ValidationError
-from ..sparse import read_only_rows
 from ..solvers.standard_qp import QPResult
+from ..sparse import read_only_rows
 from .machine import BOUND_TOL, SMO_BOUND_TOL, Machine
 from .solution import Solution
 
@@ -330,9 +330,9 @@ def support_of_outputs(machine: Machine, solution: Solution, tol: float) -> Solu
         return solution
     support = np.flatnonzero(coef)
     rows = None if solution.support_vectors is None else read_only_rows(machine.X, support)
-    return solution.evolve(support=support, support_vectors=rows, notes=solution.notes + (
-        f"support: every non-zero multiplier (those below the support threshold move the outputs by "
-        f"{moved / machine.output_scale:.1e} of the output scale, more than the certificate allows)",))
+    note = (f"support: every non-zero multiplier (those below the support threshold move the outputs by "
+            f"{moved / machine.output_scale:.1e} of the output scale, more than the certificate allows)")
+    return solution.evolve(support=support, support_vectors=rows, notes=(*solution.notes, note))
 
 
 def output_rounding(machine: Machine, solution: Solution) -> float:
