@@ -20,6 +20,9 @@ from .machine import (_positive, DUAL, PRIMAL, SLACKNESS, STATIONARITY, Conditio
 
 Array = NDArray[np.float64]
 
+#: The targets' spread, over their size, below which they are all equal but for rounding (as ``kernel_spread``).
+EQUAL_TARGETS = 1e-14
+
 
 class RegressionMachine(Machine):
     task = "regression"
@@ -32,9 +35,14 @@ class RegressionMachine(Machine):
     @cached_property
     def output_scale(self) -> float:
         """The targets' standard deviation (their largest size where they are all equal, else 1):
-        the outputs approximate the targets, their mean taken up by b."""
+        the outputs approximate the targets, their mean taken up by b.
+
+        Targets all equal have a standard deviation of the rounding of their mean (5.6e-17 for ten
+        0.3s), not 0: a spread below ``EQUAL_TARGETS`` of their size counts as none.
+        """
+        size = _positive(float(np.max(np.abs(self.t))))
         spread = float(np.std(self.t))
-        return spread if spread > 0 and np.isfinite(spread) else _positive(float(np.max(np.abs(self.t))))
+        return spread if spread > EQUAL_TARGETS * size and np.isfinite(spread) else size
 
     def split(self, z: Array) -> tuple[Array, Array]:
         return z[: self.N], z[self.N:]

@@ -26,7 +26,7 @@ from sparsekernel.formulations import (
     OneClassSVM,
     SoftMarginSVC,
 )
-from sparsekernel.kernels import RBF, Linear
+from sparsekernel.kernels import RBF, Linear, Polynomial
 from sparsekernel.solvers.smo import smo
 
 SCALES = (1e-6, 1e-3, 1.0, 1e3, 1e6)
@@ -310,3 +310,37 @@ def test_evolve_is_dataclasses_replace_with_the_arrays_frozen() -> None:
     assert evolved.support[0] == 1 and sol.support is not evolved.support
     with pytest.raises(TypeError, match="no fields"):
         sol.evolve(bogus=1)
+
+
+@pytest.mark.parametrize("cls, hyper", [(EpsilonSVR, {"C": 1.0, "epsilon": 0.1}), (EpsilonSVR, {"C": 1.0, "epsilon": 0.0}),
+                                        (NuSVR, {"C": 1.0, "nu": 0.5})])
+@pytest.mark.parametrize("method", ["clarabel", "osqp", "primal-clarabel", "qp-clarabel", "smo"])
+def test_equal_targets_measure_the_outputs_by_their_size(cls, hyper, method: str) -> None:
+    """All targets 0.3: np.std gives 5.6e-17 (the rounding of their mean), not 0; the output scale is the
+    targets' size 0.3, so that every method certifies the flat fit y(x) = 0.3 (the spread, a rounding
+    error, asked for outputs to 1e-22 and failed every cvxpy path and the direct QP)."""
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    m = cls(X, np.full(10, 0.3), RBF(1.0), **hyper)
+    assert m.output_scale == 0.3
+    sol = m.solve(method)
+    assert sol.status == "optimal" and check(m, sol).ok
+    assert np.max(np.abs(sol.decision_function(X) - 0.3)) <= 1e-5 * 0.3 + hyper.get("epsilon", 0.0)
+
+
+@pytest.mark.parametrize("method", ["clarabel", "primal-clarabel", "qp-clarabel", "osqp"])
+def test_a_certified_solution_predicts_the_outputs_it_certified(method: str) -> None:
+    """Duplicated points with opposite labels, cubic kernel, C = 1e4: a free multiplier a_20 = 0.055 sits
+    below BOUND_TOL of the box; the support cut it, and y(x_n), the expansion over the support, left the
+    certified outputs (over every multiplier) by 0.89 of the margin. The support keeps it now, and y(x)
+    is the certified function, the SMO's to its tolerance."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    t = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    X[15:17], t[15:17] = X[:2], -t[:2]
+    m = SoftMarginSVC(X, t, Polynomial(degree=3, gamma=1 / 3, coef0=1.0), C=1e4)
+    sol = m.solve(method)
+    assert sol.status == "optimal"
+    certified = m.gram() @ sol.coef + sol.b
+    assert np.max(np.abs(sol.decision_function(X) - certified)) <= sol.tol
+    reference = m.solve("smo", tol=1e-8)
+    assert np.max(np.abs(sol.decision_function(X) - reference.decision_function(X))) <= 1e-3
