@@ -27,6 +27,7 @@ __all__ = [
     "check_real_dtype",
     "check_sample_weight",
     "check_same_length",
+    "check_target_layout",
     "fail",
 ]
 
@@ -214,6 +215,21 @@ def check_sample_weight(w: ArrayLike | None, n: int, name: str = "sample_weight"
             f"{int(np.argmin(v))}"
         )
     return v
+
+
+def check_target_layout(t: ArrayLike, n: int, name: str = "y", *, numeric: bool = False) -> None:
+    """Targets laid out as one entry per sample: a 1-D array (or a column) of length ``n``, of real
+    numbers where ``numeric`` (class labels may be strings); their values are not checked."""
+    if numeric:
+        check_real_dtype(t, name, "a 1-D array of real numbers")
+    try:
+        shape = np.shape(t)
+    except (TypeError, ValueError) as exc:       # a ragged list
+        raise fail(name, "a 1-D array of shape (n_samples,)", t) from exc
+    if not (len(shape) == 1 or len(shape) == 2 and shape[1] == 1):
+        raise ValidationError(f"{name} must be a 1-D array of shape (n_samples,); got shape {shape}")
+    if shape[0] != n:
+        raise ValidationError(f"{name} must have one entry per row of X ({n}); got {shape[0]}")
 
 
 def check_same_length(X: NDArray, t: NDArray, xname: str = "X", tname: str = "t") -> None:

@@ -8,7 +8,9 @@ import pytest
 
 from sparsekernel import datasets
 from sparsekernel.duality import check
-from sparsekernel.estimators import SVC
+from sparsekernel.estimators import SVC, SVR
+from sparsekernel.estimators import NuSVR as NuSVREstimator
+from sparsekernel.estimators import OneClassSVM as OneClassSVMEstimator
 from sparsekernel.errors import ConvergenceWarning, InfeasibleError, SolverError, ValidationError
 from sparsekernel.formulations import (
     SVDD, EpsilonSVR, HardMarginSVC, NuSVC, NuSVR, OneClassSVM, SoftMarginSVC,
@@ -208,3 +210,50 @@ def test_a_ragged_design_is_a_validation_error_naming_it() -> None:
 
     with pytest.raises(ValidationError, match=r"Phi must be a 2-D array of real numbers; got \[\[1, 2\], \[3\]\]"):
         rvm_regression([[1, 2], [3]], [1.0, 2.0])
+
+
+# The estimators: scikit-learn's checks of X and y (validate_data) ran first and their ValueErrors escaped
+# as they were (a 1-D X, an empty X, a y of the wrong length, complex values): ValidationErrors naming the
+# argument now, scikit-learn's words kept after the message.
+_y_class = (t > 0).astype(int)
+ESTIMATOR_BAD = [
+    # (id, fit, argument, words of the domain, words of the value)
+    ("svc-1d", lambda: SVC().fit(X[:, 0], _y_class), "X", "2-D array", "1-D array of shape (30,)"),
+    ("svc-3d", lambda: SVC().fit(X[:, :, None], _y_class), "X", "non-empty 2-D array", "shape (30, 2, 1)"),
+    ("svc-empty", lambda: SVC().fit(X[:0], _y_class[:0]), "X", "non-empty 2-D array", "shape (0, 2)"),
+    ("svc-no-features", lambda: SVC().fit(X[:, :0], _y_class), "X", "non-empty 2-D array", "shape (30, 0)"),
+    ("svc-complex", lambda: SVC().fit(X + 1j, _y_class), "X", "real numbers", "complex values"),
+    ("svc-text", lambda: SVC().fit(np.full((30, 2), "a"), _y_class), "X", "real numbers", "'a'"),
+    ("svc-ragged", lambda: SVC().fit([[1.0, 2.0], [3.0]], [0, 1]), "X", "real numbers", "[[1.0, 2.0], [3.0]]"),
+    ("svc-y-length", lambda: SVC().fit(X, _y_class[:-1]), "y", "one entry per row of X (30)", "got 29"),
+    ("svc-y-2d", lambda: SVC().fit(X, np.column_stack([_y_class, _y_class])), "y", "1-D array", "shape (30, 2)"),
+    ("svr-y-length", lambda: SVR().fit(X, t_reg[:-1]), "y", "one entry per row of X (30)", "got 29"),
+    ("svr-y-text", lambda: SVR().fit(X, np.array(["a", 1.0] * 15, dtype=object)), "y", "real numbers", "'a'"),
+    ("nusvr-y-complex", lambda: NuSVREstimator().fit(X, t_reg + 1j), "y", "real numbers", "complex values"),
+    ("oneclass-1d", lambda: OneClassSVMEstimator().fit(X[:, 0]), "X", "2-D array", "1-D array of shape (30,)"),
+    ("predict-1d", lambda: SVC().fit(X, _y_class).predict(X[0]), "X", "2-D array", "1-D array of shape (2,)"),
+    ("predict-empty", lambda: SVR().fit(X, t_reg).predict(X[:0]), "X", "non-empty 2-D array", "shape (0, 2)"),
+]
+
+
+@pytest.mark.parametrize("fit, argument, domain, value", [b[1:] for b in ESTIMATOR_BAD],
+                         ids=[b[0] for b in ESTIMATOR_BAD])
+def test_an_estimators_bad_data_names_argument_domain_and_value(fit, argument: str, domain: str, value: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        fit()
+    message = str(info.value)
+    assert message.startswith(f"{argument} must ")
+    assert domain in message
+    assert "got" in message and value in message
+    assert "scikit-learn's check: " in message
+
+
+@pytest.mark.parametrize("fit, words", [
+    (lambda: SVC().fit(X, _y_class).predict(np.c_[X, X]), "X has 4 features, but SVC is expecting 2"),
+    (lambda: SVR().fit(X, np.where(t_reg > 0.5, np.nan, t_reg)), "Input y contains NaN"),
+    (lambda: SVC().fit(X, None), "requires y to be passed"),
+])
+def test_an_estimators_bad_data_named_by_scikit_learn_keeps_its_message(fit, words: str) -> None:
+    """Where scikit-learn's message names the argument already, it is the ValidationError's, unchanged."""
+    with pytest.raises(ValidationError, match=words):
+        fit()

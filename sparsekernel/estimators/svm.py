@@ -91,7 +91,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..validation import check_matrix, check_param, fail
+from ..validation import check_matrix, check_param, check_target_layout, fail
 from ..errors import ConvergenceWarning, NonConvexWarning, SolverError, ValidationError
 from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
@@ -418,7 +418,8 @@ def _validated(estimator: Any, X: Any, y: Any, reset: bool, **options: Any) -> A
     (validate_data returns a view of such a y: the same values), the attributes
     are set here without them (no feature names: an ndarray has none); any other input, an
     estimator fitted with feature names, or a mismatch goes through ``validate_data``, for its
-    conversions, warnings and messages (test_fast_validation checks that both agree).
+    conversions, warnings and messages (test_fast_validation checks that both agree); a ValueError of
+    its checks is raised as a ValidationError naming the argument (``_input_error``).
     """
     fast = (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2 and X.shape[0] > 0
             and X.shape[1] > 0)
@@ -432,8 +433,29 @@ def _validated(estimator: Any, X: Any, y: Any, reset: bool, **options: Any) -> A
         return X if y is _NO_Y else (X, y)
     if fast and not hasattr(estimator, "feature_names_in_") and X.shape[1] == getattr(estimator, "n_features_in_", -1):
         return X if y is _NO_Y else (X, y)
-    return validate_data(estimator, X, y, reset=reset, dtype=np.float64, ensure_all_finite=False,
-                         accept_sparse=SPARSE, **options)
+    try:
+        out = validate_data(estimator, X, y, reset=reset, dtype=np.float64, ensure_all_finite=False,
+                            accept_sparse=SPARSE, **options)
+    except ValidationError:
+        raise
+    except ValueError as exc:
+        raise _input_error(X, y, exc, options.get("y_numeric", False)) from exc
+    return out
+
+
+def _input_error(X: Any, y: Any, exc: ValueError, numeric: bool) -> ValidationError:
+    """``validate_data``'s ValueError as a ValidationError naming the argument: where the checks of
+    ``validation`` find the fault (X's dtype, dimensions, emptiness; y's dtype where it must be numeric,
+    its dimensions, its length), their message, with scikit-learn's words after it; otherwise
+    scikit-learn's message as it is (a width or feature names that differ from the fit's, a y that is
+    None or not finite: each names its argument already)."""
+    try:
+        A = check_matrix(X, "X", sparse=True)
+        if y is not _NO_Y and y is not None:
+            check_target_layout(y, A.shape[0], "y", numeric=numeric)
+    except ValidationError as named:
+        return ValidationError(f"{named}; scikit-learn's check: {exc}")
+    return ValidationError(str(exc))
 
 
 def _sample_weight(sample_weight: ArrayLike | None, n: int) -> Array:
