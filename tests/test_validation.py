@@ -257,3 +257,17 @@ def test_an_estimators_bad_data_named_by_scikit_learn_keeps_its_message(fit, wor
     """Where scikit-learn's message names the argument already, it is the ValidationError's, unchanged."""
     with pytest.raises(ValidationError, match=words):
         fit()
+
+
+@pytest.mark.parametrize("estimator", ["SVC", "SVR", "OneClassSVM", "RVR", "RVC", "PoissonRVR"])
+def test_numbers_written_as_text_are_refused_by_the_estimators(estimator: str) -> None:
+    """validate_data parsed an X of numeric strings silently (the formulations' check_real_dtype refuses
+    them): the estimators refuse them too, naming X and the first entry."""
+    import sparsekernel.estimators as estimators
+
+    text = X.astype(str)
+    y = {"SVC": _y_class, "RVC": _y_class, "PoissonRVR": _y_class, "OneClassSVM": None}.get(estimator, t_reg)
+    before = text.copy()
+    with pytest.raises(ValidationError, match=r"^X must be a 2-D array of real numbers; got an array of dtype <U"):
+        getattr(estimators, estimator)().fit(text, y)
+    np.testing.assert_array_equal(text, before)

@@ -91,7 +91,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..validation import check_matrix, check_param, check_target_layout, fail
+from ..validation import check_matrix, check_param, check_real_dtype, check_target_layout, fail
 from ..errors import ConvergenceWarning, NonConvexWarning, SolverError, ValidationError
 from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
@@ -419,7 +419,8 @@ def _validated(estimator: Any, X: Any, y: Any, reset: bool, **options: Any) -> A
     are set here without them (no feature names: an ndarray has none); any other input, an
     estimator fitted with feature names, or a mismatch goes through ``validate_data``, for its
     conversions, warnings and messages (test_fast_validation checks that both agree); a ValueError of
-    its checks is raised as a ValidationError naming the argument (``_input_error``).
+    its checks is raised as a ValidationError naming the argument (``_input_error``), and an X of
+    numbers written as text, which it parses, is refused (``validation.check_real_dtype``).
     """
     fast = (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2 and X.shape[0] > 0
             and X.shape[1] > 0)
@@ -440,6 +441,8 @@ def _validated(estimator: Any, X: Any, y: Any, reset: bool, **options: Any) -> A
         raise
     except ValueError as exc:
         raise _input_error(X, y, exc, options.get("y_numeric", False)) from exc
+    if not sparse.issparse(X):
+        check_real_dtype(X, "X", "a 2-D array of real numbers")     # numbers as text, which it parses
     return out
 
 
