@@ -3,6 +3,8 @@ domain and the value received; inputs are never modified."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -271,3 +273,19 @@ def test_numbers_written_as_text_are_refused_by_the_estimators(estimator: str) -
     with pytest.raises(ValidationError, match=r"^X must be a 2-D array of real numbers; got an array of dtype <U"):
         getattr(estimators, estimator)().fit(text, y)
     np.testing.assert_array_equal(text, before)
+
+
+@pytest.mark.parametrize("fit, words", [
+    # SVR's y of text reached the machine, whose message named its own argument t
+    (lambda: SVR().fit(X, t_reg.astype(str)), r"^y must be a 1-D array of real numbers; got an array of dtype <U"),
+    # complex weights were cut to their real part (numpy's ComplexWarning) and the fit went on
+    (lambda: SVC().fit(X, _y_class, sample_weight=np.ones(30) + 1j),
+     r"^sample_weight must be an array of 30 real numbers; got complex values"),
+    (lambda: OneClassSVMEstimator().fit(X, sample_weight=np.ones(30) + 1j),
+     r"^sample_weight must be an array of 30 real numbers; got complex values"),
+])
+def test_an_estimators_targets_and_weights_are_named_as_given(fit, words: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                    # no ComplexWarning on the way
+        with pytest.raises(ValidationError, match=words):
+            fit()

@@ -91,7 +91,9 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..validation import check_matrix, check_param, check_real_dtype, check_target_layout, fail
+from ..validation import (
+    check_matrix, check_param, check_real_dtype, check_real_targets, check_target_layout, fail,
+)
 from ..errors import ConvergenceWarning, NonConvexWarning, SolverError, ValidationError
 from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
@@ -466,6 +468,7 @@ def _sample_weight(sample_weight: ArrayLike | None, n: int) -> Array:
     leaves its sample out (LIBSVM's ``remove_zero_weight``), so it comes back as 0."""
     if sample_weight is None:
         return np.ones(n)
+    check_real_dtype(sample_weight, "sample_weight", f"an array of {n} real numbers")    # complex: cut silently
     try:
         w = np.asarray(sample_weight, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -999,6 +1002,7 @@ class _RegressorBase(RegressorMixin, _BaseSVM):
         self._check_params()
         X, y = _validated(self, X, y, True, y_numeric=True)
         X = check_matrix(X, "X", sparse=not self._precomputed)
+        y = check_real_targets(y, "y")               # text, which y_numeric leaves as it is: named y, not t
         if self._precomputed and X.shape[0] != X.shape[1]:
             raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
         sol = self._fit_one(X, y, sample_weight)
