@@ -289,3 +289,24 @@ def test_an_estimators_targets_and_weights_are_named_as_given(fit, words: str) -
         warnings.simplefilter("error")                    # no ComplexWarning on the way
         with pytest.raises(ValidationError, match=words):
             fit()
+
+
+@pytest.mark.parametrize("fit, words", [
+    # np.unique's TypeError "'<' not supported between instances of 'int' and 'str'" escaped
+    (lambda: SVC().fit(X, np.array(["a", 1] * 15, dtype=object)),
+     r"^y must hold class labels of one kind, all numbers or all strings; got a mix of int and str"),
+    (lambda: _rvm("RVC")().fit(X, np.array(["a", 1] * 15, dtype=object)),
+     r"^y must hold class labels of one kind, all numbers or all strings; got a mix of int and str"),
+    # column_or_1d's ValueError "y should be a 1d array, got an array of shape (30, 2) instead." escaped
+    (lambda: _rvm("PoissonRVR")().fit(X, np.ones((30, 2), dtype=int)),
+     r"^y must be a 1-D array of shape \(n_samples,\); got shape \(30, 2\)"),
+])
+def test_an_estimators_bad_labels_and_counts_name_y(fit, words: str) -> None:
+    with pytest.raises(ValidationError, match=words):
+        fit()
+
+
+def _rvm(name: str):
+    import sparsekernel.estimators as estimators
+
+    return getattr(estimators, name)

@@ -395,6 +395,8 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
                                   "but the target y is None)")
         X = _validated(self, X)
         y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] != 1:
+            raise ValidationError(f"y must be a 1-D array of shape (n_samples,); got shape {y.shape}")
         y = check_counts(column_or_1d(y, warn=True) if y.ndim == 2 else y, "y")  # a column warns, as in scikit-learn
         check_same_length(X, y, "X", "y")
         kernel, design, _ = self._kernel_and_design(X)
