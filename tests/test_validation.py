@@ -310,3 +310,18 @@ def _rvm(name: str):
     import sparsekernel.estimators as estimators
 
     return getattr(estimators, name)
+
+
+@pytest.mark.parametrize("estimator", ["SVC", "SVR", "RVR", "RVC"])
+def test_a_cache_too_large_to_count_in_bytes_is_all_the_rows(estimator: str) -> None:
+    """cache_size / cache_mb = 1e308 (positive and finite, inside the declared domain) overflowed to inf
+    bytes, and int(inf // row bytes) raised numpy's bare ValueError (OverflowError in the SMO's compact
+    store): a budget that large holds every kernel row, as a large finite one does."""
+    import sparsekernel.estimators as estimators
+
+    cls = getattr(estimators, estimator)
+    option = "cache_size" if estimator.startswith("SV") else "cache_mb"
+    y = _y_class if estimator in ("SVC", "RVC") else t_reg
+    huge = cls(**{option: 1e308}).fit(X, y)
+    large = cls(**{option: 1e6}).fit(X, y)
+    np.testing.assert_allclose(huge.predict(X), large.predict(X))
