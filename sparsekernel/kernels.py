@@ -312,7 +312,7 @@ def make_kernel(
         "sigmoid": lambda: Sigmoid(gamma=gamma, coef0=coef0),
         "precomputed": lambda: Precomputed(),
     }
-    if kernel not in kinds:
+    if not isinstance(kernel, str) or kernel not in kinds:       # a list or dict: no TypeError from `in`
         raise ValidationError(f"kernel must be one of {sorted(kinds)} or a Kernel; got {kernel!r}")
     return kinds[kernel]()
 

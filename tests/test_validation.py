@@ -325,3 +325,16 @@ def test_a_cache_too_large_to_count_in_bytes_is_all_the_rows(estimator: str) -> 
     huge = cls(**{option: 1e308}).fit(X, y)
     large = cls(**{option: 1e6}).fit(X, y)
     np.testing.assert_allclose(huge.predict(X), large.predict(X))
+
+
+@pytest.mark.parametrize("fit, words", [
+    # make_kernel's `kernel not in kinds` on a list: TypeError "unhashable type: 'list'"
+    (lambda: _rvm("RVR")(kernel=[1]).fit(X, t_reg), r"^kernel must be one of .* or a Kernel; got \[1\]"),
+    (lambda: _rvm("RVC")(kernel={"rbf": 1}).fit(X, _y_class), r"^kernel must be one of .* or a Kernel; got \{'rbf': 1\}"),
+    # a bool is no number in validation.DOMAINS (C=True, degree=True are refused): gamma and max_iter were let through
+    (lambda: SVC(gamma=True).fit(X, _y_class), r"^gamma must be 'scale', 'auto' or a positive number; got True"),
+    (lambda: SVR(max_iter=True).fit(X, t_reg), r"^max_iter must be -1 \(no limit\) or a positive integer; got True"),
+])
+def test_an_estimators_kernel_gamma_and_max_iter_are_checked(fit, words: str) -> None:
+    with pytest.raises(ValidationError, match=words):
+        fit()

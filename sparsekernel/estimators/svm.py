@@ -198,13 +198,13 @@ class _BaseSVM(BaseEstimator):
         if not (callable(self.kernel) or (isinstance(self.kernel, str) and self.kernel in KERNELS)):
             raise fail("kernel", f"one of {list(KERNELS)}, a Kernel or a callable k(X, Y) -> Gram matrix",
                        self.kernel)
-        if not (self.gamma in ("scale", "auto") or (isinstance(self.gamma, numbers.Real) and self.gamma > 0)):
+        if not (self.gamma in ("scale", "auto") or (_number(self.gamma) and self.gamma > 0)):
             raise fail("gamma", "'scale', 'auto' or a positive number", self.gamma)
         check_param("degree", self.degree)
         check_param("coef0", self.coef0)
         check_param("tol", self.tol)
         check_param("cache_size", self.cache_size, "cache_mb")
-        if not (self.max_iter == -1 or (isinstance(self.max_iter, numbers.Integral) and self.max_iter > 0)):
+        if not (self.max_iter == -1 or (_number(self.max_iter, numbers.Integral) and self.max_iter > 0)):
             raise fail("max_iter", "-1 (no limit) or a positive integer", self.max_iter)
         if not isinstance(self.solver, str):
             raise fail("solver", "'smo' or a Machine.solve method name", self.solver)
@@ -404,6 +404,11 @@ class _BaseSVM(BaseEstimator):
         tags.input_tags.pairwise = self._kernel_name == "precomputed"      # the parameter's, as scikit-learn's
         tags.input_tags.sparse = self._kernel_name != "precomputed"
         return tags
+
+
+def _number(value: Any, kind: type = numbers.Real) -> bool:
+    """``value`` is a number of ``kind`` and not a bool (no number in ``validation.DOMAINS``)."""
+    return isinstance(value, kind) and not isinstance(value, (bool, np.bool_))
 
 
 _NO_Y = "no_validation"          # validate_data's own default: X alone (a y of None is refused by it)
