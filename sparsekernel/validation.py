@@ -219,9 +219,11 @@ def check_sample_weight(w: ArrayLike | None, n: int, name: str = "sample_weight"
 
 def check_target_layout(t: ArrayLike, n: int, name: str = "y", *, numeric: bool = False) -> None:
     """Targets laid out as one entry per sample: a 1-D array (or a column) of length ``n``, of real
-    numbers where ``numeric`` (class labels may be strings); their values are not checked."""
+    numbers where ``numeric`` (class labels may be strings, not complex numbers); their values are not checked."""
     if numeric:
         check_real_dtype(t, name, "a 1-D array of real numbers")
+    elif np.iscomplexobj(t):
+        raise ValidationError(f"{name} must be a 1-D array of class labels (numbers or strings); got complex values")
     try:
         shape = np.shape(t)
     except (TypeError, ValueError) as exc:       # a ragged list

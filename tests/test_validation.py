@@ -229,6 +229,7 @@ ESTIMATOR_BAD = [
     ("svc-ragged", lambda: SVC().fit([[1.0, 2.0], [3.0]], [0, 1]), "X", "real numbers", "[[1.0, 2.0], [3.0]]"),
     ("svc-y-length", lambda: SVC().fit(X, _y_class[:-1]), "y", "one entry per row of X (30)", "got 29"),
     ("svc-y-2d", lambda: SVC().fit(X, np.column_stack([_y_class, _y_class])), "y", "1-D array", "shape (30, 2)"),
+    ("svc-y-complex", lambda: SVC().fit(X, _y_class + 1j), "y", "class labels", "complex values"),
     ("svr-y-length", lambda: SVR().fit(X, t_reg[:-1]), "y", "one entry per row of X (30)", "got 29"),
     ("svr-y-text", lambda: SVR().fit(X, np.array(["a", 1.0] * 15, dtype=object)), "y", "real numbers", "'a'"),
     ("nusvr-y-complex", lambda: NuSVREstimator().fit(X, t_reg + 1j), "y", "real numbers", "complex values"),
