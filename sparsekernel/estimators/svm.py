@@ -327,12 +327,13 @@ class _BaseSVM(BaseEstimator):
         if name not in self.path_params:
             raise fail("param", f"None or one of {list(self.path_params)}", param)
         items = list(values) if np.ndim(values) == 1 else values
+        domain = f"a non-empty sequence of real numbers (the values of {name} along the path)"
         try:
             grid = np.asarray(items, dtype=np.float64)
         except (TypeError, ValueError) as exc:
-            raise fail("values", "a non-empty sequence of real numbers", values) from exc
+            raise fail("values", domain, values) from exc
         if grid.ndim != 1 or grid.shape[0] == 0:
-            raise fail("values", "a non-empty sequence of real numbers", values)
+            raise fail("values", domain, values)
         path = RegularisationPath(self.cache_size) if self.solver == "smo" else None
         fitted: list[Any] = [None] * grid.shape[0]
         for k in np.argsort(grid, kind="stable"):

@@ -243,3 +243,13 @@ def test_bad_search_input_is_a_validation_error_naming_it(search, words: str) ->
 
     with pytest.raises(ValidationError, match=words):
         search()
+
+
+def test_a_value_of_the_path_that_is_no_number_names_the_parameter() -> None:
+    """{"C": ["a", 1.0]} reached fit_path, whose message named its own argument alone ("values must be a
+    non-empty sequence of real numbers; got ['a', 1.0]"): the parameter of the grid is named too."""
+    from sparsekernel.errors import ValidationError
+
+    with pytest.raises(ValidationError, match=r"^values must be a non-empty sequence of real numbers \(the values "
+                                              r"of C along the path\); got \['a', 1.0\]"):
+        SVMGridSearchCV(SVC(), {"C": ["a", 1.0]}, error_score="raise").fit(X, Y)
