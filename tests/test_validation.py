@@ -339,3 +339,20 @@ def test_a_cache_too_large_to_count_in_bytes_is_all_the_rows(estimator: str) -> 
 def test_an_estimators_kernel_gamma_and_max_iter_are_checked(fit, words: str) -> None:
     with pytest.raises(ValidationError, match=words):
         fit()
+
+
+@pytest.mark.parametrize("method", ["clarabel", "qp-clarabel"])
+def test_a_kernel_that_overflows_is_named_by_the_dual_methods_too(method: str) -> None:
+    """The command line's `kkt soft --kernel poly --degree 1000` (method auto: the cvxpy dual) printed numpy's
+    "overflow encountered in power" and then "K must contain only finite values", naming feature_map's own
+    argument: the kernel is named as the SMO names it, with no warning before."""
+    from sparsekernel.formulations import solve
+    from sparsekernel.kernels import Polynomial
+
+    rng = np.random.default_rng(0)
+    big = 10.0 * rng.normal(size=(30, 2))
+    m = SoftMarginSVC(big, np.where(big[:, 0] > 0, 1.0, -1.0), Polynomial(degree=1000, gamma=1.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValidationError, match=r"the kernel's values on X must be finite; Polynomial\(degree=1000"):
+            solve(m, method)
