@@ -110,14 +110,17 @@ def check_real_dtype(X: ArrayLike, name: str, what: str) -> None:
     if dtype.kind == "c":
         raise ValidationError(f"{name} must be {what}; got complex values (dtype {dtype})")
     if dtype.kind in "USO" and not (dtype.kind == "O" and _all_real_numbers(X)):
-        first = np.asarray(X, dtype=object).ravel()[:1].tolist()
+        first = [v for v in np.asarray(X, dtype=object).ravel().tolist() if not _real_number(v)][:1]
         raise ValidationError(f"{name} must be {what}; got an array of dtype {dtype} holding "
                               f"{first[0]!r}" if first else f"{name} must be {what}; got an empty array of {dtype}")
 
 
+def _real_number(v: object) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, (str, bytes))
+
+
 def _all_real_numbers(X: ArrayLike) -> bool:
-    flat = np.asarray(X, dtype=object).ravel()
-    return all(isinstance(v, numbers.Real) and not isinstance(v, (str, bytes)) for v in flat)
+    return all(_real_number(v) for v in np.asarray(X, dtype=object).ravel())
 
 
 def check_matrix(X: ArrayLike, name: str = "X", *, square: bool = False, sparse: bool = False) -> NDArray[np.float64]:

@@ -356,3 +356,16 @@ def test_a_kernel_that_overflows_is_named_by_the_dual_methods_too(method: str) -
         warnings.simplefilter("error")
         with pytest.raises(ValidationError, match=r"the kernel's values on X must be finite; Polynomial\(degree=1000"):
             solve(m, method)
+
+
+def test_a_frame_with_a_missing_value_names_that_entry_not_the_first() -> None:
+    """The text/object check quoted the first entry of X, a number here, as what is not a number."""
+    import pandas as pd
+
+    frame = pd.DataFrame(X[:, :2], columns=["a", "b"]).astype("Float64")
+    frame.iloc[5, 1] = pd.NA
+    with pytest.raises(ValidationError, match=r"^X must be a 2-D array of real numbers; got an array of dtype object "
+                                              r"holding <NA>"):
+        SVC().fit(frame, _y_class)
+    with pytest.raises(ValidationError, match=r"holding 'x'"):
+        SVC().fit(np.array([[1.0, 2.0]] * 29 + [[1.0, "x"]], dtype=object), _y_class)
