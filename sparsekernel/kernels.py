@@ -39,8 +39,8 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.metrics import pairwise
 from sklearn.utils.extmath import safe_sparse_dot
 
-from .sparse import as_rows, row_squared_norms, to_dense
-from .validation import check_matrix, check_param
+from .sparse import as_rows, issparse, row_squared_norms, to_dense
+from .validation import check_matrix, check_param, check_real_dtype
 from .errors import ValidationError
 
 __all__ = [
@@ -271,7 +271,10 @@ class Callable(Kernel):
     diag_block: int = 256
 
     def _gram(self, A: Array, B: Array) -> Array:
-        K = to_dense(self.function(A, B))     # a sparse result (x^T y of sparse rows) densified, as scikit-learn does
+        values = self.function(A, B)
+        if not issparse(values):              # text or complex numbers: numpy's ValueError, or cut to the real part
+            check_real_dtype(values, "kernel(X, Y)", "an array of real numbers")
+        K = to_dense(values)                  # a sparse result (x^T y of sparse rows) densified, as scikit-learn does
         if K.shape != (A.shape[0], B.shape[0]):
             raise ValidationError(f"kernel(X, Y) must return an array of shape ({A.shape[0]}, {B.shape[0]}); "
                                   f"got shape {K.shape} from {self.function!r}")
@@ -312,7 +315,7 @@ def make_kernel(
         "sigmoid": lambda: Sigmoid(gamma=gamma, coef0=coef0),
         "precomputed": lambda: Precomputed(),
     }
-    if kernel not in kinds:
+    if not isinstance(kernel, str) or kernel not in kinds:       # a list or dict: no TypeError from `in`
         raise ValidationError(f"kernel must be one of {sorted(kinds)} or a Kernel; got {kernel!r}")
     return kinds[kernel]()
 

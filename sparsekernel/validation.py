@@ -27,6 +27,7 @@ __all__ = [
     "check_real_dtype",
     "check_sample_weight",
     "check_same_length",
+    "check_target_layout",
     "fail",
 ]
 
@@ -109,14 +110,17 @@ def check_real_dtype(X: ArrayLike, name: str, what: str) -> None:
     if dtype.kind == "c":
         raise ValidationError(f"{name} must be {what}; got complex values (dtype {dtype})")
     if dtype.kind in "USO" and not (dtype.kind == "O" and _all_real_numbers(X)):
-        first = np.asarray(X, dtype=object).ravel()[:1].tolist()
+        first = [v for v in np.asarray(X, dtype=object).ravel().tolist() if not _real_number(v)][:1]
         raise ValidationError(f"{name} must be {what}; got an array of dtype {dtype} holding "
                               f"{first[0]!r}" if first else f"{name} must be {what}; got an empty array of {dtype}")
 
 
+def _real_number(v: object) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, (str, bytes))
+
+
 def _all_real_numbers(X: ArrayLike) -> bool:
-    flat = np.asarray(X, dtype=object).ravel()
-    return all(isinstance(v, numbers.Real) and not isinstance(v, (str, bytes)) for v in flat)
+    return all(_real_number(v) for v in np.asarray(X, dtype=object).ravel())
 
 
 def check_matrix(X: ArrayLike, name: str = "X", *, square: bool = False, sparse: bool = False) -> NDArray[np.float64]:
@@ -214,6 +218,23 @@ def check_sample_weight(w: ArrayLike | None, n: int, name: str = "sample_weight"
             f"{int(np.argmin(v))}"
         )
     return v
+
+
+def check_target_layout(t: ArrayLike, n: int, name: str = "y", *, numeric: bool = False) -> None:
+    """Targets laid out as one entry per sample: a 1-D array (or a column) of length ``n``, of real
+    numbers where ``numeric`` (class labels may be strings, not complex numbers); their values are not checked."""
+    if numeric:
+        check_real_dtype(t, name, "a 1-D array of real numbers")
+    elif np.iscomplexobj(t):
+        raise ValidationError(f"{name} must be a 1-D array of class labels (numbers or strings); got complex values")
+    try:
+        shape = np.shape(t)
+    except (TypeError, ValueError) as exc:       # a ragged list
+        raise fail(name, "a 1-D array of shape (n_samples,)", t) from exc
+    if not (len(shape) == 1 or len(shape) == 2 and shape[1] == 1):
+        raise ValidationError(f"{name} must be a 1-D array of shape (n_samples,); got shape {shape}")
+    if shape[0] != n:
+        raise ValidationError(f"{name} must have one entry per row of X ({n}); got {shape[0]}")
 
 
 def check_same_length(X: NDArray, t: NDArray, xname: str = "X", tname: str = "t") -> None:

@@ -112,3 +112,15 @@ def test_make_kernel_from_scikit_learn_arguments() -> None:
 def test_bad_kernel_parameters_name_the_argument(build, name: str) -> None:
     with pytest.raises(ValidationError, match=rf"^{name} must be .*; got"):
         build()
+
+
+@pytest.mark.parametrize("value", ["x", None, 1j])
+def test_a_callable_kernel_returning_no_real_numbers_is_named(value) -> None:
+    """k(X, Y) filled with text, None or complex numbers: numpy's bare ValueError ("could not convert string
+    to float") or TypeError escaped from the conversion, or complex values were cut to their real part."""
+    from sparsekernel.errors import ValidationError
+    from sparsekernel.kernels import make_kernel
+
+    kernel = make_kernel(lambda A, B: np.full((len(A), len(B)), value, dtype=object))
+    with pytest.raises(ValidationError, match=r"^kernel\(X, Y\) must be an array of real numbers; got "):
+        kernel(np.ones((3, 2)), np.ones((4, 2)))

@@ -3,12 +3,16 @@ domain and the value received; inputs are never modified."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 from sparsekernel import datasets
 from sparsekernel.duality import check
-from sparsekernel.estimators import SVC
+from sparsekernel.estimators import SVC, SVR
+from sparsekernel.estimators import NuSVR as NuSVREstimator
+from sparsekernel.estimators import OneClassSVM as OneClassSVMEstimator
 from sparsekernel.errors import ConvergenceWarning, InfeasibleError, SolverError, ValidationError
 from sparsekernel.formulations import (
     SVDD, EpsilonSVR, HardMarginSVC, NuSVC, NuSVR, OneClassSVM, SoftMarginSVC,
@@ -208,3 +212,160 @@ def test_a_ragged_design_is_a_validation_error_naming_it() -> None:
 
     with pytest.raises(ValidationError, match=r"Phi must be a 2-D array of real numbers; got \[\[1, 2\], \[3\]\]"):
         rvm_regression([[1, 2], [3]], [1.0, 2.0])
+
+
+# The estimators: scikit-learn's checks of X and y (validate_data) ran first and their ValueErrors escaped
+# as they were (a 1-D X, an empty X, a y of the wrong length, complex values): ValidationErrors naming the
+# argument now, scikit-learn's words kept after the message.
+_y_class = (t > 0).astype(int)
+ESTIMATOR_BAD = [
+    # (id, fit, argument, words of the domain, words of the value)
+    ("svc-1d", lambda: SVC().fit(X[:, 0], _y_class), "X", "2-D array", "1-D array of shape (30,)"),
+    ("svc-3d", lambda: SVC().fit(X[:, :, None], _y_class), "X", "non-empty 2-D array", "shape (30, 2, 1)"),
+    ("svc-empty", lambda: SVC().fit(X[:0], _y_class[:0]), "X", "non-empty 2-D array", "shape (0, 2)"),
+    ("svc-no-features", lambda: SVC().fit(X[:, :0], _y_class), "X", "non-empty 2-D array", "shape (30, 0)"),
+    ("svc-complex", lambda: SVC().fit(X + 1j, _y_class), "X", "real numbers", "complex values"),
+    ("svc-text", lambda: SVC().fit(np.full((30, 2), "a"), _y_class), "X", "real numbers", "'a'"),
+    ("svc-ragged", lambda: SVC().fit([[1.0, 2.0], [3.0]], [0, 1]), "X", "real numbers", "[[1.0, 2.0], [3.0]]"),
+    ("svc-y-length", lambda: SVC().fit(X, _y_class[:-1]), "y", "one entry per row of X (30)", "got 29"),
+    ("svc-y-2d", lambda: SVC().fit(X, np.column_stack([_y_class, _y_class])), "y", "1-D array", "shape (30, 2)"),
+    ("svc-y-complex", lambda: SVC().fit(X, _y_class + 1j), "y", "class labels", "complex values"),
+    ("svr-y-length", lambda: SVR().fit(X, t_reg[:-1]), "y", "one entry per row of X (30)", "got 29"),
+    ("svr-y-text", lambda: SVR().fit(X, np.array(["a", 1.0] * 15, dtype=object)), "y", "real numbers", "'a'"),
+    ("nusvr-y-complex", lambda: NuSVREstimator().fit(X, t_reg + 1j), "y", "real numbers", "complex values"),
+    ("oneclass-1d", lambda: OneClassSVMEstimator().fit(X[:, 0]), "X", "2-D array", "1-D array of shape (30,)"),
+    ("predict-1d", lambda: SVC().fit(X, _y_class).predict(X[0]), "X", "2-D array", "1-D array of shape (2,)"),
+    ("predict-empty", lambda: SVR().fit(X, t_reg).predict(X[:0]), "X", "non-empty 2-D array", "shape (0, 2)"),
+]
+
+
+@pytest.mark.parametrize("fit, argument, domain, value", [b[1:] for b in ESTIMATOR_BAD],
+                         ids=[b[0] for b in ESTIMATOR_BAD])
+def test_an_estimators_bad_data_names_argument_domain_and_value(fit, argument: str, domain: str, value: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        fit()
+    message = str(info.value)
+    assert message.startswith(f"{argument} must ")
+    assert domain in message
+    assert "got" in message and value in message
+    assert "scikit-learn's check: " in message
+
+
+@pytest.mark.parametrize("fit, words", [
+    (lambda: SVC().fit(X, _y_class).predict(np.c_[X, X]), "X has 4 features, but SVC is expecting 2"),
+    (lambda: SVR().fit(X, np.where(t_reg > 0.5, np.nan, t_reg)), "Input y contains NaN"),
+    (lambda: SVC().fit(X, None), "requires y to be passed"),
+])
+def test_an_estimators_bad_data_named_by_scikit_learn_keeps_its_message(fit, words: str) -> None:
+    """Where scikit-learn's message names the argument already, it is the ValidationError's, unchanged."""
+    with pytest.raises(ValidationError, match=words):
+        fit()
+
+
+@pytest.mark.parametrize("estimator", ["SVC", "SVR", "OneClassSVM", "RVR", "RVC", "PoissonRVR"])
+def test_numbers_written_as_text_are_refused_by_the_estimators(estimator: str) -> None:
+    """validate_data parsed an X of numeric strings silently (the formulations' check_real_dtype refuses
+    them): the estimators refuse them too, naming X and the first entry."""
+    import sparsekernel.estimators as estimators
+
+    text = X.astype(str)
+    y = {"SVC": _y_class, "RVC": _y_class, "PoissonRVR": _y_class, "OneClassSVM": None}.get(estimator, t_reg)
+    before = text.copy()
+    with pytest.raises(ValidationError, match=r"^X must be a 2-D array of real numbers; got an array of dtype <U"):
+        getattr(estimators, estimator)().fit(text, y)
+    np.testing.assert_array_equal(text, before)
+
+
+@pytest.mark.parametrize("fit, words", [
+    # SVR's y of text reached the machine, whose message named its own argument t
+    (lambda: SVR().fit(X, t_reg.astype(str)), r"^y must be a 1-D array of real numbers; got an array of dtype <U"),
+    # complex weights were cut to their real part (numpy's ComplexWarning) and the fit went on
+    (lambda: SVC().fit(X, _y_class, sample_weight=np.ones(30) + 1j),
+     r"^sample_weight must be an array of 30 real numbers; got complex values"),
+    (lambda: OneClassSVMEstimator().fit(X, sample_weight=np.ones(30) + 1j),
+     r"^sample_weight must be an array of 30 real numbers; got complex values"),
+])
+def test_an_estimators_targets_and_weights_are_named_as_given(fit, words: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                    # no ComplexWarning on the way
+        with pytest.raises(ValidationError, match=words):
+            fit()
+
+
+@pytest.mark.parametrize("fit, words", [
+    # np.unique's TypeError "'<' not supported between instances of 'int' and 'str'" escaped
+    (lambda: SVC().fit(X, np.array(["a", 1] * 15, dtype=object)),
+     r"^y must hold class labels of one kind, all numbers or all strings; got a mix of int and str"),
+    (lambda: _rvm("RVC")().fit(X, np.array(["a", 1] * 15, dtype=object)),
+     r"^y must hold class labels of one kind, all numbers or all strings; got a mix of int and str"),
+    # column_or_1d's ValueError "y should be a 1d array, got an array of shape (30, 2) instead." escaped
+    (lambda: _rvm("PoissonRVR")().fit(X, np.ones((30, 2), dtype=int)),
+     r"^y must be a 1-D array of shape \(n_samples,\); got shape \(30, 2\)"),
+])
+def test_an_estimators_bad_labels_and_counts_name_y(fit, words: str) -> None:
+    with pytest.raises(ValidationError, match=words):
+        fit()
+
+
+def _rvm(name: str):
+    import sparsekernel.estimators as estimators
+
+    return getattr(estimators, name)
+
+
+@pytest.mark.parametrize("estimator", ["SVC", "SVR", "RVR", "RVC"])
+def test_a_cache_too_large_to_count_in_bytes_is_all_the_rows(estimator: str) -> None:
+    """cache_size / cache_mb = 1e308 (positive and finite, inside the declared domain) overflowed to inf
+    bytes, and int(inf // row bytes) raised numpy's bare ValueError (OverflowError in the SMO's compact
+    store): a budget that large holds every kernel row, as a large finite one does."""
+    import sparsekernel.estimators as estimators
+
+    cls = getattr(estimators, estimator)
+    option = "cache_size" if estimator.startswith("SV") else "cache_mb"
+    y = _y_class if estimator in ("SVC", "RVC") else t_reg
+    huge = cls(**{option: 1e308}).fit(X, y)
+    large = cls(**{option: 1e6}).fit(X, y)
+    np.testing.assert_allclose(huge.predict(X), large.predict(X))
+
+
+@pytest.mark.parametrize("fit, words", [
+    # make_kernel's `kernel not in kinds` on a list: TypeError "unhashable type: 'list'"
+    (lambda: _rvm("RVR")(kernel=[1]).fit(X, t_reg), r"^kernel must be one of .* or a Kernel; got \[1\]"),
+    (lambda: _rvm("RVC")(kernel={"rbf": 1}).fit(X, _y_class), r"^kernel must be one of .* or a Kernel; got \{'rbf': 1\}"),
+    # a bool is no number in validation.DOMAINS (C=True, degree=True are refused): gamma and max_iter were let through
+    (lambda: SVC(gamma=True).fit(X, _y_class), r"^gamma must be 'scale', 'auto' or a positive number; got True"),
+    (lambda: SVR(max_iter=True).fit(X, t_reg), r"^max_iter must be -1 \(no limit\) or a positive integer; got True"),
+])
+def test_an_estimators_kernel_gamma_and_max_iter_are_checked(fit, words: str) -> None:
+    with pytest.raises(ValidationError, match=words):
+        fit()
+
+
+@pytest.mark.parametrize("method", ["clarabel", "qp-clarabel"])
+def test_a_kernel_that_overflows_is_named_by_the_dual_methods_too(method: str) -> None:
+    """The command line's `kkt soft --kernel poly --degree 1000` (method auto: the cvxpy dual) printed numpy's
+    "overflow encountered in power" and then "K must contain only finite values", naming feature_map's own
+    argument: the kernel is named as the SMO names it, with no warning before."""
+    from sparsekernel.formulations import solve
+    from sparsekernel.kernels import Polynomial
+
+    rng = np.random.default_rng(0)
+    big = 10.0 * rng.normal(size=(30, 2))
+    m = SoftMarginSVC(big, np.where(big[:, 0] > 0, 1.0, -1.0), Polynomial(degree=1000, gamma=1.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValidationError, match=r"the kernel's values on X must be finite; Polynomial\(degree=1000"):
+            solve(m, method)
+
+
+def test_a_frame_with_a_missing_value_names_that_entry_not_the_first() -> None:
+    """The text/object check quoted the first entry of X, a number here, as what is not a number."""
+    import pandas as pd
+
+    frame = pd.DataFrame(X[:, :2], columns=["a", "b"]).astype("Float64")
+    frame.iloc[5, 1] = pd.NA
+    with pytest.raises(ValidationError, match=r"^X must be a 2-D array of real numbers; got an array of dtype object "
+                                              r"holding <NA>"):
+        SVC().fit(frame, _y_class)
+    with pytest.raises(ValidationError, match=r"holding 'x'"):
+        SVC().fit(np.array([[1.0, 2.0]] * 29 + [[1.0, "x"]], dtype=object), _y_class)

@@ -35,11 +35,20 @@ def class_labels(y: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.intp]]:
         return _two_or_more(classes), labels
     try:
         check_classification_targets(y)
+        classes, labels = np.unique(y, return_inverse=True)
+    except TypeError as exc:                      # labels that do not sort together: numbers and strings
+        raise _mixed_labels(y) from exc
     except ValueError as exc:                     # "Unknown label type: continuous", kept in the message
         raise ValidationError(f"y must hold class labels (integers, strings, booleans, or floats of integer "
                               f"value); got: {exc}") from exc
-    classes, labels = np.unique(y, return_inverse=True)
     return _two_or_more(classes), labels
+
+
+def _mixed_labels(y: NDArray[Any]) -> ValidationError:
+    """The error for labels that do not sort together (numbers and strings: np.unique's TypeError)."""
+    kinds = sorted({type(v).__name__ for v in np.asarray(y, dtype=object).ravel().tolist()})
+    return ValidationError(f"y must hold class labels of one kind, all numbers or all strings; got a mix of "
+                           f"{' and '.join(kinds)}")
 
 
 def _two_or_more(classes: NDArray[Any]) -> NDArray[Any]:

@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from ..solvers.rvm.certificate import evidence_report, laplace_report
 from ..sparse import issparse
-from ..validation import check_matrix, check_real_targets, check_same_length
+from ..validation import check_matrix, check_real_dtype, check_real_targets, check_same_length
 from ..errors import ConvergenceWarning, SparseInputError, ValidationError
 from ..solvers.rvm import (
     moderated_logits,
@@ -43,7 +43,8 @@ def _validated(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike = _NO_Y, res
                **options) -> Array | tuple[Array, NDArray]:
     """``validate_data`` (float64 X, n_features_in_ and feature names set or checked), its ValueErrors
     raised as ValidationErrors naming X and y (scikit-learn's own words kept after them), and every entry
-    of X finite (``validation.check_matrix``: the index of the first NaN or inf). A scipy.sparse X is refused
+    of X finite (``validation.check_matrix``: the index of the first NaN or inf), none of it text (numbers written
+    as text, which validate_data parses, are refused by ``validation.check_real_dtype``). A scipy.sparse X is refused
     with a SparseInputError (a ValidationError and a TypeError) naming X: scikit-learn's bare TypeError
     escaped before."""
     if issparse(X):
@@ -57,6 +58,7 @@ def _validated(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike = _NO_Y, res
     except ValueError as exc:
         what = "X (2-D, a row per sample, real numbers)" + ("" if y is _NO_Y else " and y (one target per row of X)")
         raise ValidationError(f"{what} must be valid input for {type(estimator).__name__}; got: {exc}") from exc
+    check_real_dtype(X, "X", "a 2-D array of real numbers")         # numbers as text, which validate_data parses
     check_matrix(out if y is _NO_Y else out[0], "X")
     return out
 
@@ -393,6 +395,8 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
                                   "but the target y is None)")
         X = _validated(self, X)
         y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] != 1:
+            raise ValidationError(f"y must be a 1-D array of shape (n_samples,); got shape {y.shape}")
         y = check_counts(column_or_1d(y, warn=True) if y.ndim == 2 else y, "y")  # a column warns, as in scikit-learn
         check_same_length(X, y, "X", "y")
         kernel, design, _ = self._kernel_and_design(X)

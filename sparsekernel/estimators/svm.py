@@ -91,7 +91,9 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..validation import check_matrix, check_param, fail
+from ..validation import (
+    check_matrix, check_param, check_real_dtype, check_real_targets, check_target_layout, fail,
+)
 from ..errors import ConvergenceWarning, NonConvexWarning, SolverError, ValidationError
 from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
@@ -196,13 +198,13 @@ class _BaseSVM(BaseEstimator):
         if not (callable(self.kernel) or (isinstance(self.kernel, str) and self.kernel in KERNELS)):
             raise fail("kernel", f"one of {list(KERNELS)}, a Kernel or a callable k(X, Y) -> Gram matrix",
                        self.kernel)
-        if not (self.gamma in ("scale", "auto") or (isinstance(self.gamma, numbers.Real) and self.gamma > 0)):
+        if not (self.gamma in ("scale", "auto") or (_number(self.gamma) and self.gamma > 0)):
             raise fail("gamma", "'scale', 'auto' or a positive number", self.gamma)
         check_param("degree", self.degree)
         check_param("coef0", self.coef0)
         check_param("tol", self.tol)
         check_param("cache_size", self.cache_size, "cache_mb")
-        if not (self.max_iter == -1 or (isinstance(self.max_iter, numbers.Integral) and self.max_iter > 0)):
+        if not (self.max_iter == -1 or (_number(self.max_iter, numbers.Integral) and self.max_iter > 0)):
             raise fail("max_iter", "-1 (no limit) or a positive integer", self.max_iter)
         if not isinstance(self.solver, str):
             raise fail("solver", "'smo' or a Machine.solve method name", self.solver)
@@ -325,12 +327,13 @@ class _BaseSVM(BaseEstimator):
         if name not in self.path_params:
             raise fail("param", f"None or one of {list(self.path_params)}", param)
         items = list(values) if np.ndim(values) == 1 else values
+        domain = f"a non-empty sequence of real numbers (the values of {name} along the path)"
         try:
             grid = np.asarray(items, dtype=np.float64)
         except (TypeError, ValueError) as exc:
-            raise fail("values", "a non-empty sequence of real numbers", values) from exc
+            raise fail("values", domain, values) from exc
         if grid.ndim != 1 or grid.shape[0] == 0:
-            raise fail("values", "a non-empty sequence of real numbers", values)
+            raise fail("values", domain, values)
         path = RegularisationPath(self.cache_size) if self.solver == "smo" else None
         fitted: list[Any] = [None] * grid.shape[0]
         for k in np.argsort(grid, kind="stable"):
@@ -404,6 +407,11 @@ class _BaseSVM(BaseEstimator):
         return tags
 
 
+def _number(value: Any, kind: type = numbers.Real) -> bool:
+    """``value`` is a number of ``kind`` and not a bool (no number in ``validation.DOMAINS``)."""
+    return isinstance(value, kind) and not isinstance(value, (bool, np.bool_))
+
+
 _NO_Y = "no_validation"          # validate_data's own default: X alone (a y of None is refused by it)
 
 
@@ -418,7 +426,9 @@ def _validated(estimator: Any, X: Any, y: Any, reset: bool, **options: Any) -> A
     (validate_data returns a view of such a y: the same values), the attributes
     are set here without them (no feature names: an ndarray has none); any other input, an
     estimator fitted with feature names, or a mismatch goes through ``validate_data``, for its
-    conversions, warnings and messages (test_fast_validation checks that both agree).
+    conversions, warnings and messages (test_fast_validation checks that both agree); a ValueError of
+    its checks is raised as a ValidationError naming the argument (``_input_error``), and an X of
+    numbers written as text, which it parses, is refused (``validation.check_real_dtype``).
     """
     fast = (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2 and X.shape[0] > 0
             and X.shape[1] > 0)
@@ -432,8 +442,31 @@ def _validated(estimator: Any, X: Any, y: Any, reset: bool, **options: Any) -> A
         return X if y is _NO_Y else (X, y)
     if fast and not hasattr(estimator, "feature_names_in_") and X.shape[1] == getattr(estimator, "n_features_in_", -1):
         return X if y is _NO_Y else (X, y)
-    return validate_data(estimator, X, y, reset=reset, dtype=np.float64, ensure_all_finite=False,
-                         accept_sparse=SPARSE, **options)
+    try:
+        out = validate_data(estimator, X, y, reset=reset, dtype=np.float64, ensure_all_finite=False,
+                            accept_sparse=SPARSE, **options)
+    except ValidationError:
+        raise
+    except ValueError as exc:
+        raise _input_error(X, y, exc, options.get("y_numeric", False)) from exc
+    if not sparse.issparse(X):
+        check_real_dtype(X, "X", "a 2-D array of real numbers")     # numbers as text, which it parses
+    return out
+
+
+def _input_error(X: Any, y: Any, exc: ValueError, numeric: bool) -> ValidationError:
+    """``validate_data``'s ValueError as a ValidationError naming the argument: where the checks of
+    ``validation`` find the fault (X's dtype, dimensions, emptiness; y's dtype where it must be numeric,
+    its dimensions, its length), their message, with scikit-learn's words after it; otherwise
+    scikit-learn's message as it is (a width or feature names that differ from the fit's, a y that is
+    None or not finite: each names its argument already)."""
+    try:
+        A = check_matrix(X, "X", sparse=True)
+        if y is not _NO_Y and y is not None:
+            check_target_layout(y, A.shape[0], "y", numeric=numeric)
+    except ValidationError as named:
+        return ValidationError(f"{named}; scikit-learn's check: {exc}")
+    return ValidationError(str(exc))
 
 
 def _sample_weight(sample_weight: ArrayLike | None, n: int) -> Array:
@@ -441,6 +474,7 @@ def _sample_weight(sample_weight: ArrayLike | None, n: int) -> Array:
     leaves its sample out (LIBSVM's ``remove_zero_weight``), so it comes back as 0."""
     if sample_weight is None:
         return np.ones(n)
+    check_real_dtype(sample_weight, "sample_weight", f"an array of {n} real numbers")    # complex: cut silently
     try:
         w = np.asarray(sample_weight, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -974,6 +1008,7 @@ class _RegressorBase(RegressorMixin, _BaseSVM):
         self._check_params()
         X, y = _validated(self, X, y, True, y_numeric=True)
         X = check_matrix(X, "X", sparse=not self._precomputed)
+        y = check_real_targets(y, "y")               # text, which y_numeric leaves as it is: named y, not t
         if self._precomputed and X.shape[0] != X.shape[1]:
             raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
         sol = self._fit_one(X, y, sample_weight)

@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._lazy import cvxpy as cp
 from ..validation import check_matrix, check_param, fail
 from ..errors import NonConvexWarning, SolverError, ValidationError
-from ..kernels import Kernel, feature_map, make_kernel
+from ..kernels import Kernel, check_finite_values, feature_map, make_kernel
 from ..sparse import issparse, read_only_rows, to_dense
 from ..solvers.standard_qp import BOUND_ROUNDING, RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
 from .solution import Solution
@@ -404,9 +404,12 @@ class Machine(abc.ABC):
         return 1.0
 
     def gram(self) -> Array:
-        """The N x N kernel matrix (computed once)."""
+        """The N x N kernel matrix (computed once); a ValidationError naming the kernel where its values
+        overflow (``kernels.check_finite_values``), without numpy's warning first."""
         if self._gram_cache is None:
-            K = self.kernel(self.X, self.X)
+            with np.errstate(over="ignore", invalid="ignore"):
+                K = self.kernel(self.X, self.X)
+            check_finite_values(self.kernel, K)
             self._gram_cache = K
         return self._gram_cache
 

@@ -43,9 +43,10 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils import _safe_indexing, indexable
 from sklearn.utils.metaestimators import _safe_split, available_if
 from sklearn.utils.parallel import Parallel, delayed
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ..estimators.svm import shared_test_kernel
+from ..errors import ValidationError
 from ..validation import fail
 
 __all__ = ["SVMGridSearchCV", "path_groups"]
@@ -174,6 +175,22 @@ def _masked_params(candidates: list[dict[str, Any]]) -> dict[str, np.ma.MaskedAr
     return out
 
 
+def _check_lengths(X: Any, **others: Any) -> None:
+    """Each of ``others`` (y, groups, sample_weight) that is given has one entry per row of X, and y (where
+    numeric) and sample_weight are finite: a ValidationError naming the first that is not, before
+    scikit-learn's check_consistent_length and check_cv, whose messages name none."""
+    n = _num_samples(X)
+    for name, value in others.items():
+        if value is None:
+            continue
+        if _num_samples(value) != n:
+            raise ValidationError(f"{name} must have one entry per row of X ({n}); got {_num_samples(value)}")
+        array = np.asarray(value)
+        if name != "groups" and array.dtype.kind in "fc" and not np.isfinite(array).all():
+            raise ValidationError(f"{name} must contain only finite values; got NaN or inf at index "
+                                  f"{int(np.flatnonzero(~np.isfinite(array.ravel()))[0])}")
+
+
 def _estimator_has(name: str):
     def check(self: "SVMGridSearchCV") -> bool:
         target = getattr(self, "best_estimator_", self.estimator)
@@ -225,6 +242,36 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise fail("error_score", "'raise' or a number", self.error_score)
         if isinstance(self.scoring, (list, tuple, set, dict)):
             raise fail("scoring", "None, a scorer name or a callable (one metric)", self.scoring)
+        jobs = self.n_jobs
+        if not (jobs is None or isinstance(jobs, numbers.Integral) and not isinstance(jobs, bool) and jobs != 0):
+            raise fail("n_jobs", "None or a non-zero integer", jobs)
+
+    def _candidates(self) -> list[dict[str, Any]]:
+        """``ParameterGrid(param_grid)``, each name a parameter of the estimator; its TypeErrors and
+        ValueErrors (an empty list of values, a value not in a list) as ValidationErrors naming param_grid."""
+        try:
+            candidates = list(ParameterGrid(self.param_grid))
+        except (TypeError, ValueError) as exc:
+            raise fail("param_grid", "a dict or a list of dicts {parameter name: non-empty list of values}",
+                       self.param_grid) from exc
+        known = self.estimator.get_params() if hasattr(self.estimator, "get_params") else {}
+        unknown = sorted({name for c in candidates for name in c} - set(known))
+        if unknown and known:
+            raise ValidationError(f"param_grid must name parameters of {type(self.estimator).__name__}; got "
+                                  f"{', '.join(map(repr, unknown))} (its parameters: {sorted(known)})")
+        return candidates
+
+    def _splits(self, X: Any, y: Any, groups: Any) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
+        """The folds of ``cv`` (``check_cv``), its ValueErrors as ValidationErrors naming cv."""
+        try:
+            cv = check_cv(self.cv, y, classifier=is_classifier(self.estimator))
+            return list(cv.split(X, y, groups))
+        except ValidationError:
+            raise
+        except ValueError as exc:
+            raise ValidationError(f"cv must be None, an integer k >= 2 of folds (at most the number of samples, "
+                                  f"and of each class's for a classifier), a cross-validation generator or an "
+                                  f"iterable of (train, test) splits; got {self.cv!r} ({exc})") from exc
 
     def fit(self, X: ArrayLike, y: ArrayLike | None = None, groups: ArrayLike | None = None, *,
             sample_weight: ArrayLike | None = None) -> "SVMGridSearchCV":
@@ -234,13 +281,13 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         points' weights) and, where the scorer takes weights, the test points of every score: what
         GridSearchCV does with it without metadata routing."""
         self._check_params()
+        _check_lengths(X, y=y, groups=groups, sample_weight=sample_weight)
         X, y, groups, sample_weight = indexable(X, y, groups, sample_weight)
         estimator = self.estimator
         self.scorer_ = check_scoring(estimator, self.scoring)
-        cv = check_cv(self.cv, y, classifier=is_classifier(estimator))
-        splits = list(cv.split(X, y, groups))
+        candidates = self._candidates()
+        splits = self._splits(X, y, groups)
         self.n_splits_ = len(splits)
-        candidates = list(ParameterGrid(self.param_grid))
         path = _path_param(estimator, candidates)
         grouped = path_groups(candidates, path, estimator.get_params())
         tasks = [(g, f) for g in range(len(grouped)) for f in range(len(splits))]

@@ -62,7 +62,7 @@ from ..sparse import issparse, row_squared_norms
 from ._smo_loops import claim_slots, rbf_exponents
 from ._smo_numba import RBF_CHUNK
 
-__all__ = ["KernelRowCache", "GroupBlocks", "row_dtype", "MIN_SLOTS", "slots_for"]
+__all__ = ["KernelRowCache", "GroupBlocks", "row_dtype", "MIN_SLOTS", "slots_for", "fitting"]
 
 Array = NDArray[np.float64]
 
@@ -95,11 +95,17 @@ def row_dtype(n_points: int) -> type:
     return np.float64 if 8 * n_points * n_points <= DOUBLE_GRAM_BYTES else np.float32
 
 
+def fitting(cache_mb: float, item_bytes: int, most: int) -> int:
+    """How many items of ``item_bytes`` bytes fit in ``cache_mb`` megabytes, at most ``most``: a budget too
+    large to count in bytes (1e308 MB is inf bytes, whose int is an error) holds ``most``."""
+    room = cache_mb * MEGABYTE / item_bytes
+    return most if room >= most else int(room)
+
+
 def slots_for(cache_mb: float, n_points: int, dtype: type = np.float32) -> int:
     """Number of kernel rows of length ``n_points`` that fit in ``cache_mb`` megabytes."""
-    per_row = np.dtype(dtype).itemsize * n_points
-    fit = int(cache_mb * MEGABYTE // per_row)
-    return max(min(MIN_SLOTS, n_points), min(fit, n_points))
+    fit = fitting(cache_mb, np.dtype(dtype).itemsize * n_points, n_points)
+    return max(min(MIN_SLOTS, n_points), fit)
 
 
 class KernelRowCache:

@@ -506,9 +506,9 @@ class _Run:
     def _compact_arrays(self, qp: StandardQP, n: int, cache_mb: float) -> tuple:
         """Store of compact rows (COMPACT_SHARE of the budget) and, for RBF, the inputs to compute them."""
         N = self.cache.N
-        entries = int(COMPACT_SHARE * cache_mb * (1 << 20)) // self.cache.store.itemsize
         useful = N * (n // nb.COMPACT_RATIO + 1)          # one row per point, of at most n/8 entries
-        cbuf = np.empty(max(min(entries, useful), 1), dtype=self.cache.dtype)
+        entries = kernel_cache.fitting(COMPACT_SHARE * cache_mb, self.cache.store.itemsize, useful)
+        cbuf = np.empty(max(entries, 1), dtype=self.cache.dtype)
         # direct rows know no shift, and read a dense X (a sparse X stays sparse: full rows then)
         direct = isinstance(qp.kernel, RBF) and qp.diagonal is None and not issparse(qp.X)
         Xd = np.ascontiguousarray(qp.X, dtype=np.float64) if direct else np.zeros((0, 1))

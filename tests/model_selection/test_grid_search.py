@@ -211,3 +211,45 @@ def test_sample_weight_with_a_scorer_that_takes_none_weighs_the_fits_alone() -> 
         warnings.simplefilter("ignore")
         theirs = GridSearchCV(svm.SVC(), GRID, cv=4, scoring=accuracy).fit(X, Y, sample_weight=w)
     _compare(ours, theirs)
+
+
+_n = X.shape[0]
+
+
+@pytest.mark.parametrize("search, words", [
+    # scikit-learn's ParameterGrid, check_cv, joblib and check_consistent_length errors escaped as they were
+    (lambda: SVMGridSearchCV(SVC(), {"C": []}).fit(X, Y), r"^param_grid must be a dict or a list of dicts"),
+    (lambda: SVMGridSearchCV(SVC(), {"C": 1.0}).fit(X, Y), r"^param_grid must be .*; got \{'C': 1.0\}"),
+    (lambda: SVMGridSearchCV(SVC(), None).fit(X, Y), r"^param_grid must be .*; got None"),
+    (lambda: SVMGridSearchCV(SVC(), {"foo": [1]}).fit(X, Y),
+     r"^param_grid must name parameters of SVC; got 'foo'"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, cv=1).fit(X, Y), r"^cv must be .*; got 1 \(k-fold cross-validation"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, cv="a").fit(X, Y), r"^cv must be .*; got 'a'"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, cv=10_000).fit(X, Y), r"^cv must be .*; got 10000 \(Cannot have number"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, n_jobs=0).fit(X, Y), r"^n_jobs must be None or a non-zero integer; got 0"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, n_jobs="a").fit(X, Y), r"^n_jobs must be None or a non-zero integer; got 'a'"),
+    (lambda: SVMGridSearchCV(SVC(), GRID).fit(X, Y[:-1]), rf"^y must have one entry per row of X \({_n}\); got {_n - 1}"),
+    (lambda: SVMGridSearchCV(SVC(), GRID).fit(X, Y, groups=Y[:-1]),
+     rf"^groups must have one entry per row of X \({_n}\); got {_n - 1}"),
+    (lambda: SVMGridSearchCV(SVC(), GRID).fit(X, Y, sample_weight=np.ones(_n - 1)),
+     rf"^sample_weight must have one entry per row of X \({_n}\); got {_n - 1}"),
+    (lambda: SVMGridSearchCV(SVC(), GRID).fit(X, Y, sample_weight=np.r_[np.nan, np.ones(_n - 1)]),
+     r"^sample_weight must contain only finite values; got NaN or inf at index 0"),
+    (lambda: SVMGridSearchCV(SVC(), GRID).fit(X, np.where(np.arange(_n) == 3, np.nan, Y)),
+     r"^y must contain only finite values; got NaN or inf at index 3"),
+])
+def test_bad_search_input_is_a_validation_error_naming_it(search, words: str) -> None:
+    from sparsekernel.errors import ValidationError
+
+    with pytest.raises(ValidationError, match=words):
+        search()
+
+
+def test_a_value_of_the_path_that_is_no_number_names_the_parameter() -> None:
+    """{"C": ["a", 1.0]} reached fit_path, whose message named its own argument alone ("values must be a
+    non-empty sequence of real numbers; got ['a', 1.0]"): the parameter of the grid is named too."""
+    from sparsekernel.errors import ValidationError
+
+    with pytest.raises(ValidationError, match=r"^values must be a non-empty sequence of real numbers \(the values "
+                                              r"of C along the path\); got \['a', 1.0\]"):
+        SVMGridSearchCV(SVC(), {"C": ["a", 1.0]}, error_score="raise").fit(X, Y)

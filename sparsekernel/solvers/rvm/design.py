@@ -389,7 +389,8 @@ def estimator_design(kernel: Kernel, X: Array, cache_mb: float) -> tuple[Design,
     """
     N = X.shape[0]
     budget = check_param("cache_mb", cache_mb) * 2**20
-    pool = max(1, int(budget // (8 * N)))
+    room = budget / (8 * N)                      # inf for 1e308 MB (whose int is an error): every column fits
+    pool = max(1, N + 1 if room >= N + 1 else int(room))
     if kernel.name == "precomputed" and X.shape[0] != X.shape[1]:
         raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
     if kernel.name == "precomputed" or 8 * N * N <= budget:
