@@ -360,3 +360,13 @@ def test_an_error_no_check_foresaw_is_one_line_with_exit_status_3(data_files, ca
     monkeypatch.setenv("SPARSEKERNEL_DEBUG", "1")
     with pytest.raises(RuntimeError, match="something nobody checked"):
         main(["kkt", "eps-svr", "--data", str(csv_path), "--quiet"])
+
+
+def test_python_dash_m_sparsekernel_is_the_command_line() -> None:
+    """``python -m sparsekernel`` failed ("No module named sparsekernel.__main__"); it is the script's
+    command line: its help, and a bad option as one line naming it with exit status 2, no traceback."""
+    ok = subprocess.run([sys.executable, "-m", "sparsekernel", "--help"], capture_output=True, text=True)
+    assert ok.returncode == 0 and "tour" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "sparsekernel", "tour", "--methods", "nope"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "got 'nope'" in bad.stderr
