@@ -11,22 +11,12 @@ hand-written solvers and the measure of cvxpy's modelling overhead.
 OSQP takes l <= A x <= u, here A = [y^T; (e^T); I]. Clarabel takes
 A x + s = b with s in a product of cones: the equalities in the zero cone,
 and -a + s = -l, a + s = u (finite u only) in the nonnegative cone.
-
-Both stop on absolute tolerances (besides relative ones), so the problem goes
-to them in units where it is of size one (``_units``): a = s_a x with s_a the
-multipliers' size (their largest bound, or max |p_i| / max Q_ii where there is
-none), and the objective divided by s_f, the larger of s_a^2 max Q_ii and
-s_a max |p_i|. In
-the caller's units a box of 5.7e-9 or kernel values of 1e10 left Clarabel's
-and OSQP's answers outside the certificate's relative tolerance where the
-SMO's passed.
 """
 
 from __future__ import annotations
 
 import functools
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -91,13 +81,11 @@ def solve_standard_qp(qp: StandardQP, solver: str = "clarabel", **opts: Any) -> 
     settings = {**QP_DEFAULTS[key], **opts}
     start = time.perf_counter()
     Q = qp.dense_Q()
-    unit = _units(qp, Q)
-    P = sp.triu(sp.csc_matrix(Q * (unit.a**2 / unit.f)), format="csc")
+    P = sp.triu(sp.csc_matrix(Q), format="csc")
     setup_matrix_time = time.perf_counter() - start
     run = _run_osqp if key == "osqp" else _run_clarabel
     try:
-        x, info = run(unit, P, settings)
-        z, info["solver_gap"] = unit.a * x, info["solver_gap"] * unit.f          # in the caller's units
+        z, info = run(qp, P, settings)
     except ValidationError:
         raise
     except Exception as exc:  # the solvers raise their own exception types on bad settings or data
@@ -110,43 +98,6 @@ def solve_standard_qp(qp: StandardQP, solver: str = "clarabel", **opts: Any) -> 
     objective = float(0.5 * z @ (Q @ z) + qp.p @ z) if bool(np.all(np.isfinite(z))) else float("nan")
     return QPResult(a=z, G=None, rho=None, outcome=outcome, status=status, objective=objective,
                     **{**info, "compile_time": info["compile_time"] + setup_matrix_time})
-
-
-@dataclass(frozen=True)
-class _Units:
-    """The QP as the solvers get it: in x = a / a_unit, the objective over f_unit (module docstring)."""
-
-    a: float
-    f: float
-    n: int
-    y: Array
-    p: Array
-    lower: Array
-    upper: Array
-    delta: float
-    nu_sum: float | None
-
-
-def _units(qp: StandardQP, Q: Array) -> _Units:
-    """The problem in units where its bounds and objective are of size one: a = s_a x, objective / s_f.
-
-    s_a is the multipliers' size: their largest bound; with none (the hard margin's box is [0, inf)),
-    max |p_i| / max Q_ii, the size at which the quadratic term's gradient meets the linear one. (The
-    smaller of the two where both exist left a box of rank-deficient Q, far away in those units,
-    to Clarabel's infeasibility test: DualInfeasible on a linear C-SVC.) s_f is the larger of the two
-    terms there, s_a^2 max Q_ii and s_a max |p_i|."""
-    finite = np.concatenate([qp.lower, qp.upper[np.isfinite(qp.upper)]])
-    q, p = float(np.max(np.abs(np.diag(Q)), initial=0.0)), float(np.max(np.abs(qp.p), initial=0.0))
-    bound = float(np.max(np.abs(finite), initial=0.0))
-    s_a = _unit(bound if bound > 0.0 else (p / q if q > 0.0 else 1.0))
-    s_f = _unit(max(s_a * s_a * q, s_a * p))
-    return _Units(s_a, s_f, qp.n, qp.y, qp.p * (s_a / s_f), qp.lower / s_a, qp.upper / s_a, qp.delta / s_a,
-                  None if qp.nu_sum is None else qp.nu_sum / s_a)
-
-
-def _unit(size: float) -> float:
-    """A positive finite scale: ``size``, or 1 where it is 0 or not finite."""
-    return size if size > 0.0 and np.isfinite(size) else 1.0
 
 
 @functools.lru_cache(maxsize=2)
@@ -164,7 +115,7 @@ def settings_names(solver: str) -> frozenset[str]:
                                                                     "cg_preconditioner"}
 
 
-def _equalities(qp: _Units) -> tuple[sp.csc_matrix, Array]:
+def _equalities(qp: StandardQP) -> tuple[sp.csc_matrix, Array]:
     rows = [qp.y[None, :]]
     rhs = [qp.delta]
     if qp.nu_sum is not None:
@@ -173,7 +124,7 @@ def _equalities(qp: _Units) -> tuple[sp.csc_matrix, Array]:
     return sp.csc_matrix(np.vstack(rows)), np.array(rhs, dtype=np.float64)
 
 
-def _run_osqp(qp: _Units, P: sp.csc_matrix, settings: dict[str, Any]) -> tuple[Array, dict[str, Any]]:
+def _run_osqp(qp: StandardQP, P: sp.csc_matrix, settings: dict[str, Any]) -> tuple[Array, dict[str, Any]]:
     import osqp
 
     E, e = _equalities(qp)
@@ -191,7 +142,7 @@ def _run_osqp(qp: _Units, P: sp.csc_matrix, settings: dict[str, Any]) -> tuple[A
                "solver_gap": float(result.info.duality_gap)}
 
 
-def _run_clarabel(qp: _Units, P: sp.csc_matrix, settings: dict[str, Any]) -> tuple[Array, dict[str, Any]]:
+def _run_clarabel(qp: StandardQP, P: sp.csc_matrix, settings: dict[str, Any]) -> tuple[Array, dict[str, Any]]:
     import clarabel
 
     E, e = _equalities(qp)
