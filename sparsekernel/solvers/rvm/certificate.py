@@ -546,26 +546,27 @@ def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification | RVM
     design = check_design(Phi)
     N, M = design.shape
     likelihood, T, outputs, model = _laplace_targets(result, t, N)
-    allowed = (bias is not None and check_bias(bias)) or bool(result.bias_used)
+    used = bool(result.bias_used)                               # in the model; ``bias``: whether it may be
+    allowed = (bias is not None and check_bias(bias)) or used
     relevance = checked_relevance(result.relevance, M, "result.")
     kept = design.columns(relevance)
-    if result.bias_used:
+    if used:
         kept = np.column_stack([np.ones(N), kept])
-    P, bias = relevance.size + int(result.bias_used), bool(result.bias_used)
-    alpha_table = _laplace_table(result.alpha, "alpha", P, T.shape[1], bias, outputs)
-    mean_table = _laplace_table(result.mean, "mean", P, T.shape[1], bias, outputs)
+    P = relevance.size + int(used)
+    alpha_table = _laplace_table(result.alpha, "alpha", P, T.shape[1], used, outputs)
+    mean_table = _laplace_table(result.mean, "mean", P, T.shape[1], used, outputs)
     output, row = np.nonzero(np.isfinite(alpha_table.T))  # the kept pairs (row, output), output-major
     alpha = alpha_table[row, output]
     mode = find_mode(likelihood, kept, row, output, T, alpha, mean_table[row, output], ModeOptions())
     Sigma = covariance_from_factor(mode.R) if alpha.size else np.zeros((0, 0))  # (7.113)
-    names = (["bias"] if result.bias_used else []) + [int(i) for i in relevance]
+    names = (["bias"] if used else []) + [int(i) for i in relevance]
     O = T.shape[1]
     pair_names = [names[r] if O == 1 else f"{names[r]}/{k}" for r, k in zip(row, output)]
     rows = kept_rows(alpha, Sigma, mode.w, pair_names, tol)
     # the candidates: every (column, output) pair outside the model, the bias's as column 0 where it may be kept
     candidates: Design = WithBias(design) if allowed else design
     S, Q = _effective_factors(candidates, kept, row, output, T, mode, Sigma, alpha)
-    column = np.concatenate([[0] if bias else [], relevance + int(allowed)]).astype(np.intp)  # kept rows' columns
+    column = np.concatenate([[0] if used else [], relevance + int(allowed)]).astype(np.intp)  # kept rows' columns
     out = np.ones((M + int(allowed), O), dtype=bool)
     out[column[row], output] = False
     i, k = np.nonzero(out)
