@@ -88,6 +88,7 @@ def argument_types(rows: types.Type) -> dict[str, tuple]:
         "add_point_rows": (I8, _array(f8, 2), _array(rows, 2), _array(f8, 2)),
         "claim_slots": (I8, I8, I8, I8, I8, I8, i8),
         "rbf_exponents": (_array(types.float32, 2), I8, f8, _array(types.float32, 2), I8, _array(types.float32)),
+        "exp_inplace": (F8,),
     }
 
 

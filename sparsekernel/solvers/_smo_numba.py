@@ -53,6 +53,8 @@ between calls.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -1184,6 +1186,65 @@ def claim_slots(points, slots, slot_of, owner, last_used, filled, clock):
 RBF_CHUNK = 1024
 
 
+#: exp_inplace: x = k ln 2 + r (Cody and Waite's two-part ln 2), |r| <= ln(2) / 2, exp(r) by its Taylor
+#: polynomial of degree 13 (the first term left out is r^14 / 14! < 3e-18), times 2^k built from its bits
+EXP_LOG2E = 1.4426950408889634
+EXP_LN2_HI = 6.93147180369123816490e-01
+EXP_LN2_LO = 1.90821492927058770002e-10
+EXP_C = tuple(1.0 / math.factorial(k) for k in range(14))
+EXP_SHIFTER = 6755399441055744.0                      # 1.5 * 2^52: k + SHIFTER holds k in its low bits
+EXP_SHIFTER_BITS = 0x4338000000000000                 # the bits of SHIFTER
+EXP_LOW = -708.0                                      # exp(x) is 0 below: 2^k stays a normal number
+EXP_CHUNK = 1024
+
+
+EXP_FASTMATH = {"nnan", "ninf", "nsz", "contract"}
+
+
+@njit(cache=True, fastmath=EXP_FASTMATH)
+def exp_inplace(x):
+    """x[:] = exp(x) for kernel exponents (x <= 709): within one unit in the last place of numpy's
+    exp, except that exp(x) for x < -708 (below 3.3e-308, near the subnormals) is 0.
+
+    numpy's float64 exp is a scalar loop on CPUs without AVX-512 (about
+    5.5 ns an entry here); this one runs on SIMD lanes (about 2.3 ns): the
+    reduction x = k ln 2 + r and the polynomial in one pass, the scale 2^k,
+    built from k's bits, in another, a chunk of EXP_CHUNK entries at a time.
+    """
+    k_shifted = np.empty(EXP_CHUNK)
+    n = x.shape[0]
+    for start in range(0, n, EXP_CHUNK):        # the chunk and k in L1 between the two passes
+        stop = min(n, start + EXP_CHUNK)
+        _exp_reduced(x[start:stop], k_shifted[: stop - start])
+        _exp_scale(x[start:stop], k_shifted[: stop - start])
+
+
+@njit(cache=True, fastmath=EXP_FASTMATH)
+def _exp_reduced(x, k_shifted):
+    """x[:] = exp(r) (0 where x < EXP_LOW) and k_shifted[:] = k + EXP_SHIFTER, for x = k ln 2 + r."""
+    c0_, c1_, c2_, c3_, c4_, c5_, c6_ = EXP_C[0], EXP_C[1], EXP_C[2], EXP_C[3], EXP_C[4], EXP_C[5], EXP_C[6]
+    c7_, c8_, c9_, c10_, c11_, c12_, c13_ = EXP_C[7], EXP_C[8], EXP_C[9], EXP_C[10], EXP_C[11], EXP_C[12], EXP_C[13]
+    for i in range(x.shape[0]):
+        u = x[i]
+        v = u if u > EXP_LOW else EXP_LOW
+        k = math.floor(v * EXP_LOG2E + 0.5)
+        r = (v - k * EXP_LN2_HI) - k * EXP_LN2_LO
+        k_shifted[i] = k + EXP_SHIFTER
+        p = ((((((((((((c13_ * r + c12_) * r + c11_) * r + c10_) * r + c9_) * r + c8_) * r + c7_) * r + c6_)
+               * r + c5_) * r + c4_) * r + c3_) * r + c2_) * r + c1_) * r + c0_
+        x[i] = p if u > EXP_LOW else 0.0
+
+
+@njit(cache=True, fastmath=EXP_FASTMATH)
+def _exp_scale(x, k_shifted):
+    """x[:] = x 2^k, k read from the bits of k + EXP_SHIFTER (and 2^k's bits written over them)."""
+    bits = k_shifted.view(np.int64)
+    for i in range(x.shape[0]):
+        bits[i] = (bits[i] - EXP_SHIFTER_BITS + 1023) << 52
+    for i in range(x.shape[0]):
+        x[i] *= k_shifted[i]
+
+
 @njit(cache=True, fastmath=True)
 def rbf_exponents(Xt, points, gamma, store, slots, acc):
     """store[slots_r, c] = -gamma ||x_{points_r} - x_c||^2 from the float32 inputs Xt (D, N); ``acc``
@@ -1265,4 +1326,4 @@ def _two_rows(Xt, p, q, gamma, out_p, out_q, acc):
 # ======================================================================================
 ENTRY_POINTS = ("set_flags", "extremes", "violation", "set_thresholds", "restore_order", "prefetch_candidates",
                 "leave_compact", "protect_pending", "flush_G_bar", "run_smo", "run_platt", "add_rows",
-                "add_point_rows", "claim_slots", "rbf_exponents")
+                "add_point_rows", "claim_slots", "rbf_exponents", "exp_inplace")
