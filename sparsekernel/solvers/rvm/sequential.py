@@ -1205,7 +1205,11 @@ def top_down_start(run: _Run, basis: _Basis, opts: FastOptions, beta: float,
                                  opts.beta_max, alpha_init, opts.prior,
                                  hopeless_ratio=TOP_DOWN_WIDE_HOPELESS if wide else 0.0)
     try:
-        with limit_blas(basis.threads):  # P x P factorisations: BLAS threads pay here
+        # one BLAS thread, as the steps: a threaded Cholesky rounds otherwise, and on a wide kernel's
+        # several maxima the steps from the start went elsewhere (friedman1, N = 1,000, raw inputs, gamma
+        # 0.1: 7.4 nats lower with two threads than with one); two threads gave the fit no speed
+        # (0.67-0.72 s against 0.50 s with one, friedman1 N = 1,000, gamma 0.5, two cores)
+        with limit_blas(1):
             out = iterative_regression(pool.gram, pool.PhiTt, state.tt, state.N, beta, iterative)
         active, alpha = _merge_copies(pool, out.active, out.alpha, opts.align_max)
         fresh = _State(pool, state.tt, state.N, out.beta, opts)
