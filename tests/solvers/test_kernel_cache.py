@@ -167,7 +167,7 @@ def test_the_compiled_exp_is_numpys_to_one_unit_in_the_last_place():
 
     rng = np.random.default_rng(11)
     x = np.concatenate([-rng.random(20000) * 5, -rng.exponential(50.0, 20000), -rng.random(5000) * 708,
-                        rng.random(500) * 709, [0.0, -0.0, -1e-300, 1e-16, -1e-16, -707.99, -708.01, -745.2, -1e9]])
+                        rng.random(500) * 709, [0.0, -0.0, -1e-300, 1e-16, -1e-16, -707.99, -708.01, -745.2, -1e9, -np.inf]])
     expected = np.exp(x)
     for exp in (_smo_loops.exp_inplace, _smo_numba.exp_inplace):
         got = x.copy()
