@@ -161,14 +161,16 @@ class SoftMarginSVC(BinaryMachine):
         C_n, xi = self.C_n, s.xi
         mu = C_n - s.a                                                        # (7.31)
         C = float(C_n.max())
+        below = np.maximum(-s.a, 0.0)                                         # (7.23)'s violation
+        above = np.maximum(-mu, 0.0)                                          # (7.26)'s: a_n - C_n > 0
         return [
             # the dual's box (7.33), the two multipliers' signs (7.23) and (7.26) with (7.31) in one row
-            Condition("(7.33)", DUAL, "0 <= a_n <= C", np.maximum.reduce([-s.a, s.a - C_n, 0 * s.a]), C),
-            Condition("(7.23)", DUAL, "a_n >= 0", np.maximum(0.0, -s.a), C),
+            Condition("(7.33)", DUAL, "0 <= a_n <= C", np.maximum(below, above), C),
+            Condition("(7.23)", DUAL, "a_n >= 0", below, C),
             Condition("(7.24)", PRIMAL, "t_n y_n - 1 + xi_n >= 0", np.maximum(0.0, 1.0 - xi - margin), 1.0),
             Condition("(7.25)", SLACKNESS, "a_n (t_n y_n - 1 + xi_n) = 0", np.abs(s.a * (margin - 1.0 + xi)),
                       multiplier_scale(s.a, C)),
-            Condition("(7.26), (7.31)", DUAL, "mu_n = C - a_n >= 0", np.maximum(0.0, -mu), C),
+            Condition("(7.26), (7.31)", DUAL, "mu_n = C - a_n >= 0", above, C),
             Condition("(7.27)", PRIMAL, "xi_n >= 0", np.maximum(0.0, -xi), 1.0),
             Condition("(7.28)", SLACKNESS, "mu_n xi_n = 0", np.abs(mu * xi), C),
             self._stationarity_w(s, "(7.29)", "w = sum_n a_n t_n phi(x_n)"),

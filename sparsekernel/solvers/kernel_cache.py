@@ -439,6 +439,14 @@ class GroupBlocks:
         self.sizes = [p.size for p in position]
         self._rows = [rows[p] for p in position]                # each group's operand rows, gathered once
         self._s = None if s is None else [s[p] for p in position]
+        # the RBF's blocks between two groups as one product of augmented rows, [z, s, 1] [z', 1, s']^T
+        # = z^T z' + s + s' (the exponent of ``RBFOperands``) with no additions after it: 190 against
+        # 215 us for a 180 x 180 block of digits (the additions read and wrote the block twice)
+        self._left = self._right = None
+        if s is not None:
+            ones = [np.ones((p.size, 1)) for p in position]
+            self._left = [np.hstack([Z, s_c[:, None], one]) for Z, s_c, one in zip(self._rows, self._s, ones)]
+            self._right = [np.hstack([Z, one, s_c[:, None]]) for Z, s_c, one in zip(self._rows, self._s, ones)]
         self._within: dict[int, Array] = {}
         self.entries_computed = 0
 
@@ -449,8 +457,12 @@ class GroupBlocks:
 
     def _product(self, c: int, d: int, out: Array) -> None:
         """out[:] = K(X_c, X_d), one (symmetric where c == d) product and the kernel's map."""
-        s_c, s_d = (None, None) if self._s is None else (self._s[c], self._s[d])
-        _product_block(self.kernel, self._rows[c], self._rows[d], s_c, s_d, out)
+        if self._left is not None and c != d:
+            np.matmul(self._left[c], self._right[d].T, out=out)
+            exp_in_place(out)
+        else:           # within a group one symmetric product (syrk), whose block is exactly symmetric
+            s_c, s_d = (None, None) if self._s is None else (self._s[c], self._s[d])
+            _product_block(self.kernel, self._rows[c], self._rows[d], s_c, s_d, out)
         self.entries_computed += out.size
 
     def within(self, c: int) -> Array:

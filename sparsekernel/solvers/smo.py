@@ -495,7 +495,7 @@ class _Run:
         loops.set_flags(self.prob, self.st, qp.is_nu)
         loops.leave_compact(self.cache_arrays, self.ctrl)         # full rows to begin with
         self.fpar = self._floats(tol * float(qp.tol_scale), qp.scale, QD)
-        self.trace = _trace_buffers(TRACE_CHUNK if record else 1)
+        self.trace = _trace_buffers(TRACE_CHUNK) if record else _NO_TRACE
         # (u, (K + diag(shift)) u, its rounding bound, whether banded: ``_banded_products``) of ``refined``
         self.exact_outputs: tuple[Array, Array, float, bool] | None = None
         self.refined_at = -1                  # the step count at the last ``refined``
@@ -563,6 +563,12 @@ class _Run:
         y, p, lower, upper, index, QD, y0, index0 = self.prob
         a, V, G_bar, perm, flags = self.st
         n = a.shape[0]
+        if given is None and not a.any():
+            # the cold start a = 0 (C-SVC, one-class's zero-weight points): G = p and G_bar = 0 exactly, f = 0
+            V[:] = -y * p
+            self.fpar[nb.F_OBJ] = self.fpar[nb.F_PTA] = 0.0
+            self._initial_extremes()
+            return
         if given is not None:
             G = np.array(given, dtype=np.float64)
         else:
@@ -577,7 +583,11 @@ class _Run:
         self._accumulate(*self._by_point(at_upper, upper[at_upper]), G_bar, 0, n)
         self.fpar[nb.F_OBJ] = 0.5 * float(a @ (G - p)) + float(p @ a)     # 1/2 a^T Q a + p^T a
         self.fpar[nb.F_PTA] = float(p @ a)
-        m0, m1, M0, M1, *_ = loops.extremes(self.prob, self.st, n)
+        self._initial_extremes()
+
+    def _initial_extremes(self) -> None:
+        """The violation and objective at the start (the trace's first entry); Platt's thresholds."""
+        m0, m1, M0, M1, *_ = loops.extremes(self.prob, self.st, self.st[0].shape[0])
         self.initial_violation = float(loops.violation(m0, m1, M0, M1))
         self.initial_objective = float(self.fpar[nb.F_OBJ])
         if self.ctrl[nb.C_WSS] == nb.WSS_PLATT:
@@ -1014,6 +1024,11 @@ def _trace_buffers(length: int) -> tuple:
     ints = tuple(np.zeros(length, dtype=np.int64) for _ in range(2))
     floats = tuple(np.zeros(length) for _ in range(6))
     return ints + floats
+
+
+#: the trace buffers of a run that records nothing: the loops write a trace only where ``C_RECORD`` is 1,
+#: so every such run passes these (eight allocations fewer a solve)
+_NO_TRACE = _trace_buffers(1)
 
 
 def _grow(trace: tuple) -> tuple:

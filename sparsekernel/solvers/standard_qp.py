@@ -222,11 +222,16 @@ def bound_masks(a: Array, lower: Array, upper: Array, tol: float) -> tuple[NDArr
     weights 1000 and 1e-4 make them, every multiplier may be tiny next to its
     box yet free.
     """
-    largest = float((a - lower).max(initial=0.0))
-    width = np.minimum(np.where(np.isfinite(upper), upper - lower, largest), largest)
-    at_lower = a - lower <= tol * width
-    at_upper = np.isfinite(upper) & (upper - a <= tol * width)
-    return at_lower, at_upper & ~at_lower
+    above = a - lower
+    largest = float(above.max(initial=0.0))
+    finite = np.isfinite(upper)
+    reach = np.minimum(np.where(finite, upper - lower, largest), largest)
+    reach *= tol                                        # tol times each variable's scale
+    at_lower = above <= reach
+    at_upper = upper - a <= reach
+    at_upper &= finite
+    at_upper &= ~at_lower
+    return at_lower, at_upper
 
 
 def calculate_rho(y: Array, G: Array, at_lower: NDArray[np.bool_], at_upper: NDArray[np.bool_]) -> RhoEstimate:
@@ -237,8 +242,9 @@ def calculate_rho(y: Array, G: Array, at_lower: NDArray[np.bool_], at_upper: NDA
     """
     yG = y * G
     free = ~(at_lower | at_upper)
-    if free.any():
-        return RhoEstimate(float(yG[free].mean()), n_free=int(free.sum()))
+    n_free = int(np.count_nonzero(free))
+    if n_free:
+        return RhoEstimate(float(yG[free].sum()) / n_free, n_free=n_free)       # their mean
     ub_set = (at_upper & (y < 0)) | (at_lower & (y > 0))
     lb_set = (at_upper & (y > 0)) | (at_lower & (y < 0))
     return RhoEstimate(_midpoint(yG[lb_set], yG[ub_set]), fallback=True)
