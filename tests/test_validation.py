@@ -48,6 +48,10 @@ BAD = [
     ("C-text", lambda: SoftMarginSVC(X, t, RBF(1.0), C="1"), "C", "positive finite number", "'1'"),
     ("nu-zero", lambda: NuSVC(X, t, RBF(1.0), nu=0.0), "nu", "(0, 1]", "0.0"),
     ("nu-big", lambda: OneClassSVM(X, RBF(1.0), nu=1.5), "nu", "(0, 1]", "1.5"),
+    # nu N below the smallest normal double: the box 1/(nu N) overflows (the estimator's error named tol)
+    ("nu-subnormal-box", lambda: OneClassSVM(X, RBF(1.0), nu=1e-320), "nu", "nu * N (N = 30", "1e-320"),
+    ("nu-subnormal-box-svdd", lambda: SVDD(X, RBF(1.0), nu=1e-310), "nu", "1/(nu N) is finite", "1e-310"),
+    ("nu-subnormal-estimator", lambda: OneClassSVMEstimator(nu=1e-320).fit(X), "nu", "nu * N (N = 30", "1e-320"),
     ("nu-negative", lambda: NuSVR(X, t_reg, RBF(1.0), nu=-0.2), "nu", "(0, 1]", "-0.2"),
     ("nu-svdd", lambda: SVDD(X, RBF(1.0), nu=2), "nu", "(0, 1]", "2"),
     ("epsilon-negative", lambda: EpsilonSVR(X, t_reg, RBF(1.0), epsilon=-0.1), "epsilon", "non-negative", "-0.1"),

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..validation import check_param
+from ..validation import check_param, fail
 from ..errors import ValidationError
 from ..solvers.standard_qp import StandardQP
 from .machine import DUAL, STATIONARITY, Condition, KKTState, Machine
@@ -29,7 +29,15 @@ class NoveltyMachine(Machine):
         return None
 
     def _set_hyper(self, nu: float) -> None:
-        self.nu = float(check_param("nu", nu))
+        nu = float(check_param("nu", nu))
+        total = nu * (self.N if self.sample_weight is None else float(np.sum(self.sample_weight)))
+        if not total >= np.finfo(np.float64).tiny:
+            # nu N below the smallest normal double: the box 1/(nu N) overflows, and every tolerance in
+            # LIBSVM's units (its multipliers sum to nu N) with it
+            raise fail("nu", f"a number in (0, 1] with nu * N (N = {self.N}; nu times the sum of the sample "
+                             f"weights where there are some) at least {np.finfo(np.float64).tiny:.3g}, so that "
+                             f"the box 1/(nu N) is finite", nu)
+        self.nu = nu
 
     @property
     def box(self) -> float:
