@@ -347,9 +347,14 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
     with the ARD prior (7.80), fitted as the classification RVM is: the
     Laplace approximation at the IRLS mode (7.109)-(7.114) and Algorithm 7.2
     on the effective problem (7.117)-(7.119) (``solvers.rvm.rvm_poisson``).
-    ``predict`` returns the posterior mean of the rate,
-    E[exp(a)] = exp(mu + sigma^2 / 2) with a ~ N(mu, sigma^2) the Laplace
-    posterior of the log rate. ``score`` is scikit-learn's R^2 of that mean.
+    ``predict`` returns the rate at the posterior mode, exp(w*^T phi(x))
+    (Tipping's prediction at w_MP, as scikit-learn's ``PoissonRegressor``
+    predicts at its weights), the median of the rate under the Laplace
+    posterior; ``score`` is scikit-learn's R^2 of it. The Laplace posterior
+    mean exp(mu + sigma^2 / 2) is ``result_.rate(columns)``: where the counts
+    are 0 over a region, the evidence is highest with the weights there at
+    -inf, the Laplace variance is the prior's, and that mean overflows (inf
+    on training points of rate 0) though the mode's rate is near 0.
 
     Parameters
     ----------
@@ -409,6 +414,7 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
         return self
 
     def predict(self, X: ArrayLike) -> Array:
-        """Posterior mean of the rate at X, exp(mu + sigma^2 / 2), (n,)."""
+        """The rate at the posterior mode at X, exp(w*^T phi(x)), (n,) (the class docstring says why not
+        the Laplace posterior mean)."""
         columns = self._relevant_columns(X)
-        return self.result_.rate(columns)
+        return self.result_.mode_rate(columns)
