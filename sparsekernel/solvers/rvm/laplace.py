@@ -132,7 +132,7 @@ def find_mode(likelihood: Likelihood, Phi: Array, basis: Index, output: Index, T
         H = hessian(Phi_a, output, likelihood.curvature(Y), alpha)  # -(7.111)
         if not (np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
             raise _not_finite(w.size)
-        R = precision_factor(H)
+        R = _laplace_factor(H, alpha)
         step = scipy.linalg.cho_solve((R, False), g, check_finite=False)  # Newton: H^-1 grad
         if 0.5 * float(g @ step) <= opts.newton_tol * (1.0 + abs(f)):  # Newton decrement
             w = w + step  # the last step, within the quadratic region: it squares the error of the mode
@@ -179,6 +179,23 @@ def _finite_start(likelihood, Phi_a, output, T, alpha, w0, opts) -> tuple[Array,
     return best
 
 
+def _laplace_factor(H: Array, alpha: Array) -> Array:
+    """The upper Cholesky factor of H = Phi^T B Phi + A (7.113), or a SolverError that says what to change
+    for this likelihood: the regression's advice (lower alpha_max, raise noise_floor) named a parameter
+    the classification and Poisson RVMs do not have (fuzzed: alpha_init = 1e-300 under MacKay; Poisson
+    counts near 1e12, whose curvature B is the rate)."""
+    try:
+        return precision_factor(H)
+    except SolverError as exc:
+        curvature = float(np.max(np.diag(H) - alpha, initial=0.0))
+        raise SolverError(
+            f"the Laplace posterior precision Phi^T B Phi + A (7.113) over {H.shape[0]} weights is not "
+            f"numerically positive definite: its smallest alpha_i, {float(np.min(alpha)):.3g}, is below double "
+            f"precision's resolution of the largest diagonal of Phi^T B Phi, {curvature:.3g} (B is the "
+            f"likelihood's curvature: the rate, for counts); raise alpha_init or use method='fast'",
+            status="cholesky", solver="rvm") from exc
+
+
 def _not_finite(P: int) -> SolverError:
     """The error for a mode search whose gradient or Hessian left the finite numbers."""
     return SolverError(
@@ -193,7 +210,7 @@ def _at_mode(likelihood, Phi_a, output, T, alpha, w, a, converged) -> Laplace:
     """The Laplace approximation at w: Sigma^-1 = Phi^T B Phi + A = R^T R (7.113)."""
     Y = likelihood.mean(a)
     Bmat = likelihood.curvature(Y)
-    R = precision_factor(hessian(Phi_a, output, Bmat, alpha)) if w.size else np.zeros((0, 0))  # (7.113)
+    R = _laplace_factor(hessian(Phi_a, output, Bmat, alpha), alpha) if w.size else np.zeros((0, 0))  # (7.113)
     return Laplace(w=w, Y=Y, Bmat=Bmat, R=R, log_lik=likelihood.log_likelihood(a, T), converged=converged)
 
 

@@ -490,3 +490,33 @@ def test_poisson_fits_where_a_mode_search_fails_end_or_warn_without_crashing(met
         warnings.simplefilter("always")
         model = PoissonRVR(gamma=2.7939e-4, method=method).fit(_LARGE_COUNTS_X, _LARGE_COUNTS_Y)
     assert model.result_.converged or any(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+@pytest.mark.parametrize("method", ["mackay", "em"])
+@pytest.mark.parametrize("case", ["tiny-alpha-bernoulli", "tiny-alpha-poisson", "huge-counts-poisson"])
+def test_a_laplace_precision_that_cannot_factor_says_what_to_change(method: str, case: str) -> None:
+    """RVC and PoissonRVR under MacKay or EM with alpha_init = 1e-300, and PoissonRVR on counts near 1e12
+    (whose curvature B, the rate, makes Phi^T B Phi ~ 1e14 against alpha_i = 1): the error advised
+    lowering alpha_max or raising noise_floor, a parameter these estimators do not have (fuzzed). It names
+    (7.113)'s matrix, its numbers, and alpha_init; the fast method fits the same data."""
+    from sparsekernel.errors import SolverError
+    from sparsekernel.estimators import RVC
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 2))
+    if case == "tiny-alpha-bernoulli":
+        model, y = RVC(method=method, alpha_init=1e-300), (X[:, 0] > 0).astype(int)
+    elif case == "tiny-alpha-poisson":
+        model, y = PoissonRVR(method=method, alpha_init=1e-300), rng.poisson(2.0, 40)
+    else:
+        model, X = PoissonRVR(method=method), rng.uniform(-3.0, 3.0, size=(80, 1))
+        y = rng.poisson(1e12 * np.exp(1.0 + np.sin(X[:, 0]))).astype(float)
+    with pytest.raises(SolverError, match=r"Phi\^T B Phi \+ A \(7.113\) .* raise alpha_init or use method='fast'"
+                       ) as error, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, y)
+    assert "noise_floor" not in str(error.value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast = model.set_params(method="fast").fit(X, y)
+    assert np.all(np.isfinite(fast.predict(X)))
