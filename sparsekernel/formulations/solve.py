@@ -40,7 +40,7 @@ twice the SMO's or LIBSVM's tol; Clarabel 1e-6, OSQP 1e-5; a primal's
 ``primal_tol``) and
 
 - returns the Solution with ``status="optimal"`` and its ``report`` when they
-  hold and the outputs' rounding (``output_rounding``: eps sum |coef| max k(x, x))
+  hold and the outputs' rounding (``output_rounding``: sum |coef| times the rounding of a kernel value)
   is at most a quarter of the tolerance, whatever the solver said;
 - raises ``SolverError`` (carrying the report) when the solver claimed success
   and its answer fails them;
@@ -269,7 +269,8 @@ def certify(machine: Machine, solution: Solution, outcome: str, kind: str, solve
         warnings.warn(
             f"{solver} reported {own!r} on the {kind} of {machine.name} and its answer passes the KKT "
             f"conditions at {tol:.1e}, but only to within the rounding of its outputs (up to {rounding:.1e} of "
-            f"the output scale: eps sum |coef| max k(x, x)), which is not far below the tolerance: the "
+            f"the output scale: sum |coef| times the rounding of a kernel value{_entry_note(machine)}), which is not "
+            f"far below the tolerance: the "
             f"solution is inaccurate (not certified); its report is solution.report",
             ConvergenceWarning, stacklevel=4)
         return solution.evolve(status="inaccurate", solver_status=own, tol=tol, report=report)
@@ -280,7 +281,8 @@ def certify(machine: Machine, solution: Solution, outcome: str, kind: str, solve
         # solver's failure, an answer that cannot be certified
         outcome = "inaccurate"
         detail = (f"{solver} reported {own!r} on the {kind} of {machine.name}, but the rounding of its outputs "
-                  f"(up to {rounding:.1e} of the output scale: eps sum |coef| max k(x, x)) is not far below "
+                  f"(up to {rounding:.1e} of the output scale: sum |coef| times the rounding of a kernel value"
+                  f"{_entry_note(machine)}) is not far below "
                   f"the tolerance")
     if outcome == "solved" and not report.convex:
         # the solver's own stopping test holds (a stationary point of the standard form), but the dual is not
@@ -335,11 +337,22 @@ def support_of_outputs(machine: Machine, solution: Solution, tol: float) -> Solu
     return solution.evolve(support=support, support_vectors=rows, notes=(*solution.notes, note))
 
 
+def _entry_note(machine: Machine) -> str:
+    """The warning's words for a kernel whose values round beyond eps (``Machine.kernel_entry_error``)."""
+    entry = machine.kernel_entry_error
+    if not entry > float(np.finfo(np.float64).eps) * machine.kernel_diagonal_max:
+        return ""
+    return (f", {entry:.1e} for this RBF: gamma = {machine.kernel.gamma:g} times the inputs' squared spread is "
+            f"beyond double precision's resolution of -gamma ||x - x'||^2; lower gamma or rescale X")
+
+
 def output_rounding(machine: Machine, solution: Solution) -> float:
     """A bound on the rounding of the outputs sum_m coef_m k(x_n, x_m) in double precision,
-    relative to the output scale: eps sum_m |coef_m| max_n k(x_n, x_n)."""
+    relative to the output scale: sum_m |coef_m| (eps max_n k(x_n, x_n) + the kernel values' own
+    rounding, ``Machine.kernel_entry_error``: an RBF of a very large gamma)."""
     eps = float(np.finfo(np.float64).eps)
-    return eps * float(np.abs(solution.coef).sum()) * machine.kernel_diagonal_max / machine.output_scale
+    entry = eps * machine.kernel_diagonal_max + machine.kernel_entry_error
+    return float(np.abs(solution.coef).sum()) * entry / machine.output_scale
 
 
 def _failing(report: Any) -> str:
