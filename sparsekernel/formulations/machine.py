@@ -37,7 +37,7 @@ from .._lazy import cvxpy as cp
 from ..validation import check_matrix, check_param, fail
 from ..errors import NonConvexWarning, SolverError, ValidationError
 from ..kernels import Kernel, check_finite_values, feature_map, make_kernel
-from ..sparse import issparse, read_only_rows, to_dense
+from ..sparse import issparse, read_only_rows, row_squared_norms, to_dense
 from ..solvers.standard_qp import BOUND_ROUNDING, RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
 from .solution import Solution
 
@@ -607,8 +607,6 @@ class Machine(abc.ABC):
         """
         if self.kernel.name != "rbf" or self.X is None:
             return 0.0
-        from ..sparse import row_squared_norms
-
         if issparse(self.X):
             radius2 = float(np.max(row_squared_norms(self.X), initial=0.0))
         else:
