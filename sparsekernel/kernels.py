@@ -442,6 +442,18 @@ def _feature_map_cholesky(K: Array, tol: float) -> FeatureMap:
     return FeatureMap(L, lam_min, lam_max, "cholesky", project)
 
 
+def check_finite_predictions(kernel: Kernel, values: Array, X: ArrayLike, name: str = "X") -> Array:
+    """``values`` (what a prediction computed from the kernel between the new inputs ``X`` and the training
+    points), or a ValidationError naming ``name`` where they overflow: a polynomial of inputs far larger than
+    the training ones (|x| ~ 1e150) gives inf or NaN, which would otherwise become a label without a word."""
+    if not np.isfinite(values).all():
+        top = abs(X).max() if issparse(X) else np.abs(np.asarray(X)).max(initial=0.0)
+        raise ValidationError(f"{name} must be inputs on which the fitted kernel's values stay finite; {kernel!r} "
+                              f"gives inf or NaN between {name} and the training points (largest |{name}| entry: "
+                              f"{float(top):.3g}): rescale {name} as the training inputs were")
+    return values
+
+
 def check_finite_values(kernel: Kernel, values: ArrayLike, where: str = "k(x, y)") -> None:
     """A ValidationError where the kernel's values on X (``where``: which of them were read) overflow:
     a high-degree polynomial of large inputs, refused before a solver takes NaN steps with it."""

@@ -280,6 +280,34 @@ def test_numbers_written_as_text_are_refused_by_the_estimators(estimator: str) -
     np.testing.assert_array_equal(text, before)
 
 
+@pytest.mark.parametrize("estimator, sparse", [(name, sparse) for name in ("SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM")
+                                               for sparse in (False, True)]
+                         + [("RVR", False), ("RVC", False), ("PoissonRVR", False)])  # the RVMs take dense X only
+def test_a_prediction_whose_kernel_overflows_names_x(estimator: str, sparse: bool) -> None:
+    """A cubic kernel fitted on inputs of size 1 and asked about inputs of size 1e150: k(x, x') is inf. SVC
+    predicted a class from NaN decisions, SVR and the RVMs returned inf or NaN, each after numpy's overflow
+    warning; now a ValidationError names X, the largest entry and the remedy, with no warning first. The
+    same inputs at size 1e50 (k ~ 1e300, finite) are still predicted, as finite numbers (but for the Poisson
+    rate, exp of such outputs, which is inf)."""
+    import scipy.sparse
+
+    import sparsekernel.estimators as estimators
+
+    y = {"SVC": _y_class, "NuSVC": _y_class, "RVC": _y_class, "PoissonRVR": _y_class, "OneClassSVM": None}.get(
+        estimator, t_reg)
+    model = getattr(estimators, estimator)(kernel="poly", degree=3).fit(X, y)
+    if estimator != "PoissonRVR":
+        assert np.all(np.isfinite(np.asarray(model.predict(X[:5] * 1e50), dtype=np.float64)))
+    huge = X[:5] * 1e150
+    given = scipy.sparse.csr_matrix(huge) if sparse else huge
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                    # no numpy overflow warning before the error
+        with pytest.raises(ValidationError, match=r"^X must be inputs on which the fitted kernel's values stay "
+                                                  r"finite; Polynomial\(degree=3.* \(largest \|X\| entry: "
+                                                  r"[0-9.]+e\+150\)"):
+            model.predict(given)
+
+
 @pytest.mark.parametrize("fit, words", [
     # SVR's y of text reached the machine, whose message named its own argument t
     (lambda: SVR().fit(X, t_reg.astype(str)), r"^y must be a 1-D array of real numbers; got an array of dtype <U"),

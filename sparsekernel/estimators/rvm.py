@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from ..kernels import check_finite_predictions
 from ..solvers.rvm.certificate import evidence_report, laplace_report
 from ..sparse import issparse
 from ..validation import check_matrix, check_real_dtype, check_real_targets, check_same_length
@@ -106,7 +107,9 @@ class RVMEstimatorBase(BaseEstimator):
             return X[:, self.relevance_vectors_]
         if self.X_relevance_.shape[0] == 0:
             return np.zeros((X.shape[0], 0))
-        return np.asarray(self.kernel_(X, self.X_relevance_))
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below, in words
+            columns = np.asarray(self.kernel_(X, self.X_relevance_))
+        return check_finite_predictions(self.kernel_, columns, X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -100,7 +100,7 @@ from ..formulations.libsvm import machine_for_twin
 from ..formulations.solve import solve
 from .. import sparse
 from .._threads import limit_blas
-from ..kernels import Kernel, make_kernel
+from ..kernels import Kernel, check_finite_predictions, make_kernel
 from .multiclass import class_labels, libsvm_dual_coef, one_versus_one_coef, one_versus_one_pairs, votes, votes_and_confidences
 from .probability import Sigmoid, consistent_with, couple, fit_platt
 
@@ -764,10 +764,11 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
             W[self.support_] = coef  # zero off the support: one product, no gathered copy of K's columns
             return held[1] @ W + b
         out = np.empty((X.shape[0], coef.shape[1]))
-        for r0 in range(0, X.shape[0], PREDICT_BLOCK):
-            rows = X[r0:r0 + PREDICT_BLOCK]
-            out[r0:r0 + PREDICT_BLOCK] = self._kernel(rows, self.support_vectors_) @ coef + b
-        return out
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below, in words
+            for r0 in range(0, X.shape[0], PREDICT_BLOCK):
+                rows = X[r0:r0 + PREDICT_BLOCK]
+                out[r0:r0 + PREDICT_BLOCK] = self._kernel(rows, self.support_vectors_) @ coef + b
+        return check_finite_predictions(self._kernel, out, X)
 
     def decision_function(self, X: ArrayLike) -> Array:
         """Binary: (n,), positive for classes_[1]. Multiclass: (n, n_pairs) "ovo" or (n, K) "ovr"."""

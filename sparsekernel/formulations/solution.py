@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ValidationError
-from ..kernels import Kernel
+from ..kernels import Kernel, check_finite_predictions
 from ..sparse import as_rows, issparse
 
 __all__ = ["Solution"]
@@ -195,7 +195,8 @@ class Solution:
                 )
             values = A[:, self.support] @ self.coef[self.support] + self.b
         else:
-            values = self.kernel(A, self.support_vectors) @ self.coef[self.support] + self.b
+            with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below, in words
+                values = self.kernel(A, self.support_vectors) @ self.coef[self.support] + self.b
         if self.self_coef:
             if diag is None:
                 if self.kernel.name == "precomputed":
@@ -203,9 +204,10 @@ class Solution:
                         "diag must give k(x, x) for each new point when SVDD uses a "
                         "precomputed kernel; got None"
                     )
-                diag = self.kernel.diag(A)
+                with np.errstate(over="ignore", invalid="ignore"):
+                    diag = self.kernel.diag(A)
             values = values + self.self_coef * np.asarray(diag, dtype=np.float64)
-        return values
+        return check_finite_predictions(self.kernel, values, A)
 
     def _repr_html_(self) -> str:
         """The solution's numbers for a notebook: what was solved, the multipliers' summary,
