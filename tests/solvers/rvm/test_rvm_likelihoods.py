@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 import pickle
 import warnings
 
@@ -404,6 +405,23 @@ def test_bad_counts_name_the_argument_the_domain_and_the_value(bad, shown):
         rvm_poisson(K, y)
     with pytest.raises(ValidationError, match="^y " + message):
         PoissonRVR().fit(X, y)
+
+
+@pytest.mark.parametrize("big, shown", [(2.0**53 + 2, "9007199254740994.0"), (1e300, "1e+300")])
+def test_counts_beyond_what_a_double_resolves_are_refused(big, shown):
+    """Counts above 2^53 (every double there is an integer, so wholeness says nothing): 1e300 was accepted and
+    the fit overflowed its sums, with hundreds of numpy warnings, then predicted 1; 2^53 itself is accepted."""
+    X, y, _, K = counts(0, 1.0, N=20)
+    y = y.astype(float)
+    y[7] = big
+    message = rf"must be non-negative integer counts of at most 2\^53 = 9007199254740992 .*; got {re.escape(shown)} at index 7$"
+    with pytest.raises(ValidationError, match="^t " + message):
+        rvm_poisson(K, y)
+    with pytest.raises(ValidationError, match="^y " + message):
+        PoissonRVR().fit(X, y)
+    y[7] = 2.0**53
+    from sparsekernel.solvers.rvm.poisson import check_counts
+    assert check_counts(y)[7] == 2.0**53
 
 
 def test_poisson_estimator_fits_predicts_clones_and_pickles():
