@@ -91,6 +91,13 @@ ALIGN_MAX_PRIOR = 1.0 - 1e-6
 #: friedman1, N = 1,000, raw inputs, MacKay's ended with 60 functions on one thread and 61 on two, and two
 #: were slower on a 2-core machine: 0.89 s against 0.53 s).
 SMALL_BASIS = TOP_DOWN_WIDE_SIZE
+#: Tipping's start (``raw_units_starts``) at these multiples of 1 / M^2 for t in units of std(t), two decades
+#: apart around it. On 208 fuzzed cells (benchmarks/rvm_fuzz.py's sets, seeds 10-13; 31 more where every
+#: variant interpolates) the fits lost, to the best variant of each cell, 41.8 nats in all (12 cells over
+#: 1 nat, at most 8.2); with (1e-3, 1e-1, 10, 1e3) 39.8 (11); (1e-2, 1, 1e2) 50.0 (7, at most 14.6);
+#: (1, 1e2, 1e4) 90.2 (11, at most 33.9); the one start in t's own units as before, 100.7 (16, at most 33.9).
+#: Weaker priors reach the denser, higher maxima of wide kernels more often.
+RAW_START_FACTORS = (1e-3, 1e-1, 10.0)
 
 
 def rvm_regression(
@@ -185,10 +192,11 @@ def rvm_regression(
         1 nat. With restarts > 0 the fast method also tries a second start
         with beta held at a quarter of its initial value
         (``sequential.HOLD_FACTORS``), a joint MacKay polish and, on bases
-        of at most 500 functions (``sequential.TOP_DOWN_SIZE``), five
+        of at most 500 functions (``sequential.TOP_DOWN_SIZE``), seven
         starts from every function (MacKay's re-estimation from alpha_i = 1,
         1e-2, 1e-4 and 1e-6 on the solver's unit-norm columns and from Tipping's
-        one alpha for the columns of Phi as given, ``raw_units_start``; then
+        one alpha for the columns of Phi as given, for t in units of its
+        standard deviation, at 1e-3, 0.1 and 10 times it, ``raw_units_starts``; then
         the steps; on bases of up to 1,500 functions the start from 1e-4 alone),
         and keeps the highest evidence that is not at the noise floor, the
         starts compared by (7.85) recomputed (``posterior.Whitened``), beyond
@@ -231,7 +239,7 @@ def rvm_regression(
         restarts=_check_restarts(restarts),
         prior=prior,
         align_max=ALIGN_MAX_FLAT if prior.flat else ALIGN_MAX_PRIOR,
-        raw_start=raw_units_start(problem, design, bias) if method == "fast" and prior.flat else None,
+        raw_starts=raw_units_starts(problem, design, bias) if method == "fast" and prior.flat else (),
     )
     if method == "fast":
         run = _run_fast(problem, opts)
@@ -263,27 +271,31 @@ def rvm_regression(
         return _regression_result(problem, run, method, alpha_max, post)
 
 
-def raw_units_start(problem: _Problem, design: Design, bias: bool) -> Array | None:
-    """alpha_i (solver units) of one more top-down start: one prior precision for the design's own columns.
+def raw_units_starts(problem: _Problem, design: Design, bias: bool) -> tuple[Array, ...]:
+    """alpha_i (solver units) of more top-down starts: one prior precision for the design's own columns.
 
     The solver's columns have unit mean square, so its top-down starts from
     one alpha for all (``sequential.TOP_DOWN_REGRESSION_ALPHAS``) give every column the
     same prior scale there. Tipping (2001), and sklearn-rvm after PRoNTO,
     start MacKay's re-estimation from alpha = 1 / M^2 for every column of
-    Phi / c (c^2 the mean entry of Phi, the bias column left as it is) with
-    beta from 0.1 std(t), the solver's ``beta0`` too: a prior that is weaker
-    on the columns of small norm (points far from the others, under a
-    kernel). The evidence of wide kernels has several maxima, and on Boston
-    housing (raw, gamma 3.68e-5, and standardised, gamma 0.00769) this start
-    ends 7-9 nats above the others (benchmarks/rvm_accuracy.py), on friedman
-    draws of the tests 1-10 nats (test_rvm_maxima.py).
-    A weight w on phi_i / c_i is w / (c_i s_i t_scale) on the solver's column
-    s_i phi_i for the target t / t_scale, so alpha_i = (c_i s_i t_scale / M)^2.
-    None when the basis is too large for top-down starts (no extra pass over Phi).
+    Phi / c (c^2 the mean entry of Phi, the bias column left as it is): a
+    prior that is weaker on the columns of small norm (points far from the
+    others, under a kernel). The evidence of wide kernels has several maxima,
+    and this start reaches higher ones on some data (Boston housing, friedman).
+    Tipping's alpha is in the units of t, so the fit would depend on them
+    (multiplying t by 1e3 moved the fast fit's maximum by up to 13 nats on
+    the cells of benchmarks/rvm_accuracy.py); here t is in units of its own
+    standard deviation, and the start is taken at 1e-3, 0.1 and 10 times
+    that alpha (``RAW_START_FACTORS``: prior scales of about 32 M, 3.2 M and
+    M / 3.2 times std(t) on Phi / c), so that the result does not depend on
+    the units of t.
+    A weight w on phi_i / c_i is w / (c_i s_i) on the solver's column
+    s_i phi_i for the target t / t_scale, so alpha_i = (c_i s_i / M)^2 times a factor.
+    No start (an empty tuple) when the basis is too large for top-down starts (no extra pass over Phi).
     """
     M = problem.design.shape[1]
     if M > TOP_DOWN_SIZE:
-        return None
+        return ()
     N = problem.t.shape[0]
     sums, norms = design.moments(np.ones(N))  # Phi^T 1 and ||phi_i||^2 of the caller's columns
     mean_entry = float(np.sum(sums)) / (N * sums.size)
@@ -292,7 +304,8 @@ def raw_units_start(problem: _Problem, design: Design, bias: bool) -> Array | No
     c = np.full(M, math.sqrt(mean_entry) if mean_entry > 0.0 else 1.0)
     if bias:
         c[0] = 1.0
-    return (c * problem.units.scale * problem.units.t_scale / M) ** 2
+    alpha = (c * problem.units.scale / M) ** 2
+    return tuple(factor * alpha for factor in RAW_START_FACTORS)
 
 
 def _check_sweep_tol(sweep_tol: float | None, N: int) -> float:

@@ -87,10 +87,11 @@ Then ``mackay_polish`` re-estimates every kept alpha and beta jointly by
 (7.87)-(7.88) while that raises the evidence, and the steps run again, so
 the result is certified by the same single-alpha test.
 
-On a basis of at most ``TOP_DOWN_SIZE`` functions six more starts come from
+On a basis of at most ``TOP_DOWN_SIZE`` functions eight more starts come from
 the other end (``top_down_start``): MacKay's re-estimation from every
 function at alpha_i = 1, 1e-2, 1e-4 and 1e-6 (unit-norm columns) and at
-Tipping's one alpha for the caller's columns (``FastOptions.raw_start``),
+Tipping's one alpha for the caller's columns (t in units of its standard
+deviation) at 1e-3, 0.1 and 10 times it (``FastOptions.raw_starts``),
 and EM's from alpha_i = 1 (``TOP_DOWN_EM_ALPHAS``), copies merged, then the
 steps and the polish; up to ``TOP_DOWN_WIDE_SIZE``
 functions, the one from 1e-4, which prunes the clearly hopeless functions
@@ -291,8 +292,8 @@ class FastOptions:
     update_beta: bool = True
     span_tol: float = 1e-6  # S_i <= span_tol beta ||phi_i||^2: phi_i numerically in the active span
     align_max: float = 1.0 - 1e-6  # cosine above which a candidate copies an included function
-    #: one more top-down start: alpha_i per column of the design (see ``regression.raw_units_start``)
-    raw_start: Array | None = None
+    #: more top-down starts, each alpha_i per column of the design (see ``regression.raw_units_starts``)
+    raw_starts: tuple[Array, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -1386,13 +1387,13 @@ def fast_regression(
 
 def _top_down_starts(size: int, opts: FastOptions) -> tuple[tuple[str, float | Array], ...]:
     """The top-down starts (re-estimation method, alpha_i) on a basis of ``size`` functions: MacKay's from all
-    of TOP_DOWN_REGRESSION_ALPHAS and ``opts.raw_start`` (one alpha_i per column of the design) and EM's from
+    of TOP_DOWN_REGRESSION_ALPHAS and ``opts.raw_starts`` (one alpha_i per column of the design) and EM's from
     TOP_DOWN_EM_ALPHAS up to TOP_DOWN_SIZE, MacKay's from TOP_DOWN_WIDE_ALPHA alone up to TOP_DOWN_WIDE_SIZE,
     none above (nor without restarts, with beta held, or under a prior that is not flat)."""
     if not (opts.restarts and opts.update_beta and opts.prior.flat):
         return ()
     if size <= TOP_DOWN_SIZE:
-        alphas = TOP_DOWN_REGRESSION_ALPHAS + (() if opts.raw_start is None else (opts.raw_start,))
+        alphas = TOP_DOWN_REGRESSION_ALPHAS + opts.raw_starts
         return tuple(("mackay", a) for a in alphas) + tuple(("em", a) for a in TOP_DOWN_EM_ALPHAS)
     return (("mackay", TOP_DOWN_WIDE_ALPHA),) if size <= TOP_DOWN_WIDE_SIZE else ()
 
