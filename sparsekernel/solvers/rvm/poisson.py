@@ -37,8 +37,8 @@ Array = NDArray[np.float64]
 IntArray = NDArray[np.intp]
 COUNTS = "non-negative integer counts"
 #: The largest count: 2^53, the last integer a double holds exactly. Above it every double is an integer, so the
-#: check that a count is whole says nothing, and the fit's t a - exp(a) at a ~ ln t keeps no digit of the
-#: difference (at 9e15 the fast fit predicted rate 1 for a sample of mean 2e14; 1e300 overflowed its sums).
+#: check that a count is whole says nothing; and the fit had already failed there (at 9e15 among Poisson(3)
+#: counts the fast fit predicted rate 1 for a sample of mean 2e14; 1e300 overflowed its sums).
 MAX_COUNT = 2.0**53
 
 
