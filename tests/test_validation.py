@@ -308,6 +308,20 @@ def test_a_prediction_whose_kernel_overflows_names_x(estimator: str, sparse: boo
             model.predict(given)
 
 
+def test_a_path_scored_on_one_shared_test_kernel_refuses_its_overflow_too() -> None:
+    """``shared_test_kernel`` hands every model of a C path the columns of one K(X_test, X_train): the same
+    overflow there is refused as in a model's own prediction (it gave NaN decisions, so labels, silently)."""
+    from sparsekernel.estimators.svm import shared_test_kernel
+
+    models = SVC(kernel="poly", degree=3).fit_path(X, _y_class, [0.1, 1.0, 10.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValidationError, match=r"^X must be inputs on which the fitted kernel's values stay finite"):
+            with shared_test_kernel(models, X * 1e150) as X_test:
+                assert all(m.__dict__.get("_held_test") is not None for m in models)  # the shared branch
+                models[0].predict(X_test)
+
+
 @pytest.mark.parametrize("fit, words", [
     # SVR's y of text reached the machine, whose message named its own argument t
     (lambda: SVR().fit(X, t_reg.astype(str)), r"^y must be a 1-D array of real numbers; got an array of dtype <U"),

@@ -752,7 +752,12 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
     def _pair_decisions(self, X: Array) -> Array:
         """(n, n_pairs): each machine's decision value, positive for its first class, from one
         kernel evaluation against ``support_vectors_`` (LIBSVM's way), in blocks of rows; within
-        ``shared_test_kernel``, from the columns of the K(X, X_train) it holds."""
+        ``shared_test_kernel``, from the columns of the K(X, X_train) it holds. Values that overflow
+        (a polynomial of inputs far larger than the training ones) are refused, naming X."""
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below, in words
+            return check_finite_predictions(self._kernel, self._pair_values(X), X)
+
+    def _pair_values(self, X: Array) -> Array:
         coef, b = self._pair_coef.T, self.intercept_
         if self._precomputed:
             return X[:, self.support_] @ coef + b
@@ -764,11 +769,10 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
             W[self.support_] = coef  # zero off the support: one product, no gathered copy of K's columns
             return held[1] @ W + b
         out = np.empty((X.shape[0], coef.shape[1]))
-        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below, in words
-            for r0 in range(0, X.shape[0], PREDICT_BLOCK):
-                rows = X[r0:r0 + PREDICT_BLOCK]
-                out[r0:r0 + PREDICT_BLOCK] = self._kernel(rows, self.support_vectors_) @ coef + b
-        return check_finite_predictions(self._kernel, out, X)
+        for r0 in range(0, X.shape[0], PREDICT_BLOCK):
+            rows = X[r0:r0 + PREDICT_BLOCK]
+            out[r0:r0 + PREDICT_BLOCK] = self._kernel(rows, self.support_vectors_) @ coef + b
+        return out
 
     def decision_function(self, X: ArrayLike) -> Array:
         """Binary: (n,), positive for classes_[1]. Multiclass: (n, n_pairs) "ovo" or (n, K) "ovr"."""
@@ -867,7 +871,8 @@ def shared_test_kernel(models: list[Any], X_test: Any) -> Iterator[Any]:
     if not usable:
         yield X_test
         return
-    K = np.asarray(first._kernel(X, first._fit_X))
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused by each model's prediction
+        K = np.asarray(first._kernel(X, first._fit_X))
     for m in models:
         m._held_test = (X, K)
     try:
