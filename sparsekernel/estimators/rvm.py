@@ -32,6 +32,7 @@ from ..solvers.rvm import (
 from ..solvers.rvm.checks import check_target_scale
 from ..solvers.rvm.design import estimator_design, estimator_kernel
 from ..solvers.rvm.poisson import COUNTS, check_counts
+from ._fit_state import kept_on_failure
 from .multiclass import class_labels
 
 __all__ = ["RVR", "RVC", "PoissonRVR", "RVMEstimatorBase", "LaplaceRVMBase"]
@@ -231,30 +232,32 @@ class RVR(RegressorMixin, RVMEstimatorBase):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RVR":
         """Fit the RVM to (X, y); returns self."""
-        X, y = _validated(self, X, y, y_numeric=True)
-        y = check_target_scale(check_real_targets(y, "y"), "y")
-        kernel, design, pool = self._kernel_and_design(X)
-        result = rvm_regression(
-            design,
-            y,
-            self.method,
-            bias=self.bias,
-            alpha_max=self.alpha_max,
-            tol=self.tol,
-            max_iter=self.max_iter,
-            beta_init=self.beta_init,
-            noise_floor=self.noise_floor,
-            hyperprior=self.hyperprior,
-            restarts=self.restarts,
-            alpha_init=self.alpha_init,
-            pool_size=pool,
-        )
-        self._store(X, kernel, result)
-        # the certificate: the largest evidence gain one move would still make (solvers.rvm.certificate)
-        self.report_ = evidence_report(design, y, result, tol=max(10 * self.tol, 1e-2), noise_floor=self.noise_floor,
-                                       hyperprior=self.hyperprior, alpha_max=self.alpha_max, bias=self.bias)
-        _warn_if_uncertified(self, result.converged)
-        return self
+        with kept_on_failure(self):
+            X, y = _validated(self, X, y, y_numeric=True)
+            y = check_target_scale(check_real_targets(y, "y"), "y")
+            kernel, design, pool = self._kernel_and_design(X)
+            result = rvm_regression(
+                design,
+                y,
+                self.method,
+                bias=self.bias,
+                alpha_max=self.alpha_max,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                beta_init=self.beta_init,
+                noise_floor=self.noise_floor,
+                hyperprior=self.hyperprior,
+                restarts=self.restarts,
+                alpha_init=self.alpha_init,
+                pool_size=pool,
+            )
+            self._store(X, kernel, result)
+            # the certificate: the largest evidence gain one move would still make (solvers.rvm.certificate)
+            self.report_ = evidence_report(design, y, result, tol=max(10 * self.tol, 1e-2),
+                                           noise_floor=self.noise_floor, hyperprior=self.hyperprior,
+                                           alpha_max=self.alpha_max, bias=self.bias)
+            _warn_if_uncertified(self, result.converged)
+            return self
 
     def predict(self, X: ArrayLike, return_std: bool = False):
         """Predictive mean (7.90), and with ``return_std`` the standard deviation from (7.91)."""
@@ -303,24 +306,25 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RVC":
         """Fit the RVM classifier to (X, y); returns self."""
-        X, y = _validated(self, X, y)
-        self.classes_, labels = class_labels(y)
-        kernel, design, _ = self._kernel_and_design(X)
-        result = rvm_classification(
-            design,
-            labels,
-            self.method,
-            bias=self.bias,
-            alpha_max=self.alpha_max,
-            tol=self.tol,
-            max_iter=self.max_iter,
-            alpha_init=self.alpha_init,
-        )
-        self._store(X, kernel, result)
-        # the certificate on the effective problem (7.117)-(7.119) at the mode (solvers.rvm.certificate)
-        self.report_ = laplace_report(design, labels, result, tol=max(10 * self.tol, 1e-2), bias=self.bias)
-        _warn_if_uncertified(self, result.converged)
-        return self
+        with kept_on_failure(self):
+            X, y = _validated(self, X, y)
+            self.classes_, labels = class_labels(y)
+            kernel, design, _ = self._kernel_and_design(X)
+            result = rvm_classification(
+                design,
+                labels,
+                self.method,
+                bias=self.bias,
+                alpha_max=self.alpha_max,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                alpha_init=self.alpha_init,
+            )
+            self._store(X, kernel, result)
+            # the certificate on the effective problem (7.117)-(7.119) at the mode (solvers.rvm.certificate)
+            self.report_ = laplace_report(design, labels, result, tol=max(10 * self.tol, 1e-2), bias=self.bias)
+            _warn_if_uncertified(self, result.converged)
+            return self
 
     def decision_function(self, X: ArrayLike) -> Array:
         """The moderated logit kappa(s^2) mu, (n,), for two classes; log ``predict_proba``, (n, K), otherwise."""
@@ -398,23 +402,25 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "PoissonRVR":
         """Fit the Poisson RVM to (X, y), y counts; returns self."""
-        if y is None:
-            raise ValidationError(f"y must be {COUNTS}; got None ({type(self).__name__} requires y to be passed, "
-                                  "but the target y is None)")
-        X = _validated(self, X)
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] != 1:
-            raise ValidationError(f"y must be a 1-D array of shape (n_samples,); got shape {y.shape}")
-        y = check_counts(column_or_1d(y, warn=True) if y.ndim == 2 else y, "y")  # a column warns, as in scikit-learn
-        check_same_length(X, y, "X", "y")
-        kernel, design, _ = self._kernel_and_design(X)
-        result = rvm_poisson(design, y, self.method, bias=self.bias, alpha_max=self.alpha_max, tol=self.tol,
-                             max_iter=self.max_iter, alpha_init=self.alpha_init)
-        self._store(X, kernel, result)
-        # the certificate on the effective problem (7.117)-(7.119) at the mode, as RVC's
-        self.report_ = laplace_report(design, y, result, tol=max(10 * self.tol, 1e-2), bias=self.bias)
-        _warn_if_uncertified(self, result.converged)
-        return self
+        with kept_on_failure(self):
+            if y is None:
+                raise ValidationError(f"y must be {COUNTS}; got None ({type(self).__name__} requires y to be passed, "
+                                      "but the target y is None)")
+            X = _validated(self, X)
+            y = np.asarray(y)
+            if y.ndim == 2 and y.shape[1] != 1:
+                raise ValidationError(f"y must be a 1-D array of shape (n_samples,); got shape {y.shape}")
+            # a column warns, as in scikit-learn
+            y = check_counts(column_or_1d(y, warn=True) if y.ndim == 2 else y, "y")
+            check_same_length(X, y, "X", "y")
+            kernel, design, _ = self._kernel_and_design(X)
+            result = rvm_poisson(design, y, self.method, bias=self.bias, alpha_max=self.alpha_max, tol=self.tol,
+                                 max_iter=self.max_iter, alpha_init=self.alpha_init)
+            self._store(X, kernel, result)
+            # the certificate on the effective problem (7.117)-(7.119) at the mode, as RVC's
+            self.report_ = laplace_report(design, y, result, tol=max(10 * self.tol, 1e-2), bias=self.bias)
+            _warn_if_uncertified(self, result.converged)
+            return self
 
     def predict(self, X: ArrayLike) -> Array:
         """The rate at the posterior mode at X, exp(w*^T phi(x)), (n,) (the class docstring says why not

@@ -101,6 +101,7 @@ from ..formulations.solve import solve
 from .. import sparse
 from .._threads import limit_blas
 from ..kernels import Kernel, check_finite_predictions, make_kernel
+from ._fit_state import kept_on_failure
 from .multiclass import class_labels, libsvm_dual_coef, one_versus_one_coef, one_versus_one_pairs, votes, votes_and_confidences
 from .probability import Sigmoid, consistent_with, couple, fit_platt
 
@@ -522,22 +523,23 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
             raise fail("random_state", "None, an integer in [0, 2**32) or a numpy RandomState", seed)
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "_ClassifierBase":
-        self._check_params()
-        X, y = _validated(self, X, y, True)
-        X = check_matrix(X, "X", sparse=not self._precomputed)
-        if self._precomputed and X.shape[0] != X.shape[1]:
-            raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
-        self.classes_, labels = class_labels(y)
-        self.class_weight_ = self._class_weight_vector(y)
-        weight = _sample_weight(sample_weight, X.shape[0])
-        if self._class_weight_applies:
-            weight = weight * self.class_weight_[labels]
-        kernel = self._make_kernel(X)
-        self.shape_fit_ = X.shape
-        with self._warned_once(), limit_blas(self._pairs_blas_threads()):
-            self._fit_pairs(X, labels, weight, kernel)
-        self._sklearn_attributes(X, labels)
-        return self
+        with kept_on_failure(self):
+            self._check_params()
+            X, y = _validated(self, X, y, True)
+            X = check_matrix(X, "X", sparse=not self._precomputed)
+            if self._precomputed and X.shape[0] != X.shape[1]:
+                raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
+            self.classes_, labels = class_labels(y)
+            self.class_weight_ = self._class_weight_vector(y)
+            weight = _sample_weight(sample_weight, X.shape[0])
+            if self._class_weight_applies:
+                weight = weight * self.class_weight_[labels]
+            kernel = self._make_kernel(X)
+            self.shape_fit_ = X.shape
+            with self._warned_once(), limit_blas(self._pairs_blas_threads()):
+                self._fit_pairs(X, labels, weight, kernel)
+            self._sklearn_attributes(X, labels)
+            return self
 
     def _class_weight_vector(self, y: Array) -> Array:
         """scikit-learn's ``class_weight_``: one weight per class of ``classes_`` (ones for None), each a
@@ -1011,20 +1013,21 @@ def _rho_resolution(sol: Solution) -> float:
 class _RegressorBase(RegressorMixin, _BaseSVM):
 
     def _fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None) -> "_RegressorBase":
-        self._check_params()
-        X, y = _validated(self, X, y, True, y_numeric=True)
-        X = check_matrix(X, "X", sparse=not self._precomputed)
-        y = check_real_targets(y, "y")               # text, which y_numeric leaves as it is: named y, not t
-        if self._precomputed and X.shape[0] != X.shape[1]:
-            raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
-        sol = self._fit_one(X, y, sample_weight)
-        self._pair_coef = sol.coef[sol.support][None, :]
-        self.dual_coef_ = self._fitted_layout(self._pair_coef, X)
-        self.intercept_ = np.array([sol.b])
-        dual = np.zeros((2, X.shape[0]))
-        dual[0, self._index], dual[1, self._index] = sol.a, sol.a_hat
-        self.dual_ = dual
-        return self
+        with kept_on_failure(self):
+            self._check_params()
+            X, y = _validated(self, X, y, True, y_numeric=True)
+            X = check_matrix(X, "X", sparse=not self._precomputed)
+            y = check_real_targets(y, "y")               # text, which y_numeric leaves as it is: named y, not t
+            if self._precomputed and X.shape[0] != X.shape[1]:
+                raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
+            sol = self._fit_one(X, y, sample_weight)
+            self._pair_coef = sol.coef[sol.support][None, :]
+            self.dual_coef_ = self._fitted_layout(self._pair_coef, X)
+            self.intercept_ = np.array([sol.b])
+            dual = np.zeros((2, X.shape[0]))
+            dual[0, self._index], dual[1, self._index] = sol.a, sol.a_hat
+            self.dual_ = dual
+            return self
 
     def predict(self, X: ArrayLike) -> Array:
         check_is_fitted(self)
@@ -1137,18 +1140,19 @@ class OneClassSVM(OutlierMixin, _BaseSVM):
     def fit(self, X: ArrayLike, y: Any = None, sample_weight: ArrayLike | None = None) -> "OneClassSVM":
         """Fit on X (``y`` is ignored); ``sample_weight`` sets each point's box W_n / (nu sum W) as in
         LIBSVM (zero or negative: left out)."""
-        self._check_params()
-        X = self._validate_X(X, reset=True)
-        sol = self._fit_one(X, None, sample_weight)
-        scale = self.machine_.libsvm_scale                       # nu N, or nu sum W
-        self._pair_coef = scale * sol.coef[sol.support][None, :]
-        self.dual_coef_ = self._fitted_layout(self._pair_coef, X)
-        self.intercept_ = np.array([scale * sol.b])
-        self.offset_ = -self.intercept_                           # shape (1,), as scikit-learn's
-        dual = np.zeros(X.shape[0])
-        dual[self._index] = sol.a
-        self.dual_ = dual
-        return self
+        with kept_on_failure(self):
+            self._check_params()
+            X = self._validate_X(X, reset=True)
+            sol = self._fit_one(X, None, sample_weight)
+            scale = self.machine_.libsvm_scale                       # nu N, or nu sum W
+            self._pair_coef = scale * sol.coef[sol.support][None, :]
+            self.dual_coef_ = self._fitted_layout(self._pair_coef, X)
+            self.intercept_ = np.array([scale * sol.b])
+            self.offset_ = -self.intercept_                           # shape (1,), as scikit-learn's
+            dual = np.zeros(X.shape[0])
+            dual[self._index] = sol.a
+            self.dual_ = dual
+            return self
 
     #: scores within this (relative to the offset) of the boundary are put on it
     boundary_tol = 1e-10

@@ -45,6 +45,7 @@ from sklearn.utils.metaestimators import _safe_split, available_if
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
+from ..estimators._fit_state import kept_on_failure
 from ..estimators.svm import shared_test_kernel
 from ..errors import ValidationError
 from ..validation import fail
@@ -280,32 +281,33 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         ``sample_weight`` weighs the training points of every fit (each fold's fits take their own
         points' weights) and, where the scorer takes weights, the test points of every score: what
         GridSearchCV does with it without metadata routing."""
-        self._check_params()
-        _check_lengths(X, y=y, groups=groups, sample_weight=sample_weight)
-        X, y, groups, sample_weight = indexable(X, y, groups, sample_weight)
-        estimator = self.estimator
-        self.scorer_ = check_scoring(estimator, self.scoring)
-        candidates = self._candidates()
-        splits = self._splits(X, y, groups)
-        self.n_splits_ = len(splits)
-        path = _path_param(estimator, candidates)
-        grouped = path_groups(candidates, path, estimator.get_params())
-        tasks = [(g, f) for g in range(len(grouped)) for f in range(len(splits))]
-        out = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
-            delayed(_fit_and_score_path)(estimator, grouped[g][0], path, grouped[g][2], X, y, *splits[f],
-                                         self.scorer_, self.error_score, sample_weight)
-            for g, f in tasks)
-        self.cv_results_ = self._results(candidates, grouped, tasks, out)
-        self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
-        self.best_params_ = candidates[self.best_index_]
-        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
-        self.multimetric_ = False
-        if self.refit:
-            start = time.perf_counter()
-            weights = {} if sample_weight is None else {"sample_weight": sample_weight}
-            self.best_estimator_ = clone(estimator).set_params(**self.best_params_).fit(X, y, **weights)
-            self.refit_time_ = time.perf_counter() - start
-        return self
+        with kept_on_failure(self):
+            self._check_params()
+            _check_lengths(X, y=y, groups=groups, sample_weight=sample_weight)
+            X, y, groups, sample_weight = indexable(X, y, groups, sample_weight)
+            estimator = self.estimator
+            self.scorer_ = check_scoring(estimator, self.scoring)
+            candidates = self._candidates()
+            splits = self._splits(X, y, groups)
+            self.n_splits_ = len(splits)
+            path = _path_param(estimator, candidates)
+            grouped = path_groups(candidates, path, estimator.get_params())
+            tasks = [(g, f) for g in range(len(grouped)) for f in range(len(splits))]
+            out = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
+                delayed(_fit_and_score_path)(estimator, grouped[g][0], path, grouped[g][2], X, y, *splits[f],
+                                             self.scorer_, self.error_score, sample_weight)
+                for g, f in tasks)
+            self.cv_results_ = self._results(candidates, grouped, tasks, out)
+            self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
+            self.best_params_ = candidates[self.best_index_]
+            self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
+            self.multimetric_ = False
+            if self.refit:
+                start = time.perf_counter()
+                weights = {} if sample_weight is None else {"sample_weight": sample_weight}
+                self.best_estimator_ = clone(estimator).set_params(**self.best_params_).fit(X, y, **weights)
+                self.refit_time_ = time.perf_counter() - start
+            return self
 
     def _results(self, candidates: list[dict[str, Any]], grouped: list, tasks: list[tuple[int, int]],
                  out: list[tuple[list[float], list[float], list[float]]]) -> dict[str, Any]:
