@@ -20,7 +20,8 @@ or threads, or any joblib backend, so that
 runs the tasks on a Dask cluster, each worker keeping its row cache along
 its C path. The results (``cv_results_``, ``best_params_``, ``best_score_``,
 ``best_index_``, ``best_estimator_``, ``scorer_``, ``n_splits_``,
-``refit_time_``) have GridSearchCV's names, keys and ranking rule (the mean
+``refit_time_``, and the best estimator's ``classes_``, ``n_features_in_`` and
+``feature_names_in_``) have GridSearchCV's names, keys and ranking rule (the mean
 test score, ties to the first candidate of ``ParameterGrid`` order); one
 metric only.
 """
@@ -346,6 +347,26 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
     def classes_(self) -> NDArray:
         self._check_refitted()
         return self.best_estimator_.classes_
+
+    @property
+    def n_features_in_(self) -> int:
+        """The best estimator's, as GridSearchCV's (AttributeError before a refit, so ``hasattr`` says no)."""
+        try:
+            self._check_refitted()
+        except NotFittedError as exc:
+            raise AttributeError(f"{type(self).__name__} has no n_features_in_ before it is fitted with "
+                                 f"refit=True") from exc
+        return self.best_estimator_.n_features_in_
+
+    @property
+    def feature_names_in_(self) -> NDArray:
+        """The best estimator's column names (fitted on a DataFrame with string names), as GridSearchCV's."""
+        try:
+            self._check_refitted()
+        except NotFittedError as exc:
+            raise AttributeError(f"{type(self).__name__} has no feature_names_in_ before it is fitted with "
+                                 f"refit=True") from exc
+        return self.best_estimator_.feature_names_in_
 
     def score(self, X: ArrayLike, y: ArrayLike | None = None) -> float:
         """``scorer_`` on the best estimator."""

@@ -161,6 +161,28 @@ def test_a_dataframe_test_set_keeps_its_feature_names() -> None:
         SVMGridSearchCV(SVC(), GRID, cv=3).fit(frame, Y)
 
 
+@pytest.mark.parametrize("frame", [False, True])
+def test_the_input_attributes_are_gridsearchcvs(frame: bool) -> None:
+    """n_features_in_ and feature_names_in_ as GridSearchCV has them: the best estimator's after a refit
+    (names only from a DataFrame), absent before a fit and with refit=False."""
+    import pandas as pd
+
+    data = pd.DataFrame(X, columns=[f"f{k}" for k in range(X.shape[1])]) if frame else X
+    grid = {"C": [0.1, 1.0]}
+    for refit in (True, False):
+        ours, theirs = SVMGridSearchCV(SVC(), grid, cv=3, refit=refit), GridSearchCV(svm.SVC(), grid, cv=3, refit=refit)
+        for name in ("n_features_in_", "feature_names_in_"):
+            assert not hasattr(ours, name) and not hasattr(theirs, name)
+        ours.fit(data, Y)
+        theirs.fit(data, Y)
+        for name in ("n_features_in_", "feature_names_in_"):
+            assert hasattr(ours, name) == hasattr(theirs, name) == (refit and (frame or name == "n_features_in_"))
+        if refit:
+            assert ours.n_features_in_ == theirs.n_features_in_ == X.shape[1]
+        if refit and frame:
+            np.testing.assert_array_equal(ours.feature_names_in_, theirs.feature_names_in_)
+
+
 def test_the_search_scores_the_same_without_the_shared_kernel(monkeypatch) -> None:
     """SVMGridSearchCV with ``shared_test_kernel`` switched off (no matrix small enough) gives the same
     cv_results_ scores as with it."""
