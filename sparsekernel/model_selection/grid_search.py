@@ -92,16 +92,18 @@ def _path_param(estimator: Any, candidates: list[dict[str, Any]]) -> str | None:
 
 def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None, values: list[Any],
                         X: Any, y: Any, train: NDArray[np.intp], test: NDArray[np.intp], scorer: Any,
-                        error_score: Any, sample_weight: Any = None) -> tuple[list[float], list[float], list[float]]:
+                        error_score: Any, sample_weight: Any = None,
+                        train_score: bool = False) -> tuple[list[float], list[float], list[float], list[float]]:
     """One group on one fold: fit the path on ``train`` (with the training points' ``sample_weight``),
-    score each fit on ``test`` (weighted where the scorer takes weights); the scores, and each fit's share
-    of the path's time and its own scoring time."""
+    score each fit on ``test`` (weighted where the scorer takes weights); the scores, each fit's share
+    of the path's time and its own scoring time, and with ``train_score`` each fit's score on ``train``
+    (weighted likewise; else an empty list)."""
     estimator = clone(estimator).set_params(**params)
     X_train, y_train = _safe_split(estimator, X, y, train)
     X_test, y_test = _safe_split(estimator, X, y, test, train)
     weights = {} if sample_weight is None else {"sample_weight": _safe_indexing(sample_weight, train)}
-    scored = ({} if sample_weight is None or not _takes_weights(scorer) else
-              {"sample_weight": _safe_indexing(sample_weight, test)})
+    weighed = sample_weight is not None and _takes_weights(scorer)
+    scored = {"sample_weight": _safe_indexing(sample_weight, test)} if weighed else {}
     start = time.perf_counter()
     try:
         if path is None:
@@ -122,6 +124,16 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
                 fitted.append(_fit_or_fail(clone(estimator).set_params(**{path: value}), X_train, y_train,
                                            dict(params, **{path: value}), error_score, weights))
                 fit_times.append(time.perf_counter() - begin)
+    scores, score_times = _scores(fitted, scorer, X_test, y_test, scored, error_score)
+    train_scores = _scores(fitted, scorer, X_train, y_train, {"sample_weight": weights["sample_weight"]} if weighed
+                           else {}, error_score)[0] if train_score else []
+    return scores, fit_times, score_times, train_scores
+
+
+def _scores(fitted: list[Any], scorer: Any, X_test: Any, y_test: Any, scored: dict[str, Any],
+            error_score: Any) -> tuple[list[float], list[float]]:
+    """Each fitted model's score on (X_test, y_test) (``error_score`` for a failed fit, None) and its time,
+    the kernel between X_test and the models' support vectors evaluated once for all."""
     scores, score_times = [], []
     begin = time.perf_counter()
     with shared_test_kernel([m for m in fitted if m is not None], X_test) as X_scored:
@@ -130,7 +142,7 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
             begin = time.perf_counter()
             scores.append(float(error_score) if model is None else float(scorer(model, X_scored, y_test, **scored)))
             score_times.append(time.perf_counter() - begin + shared)
-    return scores, fit_times, score_times
+    return scores, score_times
 
 
 def _takes_weights(scorer: Any) -> bool:
@@ -219,27 +231,40 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         Fit ``best_estimator_`` on all of X with ``best_params_``.
     cv : int, cross-validation generator or iterable
         As GridSearchCV's (``check_cv``: stratified k-fold for classifiers).
+    verbose : int
+        0: silent; above 0, GridSearchCV's first line (folds, candidates, fits); above 1 also
+        joblib's progress lines at that verbosity.
     pre_dispatch : int or str
         joblib's ``pre_dispatch``.
     error_score : "raise" or a number
         The score of a failed fit (with a ``FitFailedWarning``), or "raise".
+    return_train_score : bool
+        Also score every fit on its own training points: ``split{k}_train_score``, ``mean_train_score``
+        and ``std_train_score`` in ``cv_results_``, as GridSearchCV's.
     """
 
     def __init__(self, estimator: Any, param_grid: dict[str, Any] | list[dict[str, Any]], *,
                  scoring: Any = None, n_jobs: int | None = None, refit: bool = True, cv: Any = None,
-                 pre_dispatch: int | str = "2*n_jobs", error_score: Any = np.nan) -> None:
+                 verbose: int = 0, pre_dispatch: int | str = "2*n_jobs", error_score: Any = np.nan,
+                 return_train_score: bool = False) -> None:
         self.estimator = estimator
         self.param_grid = param_grid
         self.scoring = scoring
         self.n_jobs = n_jobs
         self.refit = refit
         self.cv = cv
+        self.verbose = verbose
         self.pre_dispatch = pre_dispatch
         self.error_score = error_score
+        self.return_train_score = return_train_score
 
     def _check_params(self) -> None:
-        if not isinstance(self.refit, (bool, np.bool_)):
-            raise fail("refit", "True or False", self.refit)
+        for name in ("refit", "return_train_score"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise fail(name, "True or False", getattr(self, name))
+        verbose = self.verbose
+        if not (isinstance(verbose, (numbers.Integral, np.bool_)) and verbose >= 0):
+            raise fail("verbose", "an integer >= 0 (or True / False)", verbose)
         if not (self.error_score == "raise" or isinstance(self.error_score, numbers.Real)):
             raise fail("error_score", "'raise' or a number", self.error_score)
         if isinstance(self.scoring, (list, tuple, set, dict)):
@@ -294,9 +319,14 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             path = _path_param(estimator, candidates)
             grouped = path_groups(candidates, path, estimator.get_params())
             tasks = [(g, f) for g in range(len(grouped)) for f in range(len(splits))]
-            out = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
+            if self.verbose > 0:
+                print(f"Fitting {len(splits)} folds for each of {len(candidates)} candidates, totalling "
+                      f"{len(splits) * len(candidates)} fits")
+            progress = int(self.verbose) if self.verbose > 1 else 0       # joblib's lines, beyond GridSearchCV's first
+            out = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch, verbose=progress)(
                 delayed(_fit_and_score_path)(estimator, grouped[g][0], path, grouped[g][2], X, y, *splits[f],
-                                             self.scorer_, self.error_score, sample_weight)
+                                             self.scorer_, self.error_score, sample_weight,
+                                             bool(self.return_train_score))
                 for g, f in tasks)
             self.cv_results_ = self._results(candidates, grouped, tasks, out)
             self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
@@ -311,13 +341,17 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             return self
 
     def _results(self, candidates: list[dict[str, Any]], grouped: list, tasks: list[tuple[int, int]],
-                 out: list[tuple[list[float], list[float], list[float]]]) -> dict[str, Any]:
-        """GridSearchCV's ``cv_results_``: per-split scores, means, stds, ranks, times, params."""
+                 out: list[tuple[list[float], list[float], list[float], list[float]]]) -> dict[str, Any]:
+        """GridSearchCV's ``cv_results_``: per-split scores, means, stds, ranks, times, params (and the
+        training scores with ``return_train_score``)."""
         shape = (len(candidates), self.n_splits_)
         scores, fit_times, score_times = np.full(shape, np.nan), np.zeros(shape), np.zeros(shape)
-        for (g, f), (s, ft, st) in zip(tasks, out):
+        train_scores = np.full(shape, np.nan)
+        for (g, f), (s, ft, st, ts) in zip(tasks, out):
             rows = grouped[g][1]
             scores[rows, f], fit_times[rows, f], score_times[rows, f] = s, ft, st
+            if self.return_train_score:
+                train_scores[rows, f] = ts
         results: dict[str, Any] = {}
         for name, array in (("fit_time", fit_times), ("score_time", score_times)):
             results[f"mean_{name}"], results[f"std_{name}"] = array.mean(axis=1), array.std(axis=1)
@@ -327,6 +361,11 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             results[f"split{f}_test_score"] = scores[:, f]
         means = scores.mean(axis=1)
         results["mean_test_score"], results["std_test_score"] = means, scores.std(axis=1)
+        if self.return_train_score:
+            for f in range(self.n_splits_):
+                results[f"split{f}_train_score"] = train_scores[:, f]
+            results["mean_train_score"] = train_scores.mean(axis=1)
+            results["std_train_score"] = train_scores.std(axis=1)
         if np.all(np.isnan(means)):
             results["rank_test_score"] = np.ones(len(candidates), dtype=np.int32)
         else:               # failed candidates tie with the worst, as in GridSearchCV

@@ -183,6 +183,32 @@ def test_the_input_attributes_are_gridsearchcvs(frame: bool) -> None:
             np.testing.assert_array_equal(ours.feature_names_in_, theirs.feature_names_in_)
 
 
+@pytest.mark.parametrize("scoring", [None, "balanced_accuracy"])
+def test_train_scores_are_gridsearchcvs(scoring) -> None:
+    """return_train_score=True: every fit of the path scored on its own training points, weighted as its
+    test points are; the same keys and values as GridSearchCV's, with and without sample weights."""
+    w = np.random.default_rng(2).uniform(0.2, 5.0, size=Y.shape[0])
+    for weights in ({}, {"sample_weight": w}):
+        ours = SVMGridSearchCV(SVC(), GRID, cv=4, scoring=scoring, return_train_score=True).fit(X, Y, **weights)
+        theirs = GridSearchCV(svm.SVC(), GRID, cv=4, scoring=scoring, return_train_score=True).fit(X, Y, **weights)
+        _compare(ours, theirs)
+        assert sorted(ours.cv_results_) == sorted(theirs.cv_results_)
+        for key in [k for k in theirs.cv_results_ if "train" in k]:
+            np.testing.assert_allclose(ours.cv_results_[key], theirs.cv_results_[key], atol=1e-3)
+        # the training scores are not the test scores (the C = 10, gamma = 0.3 fits overfit)
+        assert np.max(ours.cv_results_["mean_train_score"] - ours.cv_results_["mean_test_score"]) > 0.02
+    assert "mean_train_score" not in SVMGridSearchCV(SVC(), GRID, cv=4).fit(X, Y).cv_results_
+
+
+def test_verbose_prints_gridsearchcvs_first_line(capsys) -> None:
+    SVMGridSearchCV(SVC(), GRID, cv=4, verbose=1).fit(X, Y)
+    ours = capsys.readouterr().out
+    GridSearchCV(svm.SVC(), GRID, cv=4, verbose=1).fit(X, Y)
+    assert ours == capsys.readouterr().out == "Fitting 4 folds for each of 6 candidates, totalling 24 fits\n"
+    SVMGridSearchCV(SVC(), GRID, cv=4).fit(X, Y)
+    assert capsys.readouterr().out == ""
+
+
 def test_the_search_scores_the_same_without_the_shared_kernel(monkeypatch) -> None:
     """SVMGridSearchCV with ``shared_test_kernel`` switched off (no matrix small enough) gives the same
     cv_results_ scores as with it."""
@@ -249,6 +275,9 @@ _n = X.shape[0]
     (lambda: SVMGridSearchCV(SVC(), GRID, cv="a").fit(X, Y), r"^cv must be .*; got 'a'"),
     (lambda: SVMGridSearchCV(SVC(), GRID, cv=10_000).fit(X, Y), r"^cv must be .*; got 10000 \(Cannot have number"),
     (lambda: SVMGridSearchCV(SVC(), GRID, n_jobs=0).fit(X, Y), r"^n_jobs must be None or a non-zero integer; got 0"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, verbose=-1).fit(X, Y), r"^verbose must be an integer >= 0 .*; got -1"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, return_train_score="yes").fit(X, Y),
+     r"^return_train_score must be True or False; got 'yes'"),
     (lambda: SVMGridSearchCV(SVC(), GRID, n_jobs="a").fit(X, Y), r"^n_jobs must be None or a non-zero integer; got 'a'"),
     (lambda: SVMGridSearchCV(SVC(), GRID).fit(X, Y[:-1]), rf"^y must have one entry per row of X \({_n}\); got {_n - 1}"),
     (lambda: SVMGridSearchCV(SVC(), GRID).fit(X, Y, groups=Y[:-1]),
