@@ -132,7 +132,7 @@ def _load_data(args: argparse.Namespace) -> tuple[Any, np.ndarray]:
     """--data by the format rule of every command (``datasets.load``: ``--format``, else ``infer_format``)."""
     from .datasets import load
 
-    return load(args.data, args.format)
+    return load(args.data, args.format, name="--data")
 
 
 def _model_reports(args: argparse.Namespace) -> list[tuple[str, list[str], Any]]:

@@ -43,8 +43,10 @@ __all__ = ["main", "build_parser", "machine_from_args", "LIBSVM_TOL"]
 #: The SMO's and LIBSVM's tolerance on the command line where ``--solver-tol`` is not given: LIBSVM's
 #: (and scikit-learn's) default, in LIBSVM's units.
 LIBSVM_TOL = 1e-3
-#: The largest ``tour --n-ripley``: the tour's cvxpy duals hold an N x N term (about 5 s at N = 1,000).
-MAX_TOUR_N = 5000
+#: The largest ``tour --n-ripley``: the whole tour takes about 70 s at N = 1,000 (2 cores), where its cvxpy
+#: duals hold an N x N term and EM's RVC costs O(N^3) an iteration (12 s); at 5,000 it ran for over 10 minutes
+#: on the RVC rows alone.
+MAX_TOUR_N = 1000
 
 
 def _tour(args: argparse.Namespace) -> int:
@@ -60,16 +62,17 @@ def _tour(args: argparse.Namespace) -> int:
     with Progress(args.quiet) as progress:
         rows = run_tour(methods, n_ripley=args.n_ripley, progress=progress.step)
     print(rows_to_json(rows) if args.json else format_table(rows))
+    status = 0 if rows.certified else 1            # a row whose solver failed, or whose KKT check did
     if args.figures:
-        return _write_figures(args, quiet=args.json)
-    return 0
+        return _write_figures(args, quiet=args.json, option="--figures") or status
+    return status
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, np.ndarray]:
     """X, t from the data file: a LIBSVM file's X stays sparse (CSR) through the fit."""
     from .datasets import load
 
-    return load(args.data, args.format)
+    return load(args.data, args.format, name="--data")
 
 
 def _checked(X: Any, t: np.ndarray, path: str) -> tuple[Any, np.ndarray]:
@@ -312,23 +315,30 @@ def _figure_names(args: argparse.Namespace, option: str = "--out") -> list[str]:
                if (out / f"{n}{suffix}").exists() and not (out / f"{n}{suffix}").is_file()]
     if blocked:
         raise ValidationError(f"{option} must be a folder where the figures' files can be written; got {args.out!r}, "
-                              f"where {blocked[0]} is a folder")
+                              f"where {blocked[0]} is not a regular file (a folder, a device or a link to one)")
     writable = next(p for p in (out, *out.resolve().parents) if p.exists())
+    if not writable.is_dir():
+        raise ValidationError(f"{option} must be a folder (created if missing); got {args.out!r}, under the file "
+                              f"{writable}")
     if not os.access(writable, os.W_OK | os.X_OK):
         raise ValidationError(f"{option} must be a folder this user can write; got {args.out!r} ({writable} is "
                               f"not writable)")
     return names
 
 
-def _write_figures(args: argparse.Namespace, quiet: bool) -> int:
-    names = _figure_names(args)
+def _write_figures(args: argparse.Namespace, quiet: bool, option: str = "--out") -> int:
+    names = _figure_names(args, option)
     from .figures import write_figures
 
     with Progress(args.quiet) as progress:
         results = []
         for name in names:
             progress.step(f"drawing {name}")
-            results += write_figures(args.out, [name])
+            try:
+                results += write_figures(args.out, [name])
+            except OSError as exc:   # what the checks could not foresee: a folder that cannot be made (/proc/x)
+                raise ValidationError(f"{option} must be a folder where the figures' files can be written; got "
+                                      f"{args.out!r} ({exc.strerror or exc}: {exc.filename})") from exc
     for result in results:
         if not quiet:
             print(f"{args.out}/{result.name}.png, .svg, .txt: {result.caption}")
@@ -366,7 +376,7 @@ def _positive(text: str) -> float:
 
 def _port(text: str) -> int:
     """--port: 0 (a free port) to 65535."""
-    if not text.isdigit() or not 0 <= int(text) <= 65535:
+    if not (text.isascii() and text.isdigit()) or not 0 <= int(text) <= 65535:   # not "\u0663" (Arabic 3)
         raise argparse.ArgumentTypeError(f"must be an integer in [0, 65535]; got {text!r}")
     return int(text)
 

@@ -260,10 +260,11 @@ def infer_format(name: str, text: str | None = None) -> str:
     return "csv"
 
 
-def load(path: str | os.PathLike[str], format: str | None = None) -> tuple[Any, Array]:
+def load(path: str | os.PathLike[str], format: str | None = None, *, name: str = "path") -> tuple[Any, Array]:
     """Read a CSV or LIBSVM-format file, its format told by ``infer_format`` unless ``format`` is given.
 
-    Returns ``(X, t)`` as ``load_csv`` (dense) or ``load_libsvm`` (CSR) do.
+    Returns ``(X, t)`` as ``load_csv`` (dense) or ``load_libsvm`` (CSR) do. ``name`` is what the
+    error for a missing file calls the path (the command line's ``--data``).
 
     Raises
     ------
@@ -275,7 +276,7 @@ def load(path: str | os.PathLike[str], format: str | None = None) -> tuple[Any, 
         raise ValidationError(f"format must be one of {sorted(FORMATS)} or None; got {format!r}")
     p = Path(path)
     if not p.is_file():
-        raise ValidationError(f"path must be an existing data file (CSV or LIBSVM format); got {str(path)!r}")
+        raise ValidationError(f"{name} must be an existing data file (CSV or LIBSVM format); got {str(path)!r}")
     text = _text_head(p)
     fmt = format or infer_format(p.name, text)
     return load_csv(p) if fmt == "csv" else load_libsvm(p)

@@ -173,14 +173,19 @@ class Polynomial(Kernel):
         n, D = A.shape
         d, c, g = self.degree, self.coef0, self.gamma
         columns = []
-        for k in range(0 if c > 0 else d, d + 1):
-            outer = math.comb(d, k) * c ** (d - k) * g**k
-            for combo in itertools.combinations_with_replacement(range(D), k):
-                counts = np.bincount(np.asarray(combo, dtype=int), minlength=D)
-                multinomial = math.factorial(k) / np.prod([math.factorial(int(m)) for m in counts])
-                column = np.prod(A[:, list(combo)], axis=1) if k else np.ones(n)
-                columns.append(math.sqrt(outer * multinomial) * column)
-        return np.column_stack(columns)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for k in range(0 if c > 0 else d, d + 1):
+                # numpy's float64, not Python's float: c^(d - k) gamma^k can overflow (coef0 = 1e308), and
+                # Python raises OverflowError there where numpy gives inf, refused below as the kernel's
+                outer = math.comb(d, k) * np.float64(c) ** (d - k) * np.float64(g) ** k
+                for combo in itertools.combinations_with_replacement(range(D), k):
+                    counts = np.bincount(np.asarray(combo, dtype=int), minlength=D)
+                    multinomial = math.factorial(k) / np.prod([math.factorial(int(m)) for m in counts])
+                    column = np.prod(A[:, list(combo)], axis=1) if k else np.ones(n)
+                    columns.append(np.sqrt(outer * multinomial) * column)
+            features = np.column_stack(columns)
+        check_finite_values(self, features, "its explicit features phi(x) (7.42)")
+        return features
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import numpy as np
 from . import chapter, datasets
 from .chapter import notes_cases, sparsity_machines
 from .duality.conditions import check
-from .errors import ConvergenceWarning
+from .errors import ConvergenceWarning, SolverError
 from .kernels import RBF
 from .methods import has_libsvm_twin, solve_by
 
@@ -83,6 +83,12 @@ class Tour:
     rows: list[TourRow] = field(default_factory=list)
     sparsity: list[Sparsity] = field(default_factory=list)
     compile_seconds: float = 0.0
+    failures: list[str] = field(default_factory=list)  # "machine, method: the solver's error" per failed row
+
+    @property
+    def certified(self) -> bool:
+        """Whether every SVM row passed its KKT check (``duality.check``) and no solver failed."""
+        return not self.failures and all(r.kkt_ok in (True, None) for r in self.rows)
 
 
 def warm_up() -> float:
@@ -122,7 +128,7 @@ def run_tour(methods: Iterable[str] = tuple(TOUR_METHODS), n_ripley: int = 200,
                 continue  # LIBSVM has no hard-margin or SVDD machine
             if progress is not None:
                 progress(f"{case.label}: {method}")
-            tour.rows.append(_svm_row(case, machine, method))
+            tour.rows.append(_svm_row(case, machine, method, tour.failures))
     for label, data, task in (("RVR", "sinusoid (10)", "regression"), ("RVC", f"ripley ({n_ripley})", "classification")):
         for method in rvm_methods:
             if progress is not None:
@@ -134,11 +140,19 @@ def run_tour(methods: Iterable[str] = tuple(TOUR_METHODS), n_ripley: int = 200,
     return tour
 
 
-def _svm_row(case, machine, method: str) -> TourRow:
+def _svm_row(case, machine, method: str, failures: list[str]) -> TourRow:
+    """The row of one solve; where the solver fails (an answer that fails its certificate, a status that is
+    no solution) a row saying so, its error added to ``failures``, and the tour goes on."""
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        sol = solve_by(machine, method)
+        try:
+            sol = solve_by(machine, method)
+        except SolverError as exc:   # OSQP's dual of nu-SVC on 1,000 points of Ripley's mixture, say
+            failures.append(f"{case.label}, {method}: {exc}")
+            violation = exc.report.max_violation if exc.report is not None else math.nan
+            return TourRow(case.label, case.data, method, math.nan, math.nan, math.nan, 0, machine.N,
+                           time.perf_counter() - start, f"failed ({exc.status})", violation, False)
     seconds = time.perf_counter() - start - (sol.compile_time if method == "smo" else 0.0)
     objective = sol.primal_objective if TOUR_METHODS.get(method) == "primal" else sol.dual_objective
     report = check(machine, sol)                     # at the tolerance its certificate used (sol.tol)
@@ -217,6 +231,8 @@ def format_table(tour: Tour) -> str:
                  "gains more than tol; where the evidence has several maxima they may stop at different ones.")
     lines.append(f"numba: {tour.compile_seconds:.1f} s loading (or compiling) the SMO's and the RVM's loops "
                  f"before the first row, in no row's time.")
+    if tour.failures:
+        lines += ["", "Failed (the row's objective is nan and its support 0):"] + [f"  {f}" for f in tour.failures]
     if tour.sparsity:
         lines += ["", "Sparsity: support vectors against relevance vectors on the same data"]
         for s in tour.sparsity:
@@ -231,4 +247,5 @@ def rows_to_json(tour: Tour) -> str:
 
     return json.dumps({"rows": [clean(asdict(r)) for r in tour.rows],
                        "sparsity": [asdict(s) for s in tour.sparsity],
-                       "compile_seconds": tour.compile_seconds}, indent=2)
+                       "compile_seconds": tour.compile_seconds, "failures": tour.failures,
+                       "certified": tour.certified}, indent=2)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -159,11 +160,61 @@ def _bad_files(tmp_path) -> dict[str, str]:
     (tmp_path / "huge_target.csv").write_text("1,2,1e200\n2,3,-2e200\n3,1,3e200\n0,0,-1e200\n")
     (tmp_path / "large.csv").write_text("".join(f"{100 * i},{-50 * i},{(-1) ** i}\n" for i in range(1, 13)))
     (tmp_path / "key.model").write_text("svm_type c_svc\nkernel_type rbf\ngamma\nnr_class 2\nrho 0\nSV\n")
+    (tmp_path / "wide.svm").write_text("1 1:1 1000000000:1\n-1 1:2\n1 1:3\n-1 1:0\n")   # 30 GiB dense
+    (tmp_path / "one_class.csv").write_text("1,1\n2,1\n3,1\n")
+    (tmp_path / "poly.csv").write_text("x1,x2,y\n0,0,-1\n1,1,1\n0,1,-1\n1,0,1\n2,2,1\n-1,-1,-1\n")
+    (tmp_path / "huge_x.csv").write_text("1e308,1e308,1\n-1e308,1e308,-1\n1,2,1\n")
+    (tmp_path / "blocked").mkdir()
+    (tmp_path / "blocked" / "fig7_1.svg").symlink_to(os.devnull)             # a device where a figure goes
     names = {"binary": "bin.csv", "binary_svm": "bin.svm", "binary_txt": "bin.txt", "empty_svm": "empty.svm",
              "csv": "ok.csv", "missing": "none.csv", "folder": "figures", "nan": "nan.csv",
              "nan_target": "nan_target.csv", "continuous": "continuous.csv", "huge_target": "huge_target.csv", "large": "large.csv",
-             "model": "key.model"}
+             "model": "key.model", "wide": "wide.svm", "one_class": "one_class.csv", "huge_x": "huge_x.csv",
+             "blocked": "blocked", "under_file": "ok.csv/figures", "poly": "poly.csv"}
     return {k: str(tmp_path / v) for k, v in names.items()}
+
+
+def test_a_solver_that_fails_is_a_row_of_the_tour_not_its_end(capsys, monkeypatch) -> None:
+    """OSQP's duals of nu-SVC, the one-class SVM and SVDD fail their certificates on 1,000 points of the
+    mixture (a SolverError each), which ended the tour with no table; here one such failure, raised for
+    OSQP on NuSVC: the row says so, the other rows and the RVM's are there, and the exit status is 1."""
+    import sparsekernel.tour as tour_module
+    from sparsekernel.errors import SolverError
+
+    solve_by = tour_module.solve_by
+
+    def failing(machine, method):
+        if method == "osqp" and type(machine).__name__ == "NuSVC":
+            raise SolverError("OSQP reported 'optimal' on the dual of NuSVC, but its answer fails", "optimal")
+        return solve_by(machine, method)
+
+    monkeypatch.setattr(tour_module, "solve_by", failing)
+    assert main(["tour", "--json", "--n-ripley", "60", "--methods", "clarabel,osqp"]) == 1
+    payload = json.loads(capsys.readouterr().out)
+    failed = [r for r in payload["rows"] if r["status"].startswith("failed")]
+    assert [(r["machine"], r["method"], r["status"], r["kkt_ok"]) for r in failed] == \
+        [("NuSVC", "osqp", "failed (optimal)", False)]
+    assert failed[0]["objective"] is None and failed[0]["n_support"] == 0
+    assert payload["failures"] == ["NuSVC, osqp: OSQP reported 'optimal' on the dual of NuSVC, but its answer fails"]
+    assert payload["certified"] is False
+    assert len(payload["rows"]) == 2 * len(MACHINES) + 2 * len(RVM_METHODS)
+    assert main(["tour", "--quiet", "--n-ripley", "60", "--methods", "osqp"]) == 1
+    out = capsys.readouterr().out
+    assert "Failed (the row's objective is nan and its support 0):\n  NuSVC, osqp: OSQP reported" in out
+
+
+def test_figures_where_the_folder_cannot_be_made_name_out(tmp_path, capsys, monkeypatch) -> None:
+    """What the checks cannot foresee (``--out /proc/x``: mkdir fails) is an error naming --out, status 2."""
+    import sparsekernel.figures
+
+    def refused(out, names):
+        raise FileNotFoundError(2, "No such file or directory", str(out))
+
+    monkeypatch.setattr(sparsekernel.figures, "write_figures", refused)
+    assert main(["figures", "--out", str(tmp_path / "x"), "--only", "fig7_1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--out must be a folder where the figures' files can be written" in err[0]
+    assert "(No such file or directory: " in err[0]
 
 
 @pytest.mark.parametrize("args, words", [
@@ -174,7 +225,7 @@ def _bad_files(tmp_path) -> dict[str, str]:
     (["demo", "--port", "99999", "--no-browser"], "argument --port: must be an integer in [0, 65535]"),
     (["figures", "--out", "{csv}"], "--out must be a folder"),
     (["nompl", "figures", "--out", "{folder}"], "figures need matplotlib"),
-    (["kkt", "soft", "--data", "{missing}"], "must be an existing data file"),
+    (["kkt", "soft", "--data", "{missing}"], "--data must be an existing data file"),
     (["kkt", "soft", "--data", "{csv}", "--method", "smoo"], "method must be 'smo'"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
 ], ids=["binary-file", "empty-svm", "gamma-text", "gamma-negative", "port", "figures-out-file",
@@ -208,8 +259,8 @@ def test_every_bad_argument_is_one_line_with_exit_status_2(tmp_path, args, words
     (["kkt", "soft", "--data", "{nan_target}"], "must be finite; got nan at data row 2"),
     (["kkt", "soft", "--data", "{large}", "--kernel", "poly", "--degree", "1000", "--method", "libsvm"],
      "LIBSVM (scikit-learn's SVC) gave no answer"),
-    (["tour", "--n-ripley", "2"], "--n-ripley must be an integer in [4, 5000]"),
-    (["tour", "--n-ripley", "99999999999999999999"], "--n-ripley must be an integer in [4, 5000]"),
+    (["tour", "--n-ripley", "2"], "--n-ripley must be an integer in [4, 1000]"),
+    (["tour", "--n-ripley", "99999999999999999999"], "--n-ripley must be an integer in [4, 1000]"),
     (["figures", "--out", ""], "--out must name a folder"),
     (["compare", "soft", "--data", "{csv}", "--methods", "smo,SMO"], "names smo twice"),
     (["kkt", "eps-svr", "--data", "{csv}", "--class-weight", "balanced"], "--class-weight applies to"),
@@ -222,11 +273,27 @@ def test_every_bad_argument_is_one_line_with_exit_status_2(tmp_path, args, words
     (["rvm", "regression", "--data", "{csv}", "--coef0", "nan"], "--coef0 applies to the poly, sigmoid kernels"),
     (["rvm", "regression", "--data", "{csv}", "--degree", "-3"], "--degree applies to the poly kernel; got --degree -3"),
     (["check", "--model", "{model}", "--data", "{csv}"], "got 'gamma' alone"),
+    # found by fuzzing the command line: an OverflowError of Python's float in the polynomial's features,
+    # a 30 GiB dense X, numpy's warnings before the error, a numpy repr, misleading words about --out
+    (["kkt", "soft", "--data", "{poly}", "--kernel", "poly", "--gamma", "1e200"],
+     "gives inf or NaN on its explicit features"),
+    (["compare", "soft", "--data", "{poly}", "--kernel", "poly", "--coef0", "1e200", "--degree", "2"],
+     "gives inf or NaN on its explicit features"),
+    (["rvm", "classification", "--data", "{csv}", "--kernel", "poly", "--coef0", "1e308"],
+     "gives inf or NaN on k(x, y)"),
+    (["rvm", "classification", "--data", "{wide}"], "--data must be a file whose inputs fit in memory as a dense"),
+    (["rvm", "classification", "--data", "{one_class}"], "y must hold at least two classes; got one class, 1.0"),
+    (["rvm", "regression", "--data", "{huge_x}"], "X must have a finite, non-negligible variance"),
+    (["figures", "--out", "{under_file}", "--only", "fig7_1"], "--out must be a folder (created if missing); got"),
+    (["figures", "--out", "{blocked}", "--only", "fig7_1"], "fig7_1.svg is not a regular file (a folder, a device"),
+    (["demo", "--port", "\u0663", "--no-browser"], "argument --port: must be an integer in [0, 65535]"),
 ], ids=["binary-svm", "binary-txt", "empty-svm-rvm", "solver-tol", "tol", "tour-figures-out-file",
         "tour-figures-no-matplotlib", "tour-method", "rvm-nan", "rvm-nan-target", "rvm-continuous-labels",
         "rvm-huge-targets", "kkt-nan", "kkt-nan-target", "libsvm-overflow", "n-ripley-small", "n-ripley-huge",
         "figures-out-empty", "compare-twice", "class-weight-regression", "C-svdd", "C-hard", "nu-soft",
-        "epsilon-one-class", "gamma-linear", "coef0-rbf", "degree-rbf", "model-key-without-value"])
+        "epsilon-one-class", "gamma-linear", "coef0-rbf", "degree-rbf", "model-key-without-value",
+        "poly-gamma-overflow", "poly-coef0-overflow", "rvm-poly-overflow", "rvm-sparse-too-wide", "rvm-one-class",
+        "rvm-variance-overflow", "figures-out-under-file", "figures-out-device", "port-arabic-digit"])
 def test_more_bad_arguments_in_process(tmp_path, capsys, monkeypatch, args, words) -> None:
     """The same, in this interpreter (an uncaught exception fails the test); the tour's errors come before
     any of its work (nothing on stdout)."""
@@ -342,7 +409,7 @@ def test_figures_refuse_a_blocked_output_before_writing_anything(tmp_path, capsy
     (out / "fig7_1.svg").mkdir(parents=True)
     (out / "fig7_1.png").write_bytes(b"OLD")
     assert main(["figures", "--out", str(out), "--only", "fig7_1", "--quiet"]) == 2
-    assert "fig7_1.svg is a folder" in capsys.readouterr().err
+    assert "fig7_1.svg is not a regular file (a folder" in capsys.readouterr().err
     assert (out / "fig7_1.png").read_bytes() == b"OLD"
 
 

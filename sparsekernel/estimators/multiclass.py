@@ -53,7 +53,8 @@ def _mixed_labels(y: NDArray[Any]) -> ValidationError:
 
 def _two_or_more(classes: NDArray[Any]) -> NDArray[Any]:
     if classes.shape[0] < 2:
-        raise ValidationError(f"y must hold at least two classes; got one class, {classes[0]!r}")
+        label = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]   # 1.0, not np.float64(1.0)
+        raise ValidationError(f"y must hold at least two classes; got one class, {label!r}")
     return classes
 
 

@@ -375,8 +375,9 @@ def estimator_kernel(
         raise fail("gamma", "'scale', 'auto' or a positive finite number", gamma)
     else:
         value = float(gamma)
-    return make_kernel(kernel, gamma=value, degree=degree, coef0=coef0,
-                       n_features=X.shape[1], X_var=float(X.var()))
+    with np.errstate(over="ignore", invalid="ignore"):      # an overflowing variance is refused by make_kernel
+        variance = float(X.var())
+    return make_kernel(kernel, gamma=value, degree=degree, coef0=coef0, n_features=X.shape[1], X_var=variance)
 
 
 def estimator_design(kernel: Kernel, X: Array, cache_mb: float) -> tuple[Design, int]:
@@ -393,9 +394,11 @@ def estimator_design(kernel: Kernel, X: Array, cache_mb: float) -> tuple[Design,
     pool = max(1, N + 1 if room >= N + 1 else int(room))
     if kernel.name == "precomputed" and X.shape[0] != X.shape[1]:
         raise ValidationError(f"X must be a square Gram matrix for kernel='precomputed'; got shape {X.shape}")
-    if kernel.name == "precomputed" or 8 * N * N <= budget:
-        K = np.asarray(kernel(X), dtype=np.float64)
-        check_finite_values(kernel, K)
-        return DenseDesign(K), max(pool, N + 1)
-    check_finite_values(kernel, kernel.diag(X), "k(x, x)")   # a PSD kernel's largest |k(x, y)| is on its diagonal
+    with np.errstate(over="ignore", invalid="ignore"):      # refused below in one message, without numpy's
+        if kernel.name == "precomputed" or 8 * N * N <= budget:
+            K = np.asarray(kernel(X), dtype=np.float64)
+            check_finite_values(kernel, K)
+            return DenseDesign(K), max(pool, N + 1)
+        diagonal = kernel.diag(X)
+    check_finite_values(kernel, diagonal, "k(x, x)")   # a PSD kernel's largest |k(x, y)| is on its diagonal
     return KernelDesign(kernel, X), pool
