@@ -281,6 +281,9 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         except (TypeError, ValueError) as exc:
             raise fail("param_grid", "a dict or a list of dicts {parameter name: non-empty list of values}",
                        self.param_grid) from exc
+        if not candidates:      # an empty list of grids: numpy's "argmin of an empty sequence" otherwise
+            raise fail("param_grid", "a dict or a list of dicts {parameter name: non-empty list of values}, "
+                                     "with at least one candidate", self.param_grid)
         known = self.estimator.get_params() if hasattr(self.estimator, "get_params") else {}
         unknown = sorted({name for c in candidates for name in c} - set(known))
         if unknown and known:

@@ -269,6 +269,7 @@ _n = X.shape[0]
     (lambda: SVMGridSearchCV(SVC(), {"C": []}).fit(X, Y), r"^param_grid must be a dict or a list of dicts"),
     (lambda: SVMGridSearchCV(SVC(), {"C": 1.0}).fit(X, Y), r"^param_grid must be .*; got \{'C': 1.0\}"),
     (lambda: SVMGridSearchCV(SVC(), None).fit(X, Y), r"^param_grid must be .*; got None"),
+    (lambda: SVMGridSearchCV(SVC(), []).fit(X, Y), r"^param_grid must be .* with at least one candidate; got \[\]"),
     (lambda: SVMGridSearchCV(SVC(), {"foo": [1]}).fit(X, Y),
      r"^param_grid must name parameters of SVC; got 'foo'"),
     (lambda: SVMGridSearchCV(SVC(), GRID, cv=1).fit(X, Y), r"^cv must be .*; got 1 \(k-fold cross-validation"),
