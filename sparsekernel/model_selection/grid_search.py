@@ -390,25 +390,24 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._check_refitted()
         return self.best_estimator_.classes_
 
-    @property
-    def n_features_in_(self) -> int:
-        """The best estimator's, as GridSearchCV's (AttributeError before a refit, so ``hasattr`` says no)."""
+    def _of_best(self, name: str) -> Any:
+        """The best estimator's attribute ``name``; an AttributeError (so ``hasattr`` says no, as for
+        GridSearchCV) before a refit."""
         try:
             self._check_refitted()
         except NotFittedError as exc:
-            raise AttributeError(f"{type(self).__name__} has no n_features_in_ before it is fitted with "
-                                 f"refit=True") from exc
-        return self.best_estimator_.n_features_in_
+            raise AttributeError(f"{type(self).__name__} has no {name} before it is fitted with refit=True") from exc
+        return getattr(self.best_estimator_, name)
+
+    @property
+    def n_features_in_(self) -> int:
+        """The best estimator's, as GridSearchCV's."""
+        return self._of_best("n_features_in_")
 
     @property
     def feature_names_in_(self) -> NDArray:
         """The best estimator's column names (fitted on a DataFrame with string names), as GridSearchCV's."""
-        try:
-            self._check_refitted()
-        except NotFittedError as exc:
-            raise AttributeError(f"{type(self).__name__} has no feature_names_in_ before it is fitted with "
-                                 f"refit=True") from exc
-        return self.best_estimator_.feature_names_in_
+        return self._of_best("feature_names_in_")
 
     def score(self, X: ArrayLike, y: ArrayLike | None = None) -> float:
         """``scorer_`` on the best estimator."""
