@@ -78,9 +78,11 @@ def fail(name: str, domain: str, value: object) -> ValidationError:
 
 
 def _show(value: object) -> str:
+    """The value as the message quotes it: numpy's scalars as Python's (``0.064``, not ``np.float64(0.064)``,
+    which is what a grid from ``np.logspace`` hands a parameter), arrays by shape and dtype."""
     if isinstance(value, np.ndarray):
         return f"an array of shape {value.shape} and dtype {value.dtype}"
-    text = repr(value)
+    text = repr(value.item() if isinstance(value, np.generic) else value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 

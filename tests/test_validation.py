@@ -58,6 +58,9 @@ BAD = [
     ("epsilon-inf", lambda: EpsilonSVR(X, t_reg, RBF(1.0), epsilon=float("inf")), "epsilon", "non-negative", "inf"),
     ("gamma-zero", lambda: SoftMarginSVC(X, t, RBF(0.0)), "gamma", "positive finite number", "0.0"),
     ("gamma-negative", lambda: NuSVC(X, t, RBF(-2.0)), "gamma", "positive finite number", "-2.0"),
+    # a numpy scalar (a grid from np.logspace) quoted as Python's number, not as np.float64(-2.0)
+    ("gamma-numpy-scalar", lambda: NuSVC(X, t, RBF(np.float64(-2.0))), "gamma", "positive finite number",
+     "got -2.0"),
     ("kernel-not-psd", lambda: SoftMarginSVC(X, t, Sigmoid(gamma=1.0, coef0=-1.0)).dual(), "kernel",
      "positive semidefinite", "smallest eigenvalue -"),
     ("kernel-name", lambda: SoftMarginSVC(X, t, "cosine"), "kernel", "one of", "'cosine'"),

@@ -989,7 +989,7 @@ class NuSVC(_ClassifierBase):
         if not sol.rho > resolution:
             raise ValidationError(
                 f"nu must leave the classes a positive margin rho, since NuSVC's decision values are the notes' "
-                f"divided by rho (LIBSVM's scaling); got nu={self.nu!r}, at which rho = {sol.rho!r} on these data, "
+                f"divided by rho (LIBSVM's scaling); got nu={float(self.nu)!r}, at which rho = {float(sol.rho)!r} on these data, "
                 f"not above the solve's resolution {resolution:.3g} (tolerance {sol.tol:g} times the output scale "
                 f"{sol.output_scale:.3g}{'; the SMO solved again at a hundredth of tol' if self.solver == 'smo' else ''}"
                 f"): the classes' reduced convex hulls touch or meet. A larger nu shrinks "
