@@ -19,7 +19,6 @@ from typing import Any, Callable
 import numpy as np
 
 from ._progress import Progress
-from .errors import ValidationError
 from .solvers.rvm.checks import METHODS as RVM_METHODS     # Algorithm 7.2, (7.87)-(7.88), EM
 
 __all__ = ["add_rvm_parser", "rvm_summary"]
@@ -92,34 +91,13 @@ def _lines(s: dict[str, Any]) -> list[str]:
     return lines
 
 
-#: The most memory (bytes) the command lets a sparse data file's X take once densified for the RVM (whose
-#: design is dense): a LIBSVM file with one feature index of 1e9 asked for 30 GiB and ended in a MemoryError,
-#: at 1e8 it took 16 GB and 77 s. The library itself has no such bound (``RVR().fit(X.toarray())``).
-DENSE_LIMIT = 2**31
-
-
-def _dense_inputs(X: Any, path: str) -> Any:
-    """X as a dense array (the RVM's design is dense), or a ValidationError naming --data where a sparse X
-    would take more than ``DENSE_LIMIT`` bytes dense."""
-    from .sparse import issparse, to_dense
-
-    rows, columns = X.shape
-    if issparse(X) and 8 * rows * columns > DENSE_LIMIT:
-        raise ValidationError(
-            f"--data must be a file whose inputs fit in memory as a dense array for the RVM (at most "
-            f"{DENSE_LIMIT / 2**30:g} GiB); got {path} with {rows} rows and {columns} features (the largest "
-            f"feature index), {8 * rows * columns / 2**30:.3g} GiB dense: renumber its features densely")
-    return to_dense(X)
-
-
 def run_rvm(args: argparse.Namespace) -> int:
     """The ``rvm`` command: fit, print the summary and the certificate; 1 if the certificate fails."""
     from .datasets import load
 
     with Progress(args.quiet) as progress:
         progress.step(f"reading {args.data}")
-        X, t = load(args.data, args.format, name="--data")
-        X = _dense_inputs(X, args.data)
+        X, t = load(args.data, args.format, name="--data")   # a LIBSVM file's X stays sparse (CSR)
         est = _estimator(args)
         progress.step(f"fitting {type(est).__name__} by {args.method} (N = {X.shape[0]})")
         est.fit(X, t)

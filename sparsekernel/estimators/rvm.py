@@ -46,23 +46,26 @@ def _validated(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike = _NO_Y, res
     """``validate_data`` (float64 X, n_features_in_ and feature names set or checked), its ValueErrors
     raised as ValidationErrors naming X and y (scikit-learn's own words kept after them), and every entry
     of X finite (``validation.check_matrix``: the index of the first NaN or inf), none of it text (numbers written
-    as text, which validate_data parses, are refused by ``validation.check_real_dtype``). A scipy.sparse X is refused
-    with a SparseInputError (a ValidationError and a TypeError) naming X: scikit-learn's bare TypeError
-    escaped before."""
-    if issparse(X):
-        raise SparseInputError(f"X must be a dense 2-D array for {type(estimator).__name__} (the RVMs do not take "
-                               f"scipy.sparse input); got a scipy.sparse matrix of shape {X.shape} (pass X.toarray() "
-                               "if it fits)")
+    as text, which validate_data parses, are refused by ``validation.check_real_dtype``). A scipy.sparse X is kept
+    sparse (CSR: the kernels take its rows by sparse products, as the SVMs' do), but a sparse precomputed Gram
+    matrix is refused with a SparseInputError (a ValidationError and a TypeError) naming X, as the SVMs refuse it."""
+    sparse = issparse(X)
+    if sparse and getattr(estimator, "kernel", None) == "precomputed":
+        raise SparseInputError(f"X must be a dense Gram matrix for {type(estimator).__name__} with "
+                               f"kernel='precomputed'; got a scipy.sparse matrix of shape {X.shape} (pass "
+                               f"X.toarray())")
     try:
-        out = validate_data(estimator, X, y, reset=reset, dtype=np.float64, ensure_all_finite=False, **options)
+        out = validate_data(estimator, X, y, reset=reset, dtype=np.float64, ensure_all_finite=False,
+                            accept_sparse="csr", **options)
     except ValidationError:
         raise
     except ValueError as exc:
         what = "X (2-D, a row per sample, real numbers)" + ("" if y is _NO_Y else " and y (one target per row of X)")
         raise ValidationError(f"{what} must be valid input for {type(estimator).__name__}; got: {exc}") from exc
-    check_real_dtype(X, "X", "a 2-D array of real numbers")         # numbers as text, which validate_data parses
-    check_matrix(out if y is _NO_Y else out[0], "X")
-    return out
+    if not sparse:
+        check_real_dtype(X, "X", "a 2-D array of real numbers")     # numbers as text, which validate_data parses
+    checked = check_matrix(out if y is _NO_Y else out[0], "X", sparse=sparse)    # CSR, its entries finite
+    return checked if y is _NO_Y else (checked, out[1])
 
 
 
@@ -115,6 +118,7 @@ class RVMEstimatorBase(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.input_tags.sparse = self.kernel != "precomputed"
         return tags
 
 

@@ -24,10 +24,13 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
+from sklearn.utils.extmath import safe_sparse_dot
 
 from ...errors import ValidationError
 from ...validation import DOMAINS, check_param, fail
 from ...kernels import RBF, Kernel, check_finite_values, make_kernel
+from ...sparse import row_squared_norms
+from ...sparse import variance as sparse_variance
 from ._bound_loops import assemble_gram
 
 __all__ = [
@@ -107,7 +110,7 @@ class KernelDesign:
     _sq: Array = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_sq", np.einsum("ij,ij->i", self.X, self.X))
+        object.__setattr__(self, "_sq", row_squared_norms(self.X))     # X dense, or CSR
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -121,7 +124,7 @@ class KernelDesign:
     def gram_rows(self, rows: Index) -> Array:
         """k(X[rows], X), shape (len(rows), N)."""
         if isinstance(self.kernel, RBF):
-            D = self.X[rows] @ self.X.T
+            D = safe_sparse_dot(self.X[rows], self.X.T, dense_output=True)
             D *= 2.0
             D -= self._sq[rows, None]
             D -= self._sq[None, :]
@@ -376,7 +379,7 @@ def estimator_kernel(
     else:
         value = float(gamma)
     with np.errstate(over="ignore", invalid="ignore"):      # an overflowing variance is refused by make_kernel
-        variance = float(X.var())
+        variance = sparse_variance(X)                       # of every entry, a sparse X's zeros included
     return make_kernel(kernel, gamma=value, degree=degree, coef0=coef0, n_features=X.shape[1], X_var=variance)
 
 
