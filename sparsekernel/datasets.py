@@ -170,6 +170,9 @@ def load_csv(path: str | os.PathLike[str], delimiter: str = ",") -> tuple[Array,
     except UnicodeDecodeError as exc:
         raise ValidationError(f"path must be a text (UTF-8) CSV file; got {str(path)!r}, whose byte "
                               f"{exc.object[exc.start:exc.start + 1]!r} at offset {exc.start} is not text") from exc
+    except csv.Error as exc:     # a field over the csv module's limit (131,072 characters), a NUL byte
+        raise ValidationError(f"path must be a CSV file of numbers; got {str(path)!r}, which the csv reader "
+                              f"refuses: {exc}") from exc
     if rows and not _numeric(rows[0]):
         numbers = [v for i, v in enumerate(rows[0]) if _numeric([v]) and v.strip() != str(i)]
         if 2 * len(numbers) > len(rows[0]):

@@ -12,12 +12,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import warnings
 from typing import Any, Callable
 
 import numpy as np
 
 from ..duality import categories, check
-from ..errors import InfeasibleError, SolverError, ValidationError
+from ..errors import ConvergenceWarning, InfeasibleError, SolverError, ValidationError
 from ..formulations import MACHINES
 from ..kernels import RBF, Linear
 from ..methods import solve_by
@@ -38,6 +39,14 @@ RVM_METHODS = {"fast": 20, "mackay": 20, "em": 100}
 RVM_BASE = 1000         # an RVM fit's cost before its points: 1-5 s even at 10 points (iterating to 1e-6 nats)
 MAX_COST = 5000         # points x method cost of one request
 LIGHT_COST = 500        # requests up to this cost are light: they never wait behind the heavy ones
+#: The SMO's steps in one demo solve (the library's default is 10 million): a soft margin with C = 1e6 on
+#: overlapping points never converges, and took 9.6 s at 500 points, 105 s at 5,000, holding the one heavy
+#: worker of a 2-core machine (every RVM fit queued behind it); it now stops, its status "inaccurate" and
+#: its KKT table failing, after about 0.7 s at 500 points and 1.1 s at 2,000 (measured with a test suite
+#: running beside it). The presets converge in a few thousand steps. With ``trace``, fewer: each traced step
+#: is about 120 bytes of the answer (1.2 GB at 10 million steps, built in memory).
+SMO_MAX_ITER = 100_000
+TRACE_MAX_ITER = 50_000
 
 
 class ApiError(Exception):
@@ -77,12 +86,25 @@ def _choice(spec: dict[str, Any], key: str, options: Any, default: str | None = 
 def _number(spec: dict[str, Any], key: str, default: float, low: float = -math.inf, high: float = math.inf,
             open_low: bool = True) -> float:
     value = spec.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ApiError(400, f"{key} must be a finite number; got {value!r}")
+    try:
+        finite = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+    except OverflowError:       # a JSON integer beyond every double (10**400)
+        finite = False
+    if not finite:
+        shown = repr(value)
+        raise ApiError(400, f"{key} must be a finite number; got {shown if len(shown) <= 40 else shown[:37] + '...'}")
     if value < low or value > high or (open_low and value == low):
         lo = "(" if open_low else "["
         raise ApiError(400, f"{key} must be in {lo}{low:g}, {high:g}]; got {value!r}")
     return float(value)
+
+
+def _flag(spec: dict[str, Any], key: str) -> bool:
+    """An optional true/false field (absent: false); anything else, such as the string "no", is refused."""
+    value = spec.get(key, False)
+    if not isinstance(value, bool):
+        raise ApiError(400, f"{key} must be true or false; got {value!r}")
+    return value
 
 
 def solve_cost(route: str, payload: Any) -> float:
@@ -122,7 +144,8 @@ def _points(spec: dict[str, Any], width: int) -> np.ndarray:
 
 
 def _grid(spec: dict[str, Any], X: np.ndarray) -> dict[str, float]:
-    grid = spec.get("grid") or {}
+    grid = spec.get("grid")
+    grid = {} if grid is None else grid       # absent or null: the default grid; 0, [], false or "" are refused
     if not isinstance(grid, dict):
         raise ApiError(400, f"grid must be an object with xmin, xmax, ymin, ymax, n; got {grid!r}")
     # the default: the points' range and one unit around it, within the coordinates' bounds (a point at
@@ -205,10 +228,13 @@ def handle_svm(payload: Any) -> dict[str, Any]:
     method = _choice(spec, "method", SVM_METHODS, "smo")
     machine, X = _svm_machine(spec, name)
     options: dict[str, Any] = {}
-    if method == "smo":
-        options = {"tol": 1e-6, "record": bool(spec.get("trace", False))}
+    trace = _flag(spec, "trace")
+    if method == "smo":   # at most SMO_MAX_ITER steps (TRACE_MAX_ITER traced): a solve that would not converge
+        options = {"tol": 1e-6, "record": trace, "max_iter": TRACE_MAX_ITER if trace else SMO_MAX_ITER}
     start = time.perf_counter()
-    sol = _library_call(lambda: machine.solve(method, **options))
+    with warnings.catch_warnings():    # a solve stopped at the cap: its status and KKT table say so on the page
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        sol = _library_call(lambda: machine.solve(method, **options))
     seconds = time.perf_counter() - start
     report = check(machine, sol)                     # at the tolerance its certificate used (sol.tol)
     answer = {
@@ -217,7 +243,7 @@ def handle_svm(payload: Any) -> dict[str, Any]:
         "support": sol.support, "categories": list(categories(machine, sol).labels),
         "primal": report.gap.primal, "dual": report.gap.dual, "gap": report.gap,
         "kkt": report.to_dict(), "solve_ms": 1000.0 * seconds,
-        "trace": sol.trace if method == "smo" and spec.get("trace") else None,
+        "trace": sol.trace if method == "smo" and trace else None,
     }
     answer.update(_svm_field(spec, machine, sol, X))
     return _json(answer)
@@ -248,9 +274,6 @@ def handle_rvm(payload: Any) -> dict[str, Any]:
     watch the alphas run off to infinity (preset 2); ``compare_svm`` adds the
     nu-SVC's support vectors on the same data (preset 4).
     """
-    import warnings
-
-    from ..errors import ConvergenceWarning
     from ..solvers.rvm import rvm_classification, rvm_regression
 
     spec = _object(payload)
@@ -279,7 +302,7 @@ def handle_rvm(payload: Any) -> dict[str, Any]:
     if labels is not None:
         train = _rvm_probability(fit, kernel(X, X))
         answer["training_error"] = float(np.mean((train >= 0.5) != (labels == 1.0)))
-    if spec.get("compare_svm") and labels is not None:
+    if _flag(spec, "compare_svm") and labels is not None:
         nu = _number(spec, "nu", 0.5, 0.0, 1.0)
         svm = _library_call(lambda: MACHINES["nu-svc"](X, np.where(labels == 1.0, 1.0, -1.0), kernel, nu=nu))
         answer["svm_support"] = _library_call(lambda: solve_by(svm, "smo")).support
@@ -354,6 +377,8 @@ def load_upload(payload: Any) -> dict[str, Any]:
             raise ApiError(400, str(exc).replace(str(path), "the file")) from exc
     if X.shape[1] not in (1, 2):
         raise ApiError(400, f"the file must have 1 input column (regression) or 2 (classification); got {X.shape[1]}")
+    if X.shape[0] > MAX_POINTS:    # the pages could not solve it (a solve takes at most MAX_POINTS rows)
+        raise ApiError(400, f"the file must hold at most {MAX_POINTS} data rows; got {X.shape[0]}")
     # the demo draws 1 or 2 input columns in the plane: dense values, densified once the width is known
     X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
     P = np.column_stack([X, t])

@@ -134,16 +134,23 @@ def _get(target: str) -> Response:
 
 
 def _file(file: Path) -> Response:
-    if not file.is_file():
-        return _error(404, f"no such file: {file.name}")
+    try:
+        found = file.is_file()
+    except OSError:       # a name longer than the file system's (ENAMETOOLONG): no such file either
+        found = False
+    if not found:
+        return _error(404, f"no such file: {file.name[:80]}")
     return Response(200, file.read_bytes(), CONTENT_TYPES.get(file.suffix, "application/octet-stream"))
 
 
 def _preset(path: str, query: dict[str, list[str]]) -> Response:
     parts = path.strip("/").split("/")
     presets = {"svm": (SVM_PRESETS, svm_preset), "rvm": (RVM_PRESETS, rvm_preset)}
-    if len(parts) != 4 or parts[2] not in presets or not parts[3].isdigit() \
-            or int(parts[3]) not in presets[parts[2]][0]:
+    number = parts[3] if len(parts) == 4 else ""
+    # ASCII digits, and few of them: "\u00b2" is a digit to isdigit() and not to int(), and int() refuses
+    # 5,000 digits (Python's limit of 4,300), both raised past the handler before
+    if len(parts) != 4 or parts[2] not in presets or not (number.isascii() and number.isdigit()) \
+            or len(number) > 3 or int(number) not in presets[parts[2]][0]:
         return _error(404, f"no such preset: {path}")
     options = {}
     if "noise" in query:
@@ -325,7 +332,10 @@ def _content_length(headers: http.client.HTTPMessage) -> int:
         raise _Refused(_error(400, f"Content-Length must be given once; got {sorted(values)}"))
     text = values.pop().strip() if values else "0"
     if not (text.isascii() and text.isdigit()):
-        raise _Refused(_error(400, f"Content-Length must be a non-negative integer; got {text!r}"))
+        raise _Refused(_error(400, f"Content-Length must be a non-negative integer; got {text[:40]!r}"))
+    if len(text) > 18:    # far above MAX_BODY, and int() refuses 4,300 digits and more
+        raise _Refused(_error(413, f"the request body must be at most {MAX_BODY} bytes; got a Content-Length of "
+                                   f"{len(text)} digits"))
     return int(text)
 
 

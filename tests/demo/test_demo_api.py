@@ -80,11 +80,44 @@ def test_answers_agree_with_the_library(server) -> None:
     (b'{"machine": "hard", "kernel": "linear", "points": [[0, 0, 1], [0, 0, -1]]}', 422, "not separable"),
     (b'{"method": "gurobi", "points": [[0, 0, 1], [1, 1, -1]]}', 400, "method must be one of"),
     (b'{"grid": {"n": 100000}, "points": [[0, 0, 1], [1, 1, -1]]}', 400, "n must be in [2, 120]"),
+    # found by fuzzing the demo: JSON integers beyond every double were 500s (OverflowError), and wrong types
+    # of the optional fields were taken as their truth value ("no" traced the solve, [] was the default grid)
+    (b'{"C": 1' + b"0" * 400 + b', "points": [[0, 0, 1], [1, 1, -1]]}', 400, "C must be a finite number; got 1000"),
+    (b'{"grid": {"xmin": -1' + b"0" * 400 + b'}, "points": [[0, 0, 1], [1, 1, -1]]}', 400,
+     "xmin must be a finite number"),
+    (b'{"trace": "no", "points": [[0, 0, 1], [1, 1, -1]]}', 400, "trace must be true or false; got 'no'"),
+    (b'{"grid": [], "points": [[0, 0, 1], [1, 1, -1]]}', 400, "grid must be an object"),
+    (b'{"grid": 0, "points": [[0, 0, 1], [1, 1, -1]]}', 400, "grid must be an object"),
 ])
 def test_bad_requests_get_4xx_and_a_message(server, body: bytes, status: int, words: str) -> None:
     code, answer = call(server, "/api/svm", body)
     assert code == status
     assert set(answer) == {"error"} and words in answer["error"]
+
+
+def test_an_rvm_gamma_beyond_every_double_and_a_bad_compare_flag_are_400s(server) -> None:
+    points = [[0, 0, 1], [1, 1, 0], [0.5, 1, 1]]
+    code, answer = call(server, "/api/rvm", b'{"gamma": 1' + b"0" * 400 + b', "points": [[0, 0], [1, 1]]}')
+    assert code == 400 and "gamma must be a finite number" in answer["error"]
+    body = json.dumps({"task": "classification", "compare_svm": 1, "points": points}).encode()
+    code, answer = call(server, "/api/rvm", body)
+    assert code == 400 and answer["error"] == "compare_svm must be true or false; got 1"
+
+
+def test_a_solve_that_does_not_converge_stops_at_the_demos_cap(server) -> None:
+    """A soft margin with C = 1e6 on overlapping points runs the SMO to its cap: the library's 10 million steps
+    took 9.6 s at 500 points and held the one heavy worker; traced, the answer was 1.2 GB. The demo stops at
+    SMO_MAX_ITER (TRACE_MAX_ITER traced), the status says so and the KKT table fails."""
+    from sparsekernel.demo.api import SMO_MAX_ITER, TRACE_MAX_ITER
+
+    rng = np.random.default_rng(1)
+    points = np.column_stack([rng.uniform(-1, 1, (300, 2)), rng.choice([-1.0, 1.0], 300)]).tolist()
+    for trace, cap in ((False, SMO_MAX_ITER), (True, TRACE_MAX_ITER)):
+        body = json.dumps({"machine": "soft", "kernel": "linear", "C": 1e6, "trace": trace, "points": points})
+        code, answer = call(server, "/api/svm", body.encode())
+        assert code == 200 and answer["iterations"] == cap and answer["status"] != "optimal"
+        assert not answer["kkt"]["ok"]
+        assert (answer["trace"] is not None) == trace
 
 
 def test_routes_and_limits(server) -> None:
@@ -118,6 +151,12 @@ def test_load_parses_csv_and_libsvm_files(server) -> None:
         code, answer = call(server, "/api/load", json.dumps({"format": "libsvm" if ":" in content else "csv",
                                                             "content": content}).encode())
         assert code == 400 and words in answer["error"], (code, answer)
+    # found by fuzzing the demo: a field over the csv module's limit was a 500; a million rows were parsed
+    # and sent back (17 MB) though no page can solve more than MAX_POINTS of them
+    code, answer = call(server, "/api/load", json.dumps({"format": "csv", "content": "1" * 200_000 + ",1\n"}).encode())
+    assert code == 400 and "the csv reader refuses: field larger than field limit" in answer["error"]
+    code, answer = call(server, "/api/load", json.dumps({"format": "csv", "content": "1,1\n" * 5001}).encode())
+    assert code == 400 and answer["error"] == "the file must hold at most 5000 data rows; got 5001"
 
 
 def test_the_default_grid_stays_within_the_coordinates_and_its_size_is_whole() -> None:

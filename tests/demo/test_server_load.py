@@ -109,6 +109,14 @@ MALFORMED = {
     "a head over MAX_HEAD": (request("GET", "/svm", "X-Big: " + "a" * (MAX_HEAD + 10)), 431, "at most"),
     "not UTF-8": (post("/api/svm", b'{"points": "\xff\xfe"}'), 400, "must be JSON"),
     "NaN in JSON": (post("/api/svm", b'{"points": [[NaN, 0, 1]]}'), 400, "NaN"),
+    # found by fuzzing the demo: each closed the connection with no answer (a traceback in the log)
+    "a Content-Length of 5,000 digits": (post("/api/svm", b"{}").replace(b"Content-Length: 2",
+                                                                         b"Content-Length: " + b"9" * 5000), 413,
+                                         "at most"),
+    "a preset number of 5,000 digits": (request("GET", "/api/presets/svm/" + "1" * 5000), 404, "no such preset"),
+    "a preset number isdigit() but not int()": (request("GET", "/api/presets/svm/N").replace(b"/N ", b"/\xb2 "), 404,
+                                                "no such preset"),      # the byte of latin-1's superscript two
+    "a static name too long for the file system": (request("GET", "/static/" + "a" * 300), 404, "no such file"),
 }
 
 
