@@ -20,6 +20,7 @@ from .errors import SparseInputError, ValidationError
 
 __all__ = [
     "DOMAINS",
+    "shown",
     "check_param",
     "check_matrix",
     "check_binary_targets",
@@ -74,10 +75,10 @@ DOMAINS: dict[str, tuple[str, Callable[[object], bool]]] = {
 
 def fail(name: str, domain: str, value: object) -> ValidationError:
     """Build the ValidationError of the one message template."""
-    return ValidationError(f"{name} must be {domain}; got {_show(value)}")
+    return ValidationError(f"{name} must be {domain}; got {shown(value)}")
 
 
-def _show(value: object) -> str:
+def shown(value: object) -> str:
     """The value as the message quotes it: numpy's scalars as Python's (``0.064``, not ``np.float64(0.064)``,
     which is what a grid from ``np.logspace`` hands a parameter), arrays by shape and dtype."""
     if isinstance(value, np.ndarray):

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..duality import categories, check
 from ..errors import ConvergenceWarning, InfeasibleError, SolverError, ValidationError
+from ..validation import shown
 from ..formulations import MACHINES
 from ..kernels import RBF, Linear
 from ..methods import solve_by
@@ -91,8 +92,7 @@ def _number(spec: dict[str, Any], key: str, default: float, low: float = -math.i
     except OverflowError:       # a JSON integer beyond every double (10**400)
         finite = False
     if not finite:
-        shown = repr(value)
-        raise ApiError(400, f"{key} must be a finite number; got {shown if len(shown) <= 40 else shown[:37] + '...'}")
+        raise ApiError(400, f"{key} must be a finite number; got {shown(value)}")
     if value < low or value > high or (open_low and value == low):
         lo = "(" if open_low else "["
         raise ApiError(400, f"{key} must be in {lo}{low:g}, {high:g}]; got {value!r}")

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ValidationError
+from ..validation import shown
 
 __all__ = ["class_labels", "one_versus_one_pairs", "votes", "votes_and_confidences", "libsvm_dual_coef", "one_versus_one_coef"]
 
@@ -53,8 +54,7 @@ def _mixed_labels(y: NDArray[Any]) -> ValidationError:
 
 def _two_or_more(classes: NDArray[Any]) -> NDArray[Any]:
     if classes.shape[0] < 2:
-        label = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]   # 1.0, not np.float64(1.0)
-        raise ValidationError(f"y must hold at least two classes; got one class, {label!r}")
+        raise ValidationError(f"y must hold at least two classes; got one class, {shown(classes[0])}")
     return classes
 
 
