@@ -58,6 +58,7 @@ from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
 from .api import LIGHT_COST, ApiError, handle_rvm, handle_svm, load_upload, machine_options, solve_cost
+from ..validation import shown
 from .presets import RVM_PRESETS, SVM_PRESETS, rvm_preset, svm_preset
 
 __all__ = ["DemoServer", "make_server", "serve", "MAX_BODY", "IDLE_TIMEOUT", "READ_TIMEOUT", "WRITE_TIMEOUT",
@@ -128,7 +129,7 @@ def _get(target: str) -> Response:
     if path.startswith("/static/"):
         name = path[len("/static/"):]
         if "/" in name or "\\" in name or name.startswith("."):
-            return _error(404, f"no such file: {name}")
+            return _error(404, f"no such file: {shown(name)}")
         return _file(STATIC / name)
     return _preset(path, parse_qs(url.query))
 
@@ -139,7 +140,7 @@ def _file(file: Path) -> Response:
     except OSError:       # a name longer than the file system's (ENAMETOOLONG): no such file either
         found = False
     if not found:
-        return _error(404, f"no such file: {file.name[:80]}")
+        return _error(404, f"no such file: {shown(file.name)}")
     return Response(200, file.read_bytes(), CONTENT_TYPES.get(file.suffix, "application/octet-stream"))
 
 
@@ -151,7 +152,7 @@ def _preset(path: str, query: dict[str, list[str]]) -> Response:
     # 5,000 digits (Python's limit of 4,300), both raised past the handler before
     if len(parts) != 4 or parts[2] not in presets or not (number.isascii() and number.isdigit()) \
             or len(number) > 3 or int(number) not in presets[parts[2]][0]:
-        return _error(404, f"no such preset: {path}")
+        return _error(404, f"no such preset: {shown(path)}")
     options = {}
     if "noise" in query:
         try:
@@ -515,9 +516,9 @@ class DemoServer:
         path = urlsplit(target).path
         allowed = _allowed(path)
         if allowed is None:
-            return _error(404, f"no such page or API route: {path}")
+            return _error(404, f"no such page or API route: {shown(path)}")
         if method not in allowed.split(", "):
-            return _error(405, f"{path} answers {allowed}; got {method}", Allow=allowed)
+            return _error(405, f"{path} answers {allowed}; got {shown(method)}", Allow=allowed)
         if allowed == ALLOW_GET:
             return await self.light.run(_get, target)
         admitted = await self.light.run(_admit, path, body)

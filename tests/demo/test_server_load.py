@@ -104,6 +104,7 @@ MALFORMED = {
     "GET on a POST route": (request("GET", "/api/svm"), 405, "answers POST"),
     "POST on a page": (post("/svm", b"{}"), 405, "answers GET"),
     "no such route": (request("GET", "/api/nothing"), 404, "no such"),
+    "a route of 5,000 characters": (request("GET", "/api/" + "x" * 5000), 404, "no such page or API route"),
     "a garbage request line": (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", 400, "request line"),
     "HTTP/2 preface": (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 400, "request line"),
     "a head over MAX_HEAD": (request("GET", "/svm", "X-Big: " + "a" * (MAX_HEAD + 10)), 431, "at most"),
@@ -127,6 +128,7 @@ def test_each_malformed_kind_gets_a_json_4xx(server, name: str) -> None:
     assert code == status, (name, code, body[:200])
     assert headers["Content-Type"] == "application/json"
     assert words in json.loads(body)["error"]
+    assert len(json.loads(body)["error"]) < 300, "a long path or name is cut where the message quotes it"
     if code == 405:
         assert headers["Allow"] in ("GET, HEAD", "POST")
 
