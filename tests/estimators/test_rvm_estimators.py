@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -187,6 +188,19 @@ def test_targets_beyond_the_representable_scale_are_refused_naming_y(factor):
         RVR().fit(X, factor * t)
     with pytest.raises(ValidationError, match=r"^y must be targets"):
         RVR().fit(X, np.full(30, factor))
+
+
+@pytest.mark.parametrize("make, kernel, X_of", [(RVR, "linear", lambda X: X * 1e80),
+                                                (RVC, "linear", lambda X: X * 1e80),
+                                                (RVR, "precomputed", lambda X: 1e152 * rbf_kernel(X, gamma=10.0))])
+def test_a_kernel_matrix_beyond_the_representable_scale_is_refused(make, kernel, X_of):
+    """A linear kernel of X * 1e80 (entries 1e160) or a precomputed Gram matrix of 1e152: every function was
+    pruned with the fit called converged, or the fit ended in an error naming result.alpha; now a
+    ValidationError saying what to rescale."""
+    X, t = datasets.sinusoid(n=30)
+    y = t if make is RVR else (t > 0).astype(int)
+    with pytest.raises(ValidationError, match=r"^Phi must have basis columns .* kernel matrix of X: rescale X"):
+        make(kernel=kernel).fit(X_of(X), y)
 
 
 def test_targets_at_the_edges_of_the_range_fit_as_the_unit_targets_do():

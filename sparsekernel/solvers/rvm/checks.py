@@ -159,8 +159,36 @@ def check_target_scale(t: Array, name: str = "t") -> Array:
     return t
 
 
-def column_scale(norms: Array, N: int) -> Array:
-    """sqrt(N) / ||phi_i||: columns of unit mean square; 0 for columns that are zero."""
+#: A basis column's root mean square ||phi_i|| / sqrt(N) must lie in [1 / COLUMN_SCALE_LIMIT, COLUMN_SCALE_LIMIT]
+#: where it is not zero: the solver's columns have unit mean square, and alpha_i in the caller's units is the
+#: solver's times the column's mean square (1e-200 to 1e200 here), with room left for alpha_max. Beyond it, the
+#: squared norm of a column of entries 1e155 overflowed, the column was taken for a zero one, and every
+#: function was pruned with the fit called converged (20 nats below the same fit of Phi / 1e155).
+COLUMN_SCALE_LIMIT = 1e100
+
+
+def column_scale(norms: Array, N: int, bias: bool = False) -> Array:
+    """sqrt(N) / ||phi_i||: columns of unit mean square; 0 for columns that are zero. ``norms``: the
+    squared norms of the columns, the bias's first where ``bias``.
+
+    Raises
+    ------
+    ValidationError
+        Naming Phi, the range and the first column whose root mean square lies outside it
+        (``COLUMN_SCALE_LIMIT``).
+    """
+    with np.errstate(over="ignore"):
+        rms = np.sqrt(norms / N)
+    bad = np.flatnonzero(~np.isfinite(norms) | (rms > COLUMN_SCALE_LIMIT)
+                         | ((norms > 0.0) & (rms < 1.0 / COLUMN_SCALE_LIMIT)))
+    if bad.size:
+        i, first = int(bad[0]), int(bias)
+        size = f"{rms[i]:.3g}" if np.isfinite(norms[i]) else "above 1e154 (its squares overflow)"
+        raise ValidationError(
+            f"Phi must have basis columns whose root mean square ||phi_i|| / sqrt(N) lies in "
+            f"[{1.0 / COLUMN_SCALE_LIMIT:g}, {COLUMN_SCALE_LIMIT:g}] where not zero (for the estimators, the "
+            f"kernel matrix of X: rescale X or the kernel); got column {i - first} (of {norms.size - first}) with "
+            f"root mean square {size}")
     scale = np.zeros_like(norms)
     ok = np.isfinite(norms) & (norms > 0.0)
     scale[ok] = np.sqrt(N / norms[ok])

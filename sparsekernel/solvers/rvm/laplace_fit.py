@@ -63,7 +63,7 @@ def fit_laplace(likelihood: Likelihood, design: Design, T: Array, method: str, *
                             float(check_param("newton_tol", newton_tol, "tol")))
     full = WithBias(design) if bias else design
     _, norms = full.moments(np.zeros(N))
-    scale = column_scale(norms, N)
+    scale = column_scale(norms, N, bias)
     usable = np.flatnonzero(scale > 0.0)
     Phi = _scaled_columns(full, usable, scale)
     with limit_blas(1):  # matrices of size M O, products N x M: one thread is fastest

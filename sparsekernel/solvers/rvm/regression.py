@@ -341,7 +341,7 @@ def _scaled_problem(design, t, bias, prior, noise_floor, beta_init) -> _Problem:
     t_scale = target_scale(t) if prior.flat else 1.0  # Gamma densities are not scale-invariant
     t_s = t / t_scale
     PhiTt, norms = full.moments(t_s)
-    scale = column_scale(norms, N) if prior.flat else (norms > 0).astype(np.float64)
+    scale = column_scale(norms, N, bias) if prior.flat else (norms > 0).astype(np.float64)
     beta_max = 1.0 / float(check_param("noise_floor", noise_floor, "C"))
     beta0 = min(_initial_beta(beta_init, t_scale), beta_max)
     return _Problem(Scaled(full, scale), t_s, PhiTt * scale, norms * scale**2, Units(scale, t_scale),

@@ -7,6 +7,7 @@ numerical optimisation, finite differences), never copied from the solver.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -832,6 +833,38 @@ def test_targets_beyond_the_representable_scale_are_named(factor, hyperprior):
     X, t = datasets.sinusoid()
     with pytest.raises(ValidationError, match=r"^t must be targets whose standard deviation .*\[1e-150, 1e\+150\]"):
         rvm_regression(RBF(SINUSOID_GAMMA)(X), factor * t, hyperprior=hyperprior)
+
+
+@pytest.mark.parametrize("factor", [1e-101, 1e-155, 1e101, 1e155, 1e200])
+@pytest.mark.parametrize("method", ["fast", "mackay", "em"])
+def test_columns_beyond_the_representable_scale_are_named(factor, method):
+    """A column's squared norm overflows at entries of 1e155 (the column was taken for a zero one: every
+    function pruned, the fit called converged 20 nats below that of Phi itself) or loses its digits near
+    1e-155; alpha_i in the caller's units is the solver's times the column scale squared. Refused, naming
+    Phi, the range and the first column outside it, for regression and classification."""
+    X, t = datasets.sinusoid()
+    Phi = RBF(SINUSOID_GAMMA)(X)
+    Phi[:, 1:] *= factor
+    match = r"^Phi must have basis columns whose root mean square .*\[1e-100, 1e\+100\].* got column 1 \(of "
+    with pytest.raises(ValidationError, match=match):
+        rvm_regression(Phi, t, method=method)
+    with pytest.raises(ValidationError, match=match):
+        rvm_classification(Phi, (t > 0).astype(float), method=method)
+
+
+@pytest.mark.parametrize("factor", [1e-99, 1e99])
+def test_columns_within_the_range_fit_as_phi_does(factor):
+    """(7.85) does not change when a column is scaled (alpha_i scales by c^2): at the range's edges the
+    fit is that of Phi itself, the same relevance vectors and evidence, alpha_i times c^2 (w_i / c)."""
+    X, t = datasets.sinusoid()
+    Phi = RBF(SINUSOID_GAMMA)(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                    # no overflow or underflow warnings either
+        ours, scaled = rvm_regression(Phi, t), rvm_regression(factor * Phi, t)
+    np.testing.assert_array_equal(scaled.relevance, ours.relevance)
+    assert scaled.log_evidence[-1] == pytest.approx(ours.log_evidence[-1], abs=1e-9)
+    kept = ours.relevance.size
+    np.testing.assert_allclose(scaled.alpha[-kept:] / factor**2, ours.alpha[-kept:], rtol=1e-8)
 
 
 def test_inputs_are_not_modified():
