@@ -426,6 +426,11 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
             _warn_if_uncertified(self, result.converged)
             return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.positive_only = True        # counts, as scikit-learn's PoissonRegressor declares
+        return tags
+
     def predict(self, X: ArrayLike) -> Array:
         """The rate at the posterior mode at X, exp(w*^T phi(x)), (n,) (the class docstring says why not
         the Laplace posterior mean)."""

@@ -47,6 +47,16 @@ def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
+def test_poisson_rvr_declares_its_targets_as_poisson_regressor_does():
+    """Non-negative targets, declared as scikit-learn's PoissonRegressor declares them, so that tools reading
+    the tags (the estimator checks among them) draw counts for it, not real numbers of either sign."""
+    from sklearn.linear_model import PoissonRegressor
+
+    ours, theirs = PoissonRVR().__sklearn_tags__(), PoissonRegressor().__sklearn_tags__()
+    assert ours.target_tags.positive_only is theirs.target_tags.positive_only is True
+    assert ours.target_tags.required is theirs.target_tags.required
+
+
 def test_rvr_recovers_the_sinusoid_with_few_vectors():
     X, t = datasets.sinusoid()
     model = RVR(gamma=10.0).fit(X, t)
