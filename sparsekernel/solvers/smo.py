@@ -258,7 +258,10 @@ class SMOResult(QPResult):
     ``_Run._at_roundoff``) or ``"unbounded"`` (the hard-margin
     rule of the module docstring fired: outcome "infeasible"). ``rows_computed``
     counts the full kernel rows computed, ``cache_rows`` the rows the cache
-    holds, ``compact`` whether compact rows were used. ``outputs`` is K u on
+    holds, ``compact`` whether compact rows were used; ``shrunk_most`` the most
+    variables that shrinking set aside at once and ``reactivations`` how often
+    set-aside variables were brought back (their gradient rebuilt: LIBSVM's
+    unshrink and the later checks), both 0 where nothing was shrunk. ``outputs`` is K u on
     every training point (u_n = sum_i y_i a_i over the variables of point n),
     summed in float64 from the kernel rows of the support points (the cached
     ones, float32 for N > 1448, and the others computed), not from the
@@ -275,6 +278,8 @@ class SMOResult(QPResult):
     rows_computed: int = 0
     cache_rows: int = 0
     compact: bool = False
+    shrunk_most: int = 0
+    reactivations: int = 0
     outputs: Array | None = None
     outputs_error: float = 0.0
     outputs_banded: bool = False
@@ -453,7 +458,7 @@ def _solve(qp: StandardQP, opts: dict[str, Any], dtype: type | None, compile_tim
     """One SMO run; ``compile_time``: the caller's load or compile of the loops, for the result."""
     start = time.perf_counter()
     with limit_blas(BLAS_THREADS):
-        run = _Run(qp, dtype=dtype, **opts)
+        run = _Run(qp, dtype=dtype, **{"shrink_first": SHRINK_FIRST, **opts})     # SHRINK_FIRST as it is now
         code = run.iterate()
         for _ in range(REFINE_ROUNDS):
             if code != nb.OPTIMAL or run.cache.dtype == np.float64 or run.exact or run.refined():
@@ -500,6 +505,8 @@ class _Run:
         self.exact_outputs: tuple[Array, Array, float, bool] | None = None
         self.refined_at = -1                  # the step count at the last ``refined``
         self.checks_refined = 0               # ``_check_all``'s float64 gradients so far
+        self.shrunk_most = 0                  # the most variables shrunk at once (seen as they come back)
+        self.reactivations = 0                # the times shrunk variables came back (``reconstruct``)
         self._small_gram()
         self._initial_gradient(initial_gradient)
 
@@ -691,6 +698,8 @@ class _Run:
         size = int(self.ctrl[nb.C_ACTIVE])
         loops.leave_compact(self.cache_arrays, self.ctrl)
         if size < n:
+            self.shrunk_most = max(self.shrunk_most, n - size)
+            self.reactivations += 1
             loops.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
             if gradient:
                 G = np.zeros(n)
@@ -898,6 +907,7 @@ class _Run:
                          solve_time=time.perf_counter() - start, compile_time=compile_time,
                          rows_computed=self.cache.rows_computed - self.rows_before,
                          cache_rows=self.cache.n_slots, compact=bool(self.ctrl[nb.C_COMPACT_USED]),
+                         shrunk_most=self.shrunk_most, reactivations=self.reactivations,
                          trace=self._trace(), **outputs)
 
     def _row_products(self, u: Array) -> Array:
