@@ -69,13 +69,15 @@ class Kernel:
     name: str = "kernel"
 
     def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
-        A = as_rows(X)
-        B = A if Y is None else as_rows(Y)
-        if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[1]:
+        A = kernel_rows(X, "X")
+        B = A if Y is None else kernel_rows(Y, "Y")
+        if A.shape[1] != B.shape[1]:
             raise ValidationError(
                 f"kernel arguments must be 2-D arrays with the same number of columns; "
                 f"got shapes {A.shape} and {B.shape}"
             )
+        if A.shape[0] == 0 or B.shape[0] == 0:       # every kernel alike (scikit-learn's refuse no rows)
+            return np.zeros((A.shape[0], B.shape[0]))
         return self._gram(A, B)
 
     def _gram(self, A: Array, B: Array) -> Array:  # pragma: no cover - abstract
@@ -108,7 +110,7 @@ class Linear(Kernel):
         return safe_sparse_dot(A, B.T, dense_output=True)
 
     def diag(self, X: ArrayLike) -> Array:
-        return row_squared_norms(X)
+        return row_squared_norms(kernel_rows(X, "X"))
 
     @property
     def has_features(self) -> bool:
@@ -119,7 +121,7 @@ class Linear(Kernel):
 
     def features(self, X: ArrayLike) -> Array:
         """phi(x) = x, shape (n, D): a copy of a dense X; a sparse X itself, as CSR (not copied)."""
-        A = as_rows(X)
+        A = kernel_rows(X, "X")
         return A if not isinstance(A, np.ndarray) else np.array(A, copy=True)
 
 
@@ -145,7 +147,7 @@ class Polynomial(Kernel):
         return pairwise.polynomial_kernel(A, B, degree=self.degree, gamma=self.gamma, coef0=self.coef0)
 
     def diag(self, X: ArrayLike) -> Array:
-        return (self.gamma * row_squared_norms(X) + self.coef0) ** self.degree
+        return (self.gamma * row_squared_norms(kernel_rows(X, "X")) + self.coef0) ** self.degree
 
     @property
     def has_features(self) -> bool:
@@ -169,7 +171,7 @@ class Polynomial(Kernel):
             raise ValidationError(
                 f"coef0 must be non-negative for a real finite feature map; got {self.coef0!r}"
             )
-        A = to_dense(X)            # dimension <= N where the machines use it
+        A = to_dense(kernel_rows(X, "X"))      # dimension <= N where the machines use it
         n, D = A.shape
         d, c, g = self.degree, self.coef0, self.gamma
         columns = []
@@ -202,7 +204,7 @@ class RBF(Kernel):
         return pairwise.rbf_kernel(A, B, gamma=self.gamma)
 
     def diag(self, X: ArrayLike) -> Array:
-        return np.ones(as_rows(X).shape[0])
+        return np.ones(kernel_rows(X, "X").shape[0])
 
     def diag_max(self, X: ArrayLike) -> float:
         return 1.0                                   # k(x, x) = 1: no pass over X
@@ -230,7 +232,7 @@ class Sigmoid(Kernel):
         return pairwise.sigmoid_kernel(A, B, gamma=self.gamma, coef0=self.coef0)
 
     def diag(self, X: ArrayLike) -> Array:
-        return np.tanh(self.gamma * row_squared_norms(X) + self.coef0)
+        return np.tanh(self.gamma * row_squared_norms(kernel_rows(X, "X")) + self.coef0)
 
 
 @dataclass(frozen=True)
@@ -288,9 +290,23 @@ class Callable(Kernel):
         return K
 
     def diag(self, X: ArrayLike) -> Array:
-        A = as_rows(X)                 # a sparse X stays sparse: the function gets what it is given elsewhere
+        A = kernel_rows(X, "X")        # a sparse X stays sparse: the function gets what it is given elsewhere
         return np.concatenate([np.diag(self(A[r:r + self.diag_block])) for r in range(0, A.shape[0], self.diag_block)]
                               or [np.zeros(0)])
+
+
+def kernel_rows(X: ArrayLike, name: str) -> Array:
+    """X as a kernel reads it (``sparse.as_rows``: CSR kept sparse), refused with a ValidationError naming
+    ``name`` unless it is a 2-D array of finite real numbers (no rows is allowed: an empty Gram block)."""
+    if not issparse(X):
+        check_real_dtype(X, name, "a 2-D array of real numbers")
+    A = as_rows(X)
+    if A.ndim != 2:
+        raise ValidationError(f"{name} must be a 2-D array of shape (n_samples, n_features); got shape {A.shape}"
+                              + (" (use X.reshape(1, -1) for a single point)" if A.ndim == 1 else ""))
+    if not np.isfinite(A.data if issparse(A) else A).all():
+        raise ValidationError(f"{name} must contain only finite values; got NaN or inf")
+    return A
 
 
 def make_kernel(

@@ -124,3 +124,34 @@ def test_a_callable_kernel_returning_no_real_numbers_is_named(value) -> None:
     kernel = make_kernel(lambda A, B: np.full((len(A), len(B)), value, dtype=object))
     with pytest.raises(ValidationError, match=r"^kernel\(X, Y\) must be an array of real numbers; got "):
         kernel(np.ones((3, 2)), np.ones((4, 2)))
+
+
+KERNELS_OF_X = [Linear(), RBF(0.5), Polynomial(2), Sigmoid(0.1, 0.0)]
+
+
+@pytest.mark.parametrize("kernel", KERNELS_OF_X, ids=repr)
+@pytest.mark.parametrize("bad, words", [
+    (np.array([[np.inf, 0.0]]), r"^X must contain only finite values"),
+    (np.array([[np.nan, 0.0]]), r"^X must contain only finite values"),
+    (np.array([["a", "b"]]), r"^X must be a 2-D array of real numbers; got an array of dtype <U1 holding 'a'"),
+    (np.array([1.0, 2.0]), r"^X must be a 2-D array of shape \(n_samples, n_features\); got shape \(2,\)"),
+], ids=["inf", "nan", "text", "one-row-1d"])
+def test_every_kernel_names_bad_rows_alike(kernel, bad, words) -> None:
+    """Before, the same input met four behaviours: Linear returned nan and inf values, RBF and Polynomial
+    raised scikit-learn's ValueError, a 1-D row was two points to RBF's diag and an einsum error to the
+    others'. Now one ValidationError naming X, from the kernel, its diagonal and (where it has one) its
+    explicit features."""
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]])
+    calls = [lambda: kernel(bad, X), lambda: kernel.diag(bad)]
+    if kernel.has_features:
+        calls.append(lambda: kernel.features(bad))
+    for call in calls:
+        with pytest.raises(ValidationError, match=words):
+            call()
+
+
+@pytest.mark.parametrize("kernel", KERNELS_OF_X, ids=repr)
+def test_every_kernel_gives_an_empty_block_for_no_rows(kernel) -> None:
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]])
+    assert kernel(X[:0], X).shape == (0, 3) and kernel(X, X[:0]).shape == (3, 0)
+    assert kernel.diag(X[:0]).shape == (0,)

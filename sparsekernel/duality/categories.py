@@ -11,6 +11,7 @@ from ..formulations.machine import CATEGORY_NAMES, Machine, bound_tol_of
 from ..formulations.report import html_table
 from ..formulations.solution import Solution
 from ..solvers.standard_qp import bound_masks
+from .conditions import require_solution_of
 
 __all__ = ["Categories", "categories", "CATEGORY_NAMES"]
 
@@ -45,6 +46,7 @@ def categories(machine: Machine, solution: Solution, bound_tol: float | None = N
     inside the tube; a free multiplier on the tube's edge; a bounded one outside.
     One-class and SVDD: inside, on the boundary, outside.
     """
+    require_solution_of(machine, solution)
     bound_tol = bound_tol_of(solution) if bound_tol is None else bound_tol
     qp = machine.standard_qp()
     z = solution.a if solution.a_hat is None else np.concatenate([solution.a, solution.a_hat])

@@ -16,7 +16,7 @@ from ..sparse import as_rows, issparse
 from ..formulations.machine import Machine
 from ..formulations.solution import Solution
 from .categories import categories
-from .conditions import check
+from .conditions import check, require_solution_of
 from ..formulations.report import html_table
 from .report import Gap, _clean
 
@@ -26,6 +26,8 @@ __all__ = ["gap", "compare", "Comparison", "compare_many"]
 def gap(machine: Machine, primal_solution: Solution, dual_solution: Solution) -> Gap:
     """The primal objective at one solution's primal point against the dual objective at
     another's multipliers: weak duality says primal >= dual for feasible points."""
+    require_solution_of(machine, primal_solution, "primal_solution")
+    require_solution_of(machine, dual_solution, "dual_solution")
     primal, _ = machine.objectives(machine.kkt_state(primal_solution))
     _, dual = machine.objectives(machine.kkt_state(dual_solution))
     return Gap.of(primal, dual, machine.gap_scale)

@@ -60,14 +60,22 @@ def check(machine: Machine, solution: Solution | None = None, tol: float | None 
         if solution is not None:
             raise fail("a", "None when a solution is given (give one or the other)", "an array")
         solution = machine.solution(a, b, a_hat, rho=rho, epsilon=epsilon, R2=R2, convention=convention)
-    if not isinstance(solution, Solution):
-        raise fail("solution", "a Solution of that machine", solution)
+    require_solution_of(machine, solution)
     if tol is None:
         tol = solution.tol if np.isfinite(solution.tol) else matched_tol(machine, method_name(solution))
     tol = float(check_param("tol", tol))
+    return kkt_report(machine, solution, tol)
+
+
+def require_solution_of(machine: Machine, solution: Solution, name: str = "solution") -> None:
+    """A ValidationError naming ``name`` unless ``solution`` is a Solution of ``machine``'s kind and size
+    (``check``, ``categories`` and ``gap`` read its multipliers against the machine's points)."""
+    if not isinstance(machine, Machine):
+        raise fail("machine", "a sparsekernel machine (formulations.Machine)", machine)
+    if not isinstance(solution, Solution):
+        raise fail(name, "a Solution of that machine", solution)
     if solution.machine != machine.name or solution.a.shape[0] != machine.N:
         raise ValidationError(
-            f"solution must come from {machine.name} with N = {machine.N}; "
+            f"{name} must come from {machine.name} with N = {machine.N}; "
             f"got a {solution.machine} solution with {solution.a.shape[0]} multipliers"
         )
-    return kkt_report(machine, solution, tol)

@@ -255,9 +255,54 @@ def _stationarity(problem: cp.Problem, terms: list[_Term], tol: float) -> list[K
     rows = []
     for v in problem.variables():
         name = v.name()
+        implied = _implied_bounds(v)
         if v in missing:
             rows.append(row_from_values(name, STATIONARITY, f"d L / d {name} = 0", np.nan, 1.0, tol,
                                         f"not evaluated: {why[v]} (state it in epigraph form)"))
+        elif isinstance(implied, str):
+            rows.append(row_from_values(name, STATIONARITY, f"d L / d {name} = 0", np.nan, 1.0, tol,
+                                        f"not evaluated: its attribute {implied} implies constraints that have no "
+                                        f"dual values (state it as a constraint)"))
+        elif implied is not None:
+            rows.append(row_from_values(name, STATIONARITY, f"d L / d {name} = mu (its bounds' multiplier)",
+                                        _bounded_residual(v, residual[v], *implied, tol), size[v], tol))
         else:
             rows.append(row_from_values(name, STATIONARITY, f"d L / d {name} = 0", np.abs(residual[v]), size[v], tol))
     return rows
+
+
+#: Attributes of a cvxpy Variable that state no constraint (the others imply constraints with no dual values).
+_FREE_ATTRIBUTES = ("name",)
+
+
+def _implied_bounds(v: Any) -> tuple[np.ndarray, np.ndarray] | str | None:
+    """The bounds (lower, upper; flat) a variable's attributes impose (``nonneg``, ``nonpos``, ``bounds``),
+    None for a free variable, or the name of an attribute whose constraint this check cannot state."""
+    given = {k: a for k, a in v.attributes.items() if a is not None and a is not False and k not in _FREE_ATTRIBUTES}
+    if not given:
+        return None
+    other = sorted(set(given) - {"nonneg", "nonpos", "bounds"})
+    if other:
+        return other[0]
+    lower, upper = np.full(v.size, -np.inf), np.full(v.size, np.inf)
+    if "bounds" in given:
+        lb, ub = given["bounds"]
+        lower = np.broadcast_to(np.asarray(-np.inf if lb is None else lb, dtype=np.float64), v.shape).ravel("F")
+        upper = np.broadcast_to(np.asarray(np.inf if ub is None else ub, dtype=np.float64), v.shape).ravel("F")
+    if "nonneg" in given:
+        lower = np.maximum(lower, 0.0)
+    if "nonpos" in given:
+        upper = np.minimum(upper, 0.0)
+    return lower, upper
+
+
+def _bounded_residual(v: Any, r: np.ndarray, lower: np.ndarray, upper: np.ndarray, tol: float) -> np.ndarray:
+    """What of the Lagrangian's gradient r no multiplier of the variable's own bounds can take: the
+    bound's multiplier mu = r must be >= 0 at a lower bound, <= 0 at an upper one, and 0 off them
+    (complementary slackness); a variable within ``tol`` of its scale of a bound counts as on it."""
+    x = _flat(v.value)
+    reach = tol * max(1.0, float(np.max(np.abs(x), initial=0.0)))
+    at_lower, at_upper = x - lower <= reach, upper - x <= reach
+    absorbed = np.where(at_lower & at_upper, r, np.where(at_lower, np.maximum(r, 0.0),
+                                                          np.where(at_upper, np.minimum(r, 0.0), 0.0)))
+    return np.abs(r - absorbed)

@@ -117,8 +117,25 @@ def from_sklearn(estimator: Any, X: ArrayLike, t: ArrayLike | None = None,
     -------
     Solution
         method "libsvm", with all N multipliers in the notes' convention and
-        w, xi, rho or epsilon recovered by the notes' formulas.
+        w, xi, rho or epsilon recovered by the notes' formulas; certified at the
+        tolerance matched to the estimator's own ``tol`` (twice it, relative:
+        ``solve.libsvm_relative_tol``): status "optimal" where its KKT conditions
+        hold there, else "inaccurate" with a ConvergenceWarning and its report.
     """
+    from .solve import certify, libsvm_relative_tol, matched_tol
+
+    machine, sol = _uncertified(estimator, X, t, sample_weight)
+    tol = matched_tol(machine, "libsvm", libsvm_relative_tol(machine, float(getattr(estimator, "tol", 1e-3))))
+    converged = getattr(estimator, "fit_status_", 0) == 0
+    detail = (f"the fitted {type(estimator).__name__}'s answer (fit_status_ {getattr(estimator, 'fit_status_', 0)}"
+              f"{'' if converged else ': not converged'}) is certified at twice its tol")
+    return certify(machine, sol, "inaccurate", "dual", "LIBSVM", tol, detail)
+
+
+def _uncertified(estimator: Any, X: ArrayLike, t: ArrayLike | None,
+                 sample_weight: ArrayLike | None) -> tuple[Machine, Solution]:
+    """``from_sklearn``'s machine and Solution before its certificate (``solve_with_libsvm`` certifies
+    the twin's answer at the tolerance it asked for)."""
     machine = machine_from_sklearn(estimator, X, t, sample_weight)
     _check_training_set(estimator, machine)
     coef = np.zeros(machine.N)
@@ -127,7 +144,7 @@ def from_sklearn(estimator: Any, X: ArrayLike, t: ArrayLike | None = None,
     info = {"solver": "LIBSVM", "method": "libsvm",
             "status": "optimal" if getattr(estimator, "fit_status_", 0) == 0 else "not converged",
             "iterations": int(np.sum(getattr(estimator, "n_iter_", 0))), "solve_time": float("nan")}
-    return machine.solution_from_standard(z, info, rho=rho)
+    return machine, machine.solution_from_standard(z, info, rho=rho)
 
 
 def _fitted_kernel(est: Any, X: Any) -> Kernel:
@@ -255,7 +272,7 @@ def solve_with_libsvm(machine: Machine, tol: float = 1e-8, cache_size: float = 2
 
     ``tol`` is relative, as every method's (``formulations.solve``): LIBSVM is
     given ``tol * libsvm_scale * qp.tol_scale`` in its own gradient units, and
-    its answer (``from_sklearn``) is certified at ``matched_tol(machine, "libsvm", tol)``.
+    its answer (``from_sklearn``'s) is certified at ``matched_tol(machine, "libsvm", tol)``.
     ``max_iter`` caps LIBSVM's iterations (None: LIBSVM's own cap, max(1e7, 100 N); scikit-learn's
     -1 would let a tolerance its float kernel values cannot reach run for ever).
     """
@@ -265,7 +282,7 @@ def solve_with_libsvm(machine: Machine, tol: float = 1e-8, cache_size: float = 2
     machine.warn_if_not_convex("LIBSVM")
     est, seconds = fit_twin(machine, tol, cache_size, max_iter)
     weights = getattr(machine, "sample_weight", None)
-    sol = replace(from_sklearn(est, machine.X, machine.t, weights), solve_time=seconds)
+    sol = replace(_uncertified(est, machine.X, machine.t, weights)[1], solve_time=seconds)
     outcome = "solved" if getattr(est, "fit_status_", 0) == 0 else "inaccurate"
     return certify(machine, sol, outcome, "dual", "LIBSVM", matched_tol(machine, "libsvm", tol))
 

@@ -269,11 +269,11 @@ class Formulation:
 
     def solve(self, solver: str = "CLARABEL", **opts: Any) -> Solution:
         """Solve with any installed cvxpy solver; ``opts`` go to the solver."""
-        solver = solver.upper()
-        if solver not in cp.installed_solvers():
+        if not isinstance(solver, str) or solver.upper() not in cp.installed_solvers():
             raise ValidationError(
                 f"solver must be one of the installed cvxpy solvers {cp.installed_solvers()}; got {solver!r}"
             )
+        solver = solver.upper()
         self._synchronise()
         options = {**self.solver_defaults.get(solver, {}), **opts}
         start = time.perf_counter()
@@ -287,10 +287,14 @@ class Formulation:
                 raise
             raise ValidationError(f"the options of {solver} must be settings it takes, with values of their "
                                   f"types; got {sorted(opts)}: {exc}") from None
-        except cp.error.SolverError as exc:
-            if opts and "Unrecognized settings" in str(exc):  # OSQP's words for the same
+        except (cp.error.SolverError, ValueError) as exc:
+            # OSQP's words for the same: a SolverError on a first solve, a ValueError from the update of the
+            # settings of the solver cvxpy keeps from an earlier solve
+            if opts and "Unrecognized settings" in str(exc):
                 raise ValidationError(f"the options of {solver} must be settings it takes; got {sorted(opts)}: "
                                       f"{exc}") from None
+            if not isinstance(exc, cp.error.SolverError):
+                raise
             raise SolverError(f"{solver} failed on the {self.kind} of {self.machine.name}: {exc}",
                               status="solver_error", solver=solver) from exc
         wall = time.perf_counter() - start

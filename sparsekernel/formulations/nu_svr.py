@@ -95,7 +95,7 @@ class NuSVR(RegressionMachine):
         return {"C": self.C, "nu": self.nu, "nu*C": self.nu * self.C}
 
     def _build_primal(self, F: Array) -> Formulation:
-        params = self._parameters(("C", "nu*C"))
+        params = self._parameters(("C", "nu", "nu*C"))          # nu: the hyperparameter, set there
         w = cp.Variable(F.shape[1], name="w")
         b = cp.Variable(name="b")
         eps = cp.Variable(name="epsilon")
@@ -111,7 +111,7 @@ class NuSVR(RegressionMachine):
         return Formulation(self, "primal", problem, variables, constraints, params, "features")
 
     def _build_dual(self, quad: Callable[[cp.Expression], cp.Expression], form: str) -> Formulation:
-        params = self._parameters(("C", "nu*C"))
+        params = self._parameters(("C", "nu", "nu*C"))          # nu: the hyperparameter, set there
         C = params["C"]
         a = cp.Variable(self.N, name="a")
         a_hat = cp.Variable(self.N, name="a_hat")

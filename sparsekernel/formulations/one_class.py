@@ -68,7 +68,7 @@ class OneClassSVM(NoveltyMachine):
         self._set_hyper(nu=nu)
 
     def _build_primal(self, F: Array) -> Formulation:
-        params = self._parameters(("1/(nu N)",))
+        params = self._parameters(("nu", "1/(nu N)"))          # nu: the hyperparameter, set there
         w = cp.Variable(F.shape[1], name="w")
         rho = cp.Variable(name="rho")
         xi = cp.Variable(self.N, name="xi")
@@ -79,7 +79,7 @@ class OneClassSVM(NoveltyMachine):
         return Formulation(self, "primal", problem, {"w": w, "rho": rho, "xi": xi}, constraints, params, "features")
 
     def _build_dual(self, quad: Callable[[cp.Expression], cp.Expression], form: str) -> Formulation:
-        params = self._parameters(("1/(nu N)",))
+        params = self._parameters(("nu", "1/(nu N)"))          # nu: the hyperparameter, set there
         a = cp.Variable(self.N, name="a")
         objective = cp.Maximize(-0.5 * quad(a))
         box = params["1/(nu N)"] if self.sample_weight is None else params["1/(nu N)"] * self.relative_weights

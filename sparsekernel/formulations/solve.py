@@ -83,7 +83,7 @@ from .machine import BOUND_TOL, SMO_BOUND_TOL, Machine
 from .solution import Solution
 
 __all__ = ["solve", "solve_smo", "solve_direct", "refuse", "certify", "cvxpy_outcome", "libsvm_tol",
-           "libsvm_own_tol", "matched_tol", "method_name", "support_of_outputs", "SMO_TOL"]
+           "libsvm_own_tol", "libsvm_relative_tol", "matched_tol", "method_name", "support_of_outputs", "SMO_TOL"]
 
 #: The SMO's tolerance in LIBSVM's gradient units where the caller gives none (tour, CLI, demo).
 SMO_TOL = 1e-6
@@ -162,6 +162,12 @@ def _check_method(method: Any) -> str:
 def libsvm_tol(machine: Machine, tol: float) -> float:
     """LIBSVM's tolerance (on a problem of unit output scale) as a relative tolerance here."""
     return float(tol) / machine.libsvm_scale
+
+
+def libsvm_relative_tol(machine: Machine, own_tol: float) -> float:
+    """A tolerance in LIBSVM's own gradient units (a fitted estimator's ``tol``) as a relative one:
+    ``libsvm_own_tol`` the other way."""
+    return float(own_tol) / (machine.libsvm_scale * machine.standard_qp().tol_scale)
 
 
 def libsvm_own_tol(machine: Machine, tol: float) -> float:

@@ -64,7 +64,7 @@ class SVDD(NoveltyMachine):
         return self.kernel_spread
 
     def _build_primal(self, F: Array) -> Formulation:
-        params = self._parameters(("1/(nu N)",))
+        params = self._parameters(("nu", "1/(nu N)"))          # nu: the hyperparameter, set there
         c = cp.Variable(F.shape[1], name="c")
         R2 = cp.Variable(name="R2")
         xi = cp.Variable(self.N, name="xi")
@@ -78,7 +78,7 @@ class SVDD(NoveltyMachine):
                            "features", defaults)
 
     def _build_dual(self, quad: Callable[[cp.Expression], cp.Expression], form: str) -> Formulation:
-        params = self._parameters(("1/(nu N)",))
+        params = self._parameters(("nu", "1/(nu N)"))          # nu: the hyperparameter, set there
         a = cp.Variable(self.N, name="a")
         objective = cp.Maximize(self.kernel_diagonal() @ a - quad(a))
         constraints = {"box": (a >= 0, a <= params["1/(nu N)"]), "sum": cp.sum(a) == 1}

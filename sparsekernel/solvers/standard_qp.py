@@ -214,17 +214,28 @@ class RhoEstimate:
 BOUND_ROUNDING = 1e-12
 
 
+#: A solution whose largest multiplier is below this share of the smallest finite box is the zero solution
+#: (``bound_masks``), its multipliers the rounding of zeros. An epsilon-SVR whose tube holds every point has
+#: a = 0; Clarabel answered with multipliers of 1e-19 (a tube of 100) and 2e-14 (a tube of 3) in a box of 1,
+#: and all 20 points were its support, "on the tube", where LIBSVM and the SMO have none.
+ZERO_SOLUTION_SHARE = 1e-10
+
+
 def bound_masks(a: Array, lower: Array, upper: Array, tol: float) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """Variables at their lower and upper bounds, within ``tol`` of a scale.
 
     The scale of a variable is the smaller of its box width and the largest
     multiplier (the solution's own size): with boxes as different as class
     weights 1000 and 1e-4 make them, every multiplier may be tiny next to its
-    box yet free.
+    box yet free. Where the largest is below ``ZERO_SOLUTION_SHARE`` of the
+    smallest finite box, every variable is at its lower bound.
     """
     above = a - lower
     largest = float(above.max(initial=0.0))
     finite = np.isfinite(upper)
+    widths = (upper - lower)[finite]
+    if widths.size and largest < ZERO_SOLUTION_SHARE * float(widths.min()):
+        return np.ones(a.shape, dtype=bool), np.zeros(a.shape, dtype=bool)
     reach = np.minimum(np.where(finite, upper - lower, largest), largest)
     reach *= tol                                        # tol times each variable's scale
     at_lower = above <= reach

@@ -151,3 +151,44 @@ def test_a_kink_at_the_solution_is_named_and_not_certified() -> None:
     assert report.ok is False and len(report.unevaluated()) == 1
     assert "norm1 has an argument entry at 0" in report.unevaluated()[0].note
     assert "norm1 has an argument entry at 0" in str(report)
+
+
+def _lp_attribute(attribute: dict):
+    x = cp.Variable(3, **attribute)
+    return cp.Problem(cp.Minimize(np.array([1.0, 2.0, 3.0]) @ x), [cp.sum(x) == 1]), x
+
+
+@pytest.mark.parametrize("make", [
+    lambda: _lp_attribute({"nonneg": True})[0],
+    lambda: _lp_attribute({"bounds": [0, 5]})[0],
+    lambda: cp.Problem(cp.Minimize(cp.sum_squares(cp.Variable(2, bounds=[1, 2])))),
+    lambda: cp.Problem(cp.Maximize(cp.sum(cp.Variable(2, bounds=[1, 2])))),
+    lambda: cp.Problem(cp.Maximize(cp.sum(cp.Variable(2, nonpos=True)))),
+    lambda: cp.Problem(cp.Minimize(cp.sum_squares(cp.Variable(2, nonneg=True) - np.array([1.0, -1.0])))),
+], ids=["lp-nonneg", "lp-bounds", "qp-bounds-lower", "lp-bounds-upper", "lp-nonpos", "qp-nonneg-half-active"])
+def test_a_variables_own_bounds_take_their_multipliers(make) -> None:
+    """nonneg=, nonpos= and bounds= state constraints that cvxpy solves with no dual value in
+    problem.constraints: the stationarity row failed a correct solution (0.67 on the LP, as the same LP
+    with an explicit x >= 0 passes). The bounds' multipliers are the gradient's remainder, of the sign of
+    the bound a variable is on and 0 off it (complementary slackness)."""
+    problem = make()
+    problem.solve(solver="CLARABEL")
+    report = kkt(problem)
+    assert report.ok, str(report)
+
+
+def test_a_point_off_the_optimum_of_a_bounded_variable_fails() -> None:
+    """The same LP at a feasible point that is not its optimum (x = e_2): its remainder has the wrong
+    sign for x_1 = 0 (a multiplier of 1 - 2 < 0), and x_2 > 0 carries a multiplier."""
+    problem, x = _lp_attribute({"nonneg": True})
+    problem.solve(solver="CLARABEL")
+    x.value = np.array([0.0, 1.0, 0.0])
+    assert not kkt(problem).ok
+
+
+def test_an_attribute_the_check_cannot_state_is_not_evaluated() -> None:
+    P = cp.Variable((2, 2), PSD=True)
+    problem = cp.Problem(cp.Minimize(cp.trace(P)))
+    problem.solve(solver="CLARABEL")
+    row = kkt(problem).rows[0]
+    assert row.ok is None and "PSD" in row.note and "state it as a constraint" in row.note

@@ -334,3 +334,68 @@ def test_from_sklearn_rejects_what_it_cannot_convert() -> None:
         from_sklearn(svm.LinearSVR().fit(X, t), X, t)
     with pytest.raises(ValidationError, match="LIBSVM twin"):
         solve_with_libsvm(machine("svdd-ripley"))
+
+
+@pytest.mark.parametrize("epsilon", [3.0, 100.0])
+@pytest.mark.parametrize("method", ["clarabel", "osqp", "primal-clarabel", "qp-clarabel", "qp-osqp", "smo"])
+def test_a_tube_holding_every_point_has_no_support_vector(method: str, epsilon: float) -> None:
+    """The targets span 4.9 < 2 epsilon, so a tube holds them all: the optimum is a = a_hat = 0 (Result 7.6's "inside the tube" for every
+    point), as LIBSVM answers. The interior-point solvers' multipliers of 1e-19 to 1e-14 were taken for free
+    ones: every point a support vector "on the tube", and a b that failed the certificate (OSQP)."""
+    from sparsekernel.formulations import EpsilonSVR
+
+    X = np.random.default_rng(3).normal(size=(20, 2))
+    t = X[:, 0]
+    assert np.ptp(t) < 2 * epsilon
+    machine_ = EpsilonSVR(X, t, RBF(1.0), C=1.0, epsilon=epsilon)
+    ours = machine_.solve(method)
+    reference = svm.SVR(C=1.0, epsilon=epsilon, gamma=1.0).fit(X, t)
+    assert reference.support_.size == 0
+    assert ours.status == "optimal" and ours.support.size == 0
+    assert categories(machine_, ours).counts["inside the tube"] == 20
+    assert check(machine_, ours).ok
+
+
+def test_categories_and_gap_name_a_solution_of_another_machine() -> None:
+    """check refused a solution of another machine; categories and gap broadcast its multipliers against
+    the machine's points (numpy's "operands could not be broadcast")."""
+    X, t = datasets.ripley_mixture(n=30, seed=4)
+    m30, m20 = SoftMarginSVC(X, t, RBF(1.0), C=1.0), SoftMarginSVC(X[:20], t[:20], RBF(1.0), C=1.0)
+    dual, primal = m30.solve("clarabel"), m30.solve("primal-clarabel")
+    calls = {"solution": lambda: categories(m20, dual), "primal_solution": lambda: gap(m20, primal, dual),
+             "dual_solution": lambda: gap(m30, primal, None)}
+    for name, call in calls.items():
+        with pytest.raises(ValidationError, match=rf"^{name} must "):
+            call()
+
+
+@pytest.mark.parametrize("make, targets", [(lambda: svm.SVC(gamma=0.5), "labels"), (lambda: svm.SVR(), "values"),
+                                           (lambda: svm.NuSVC(), "labels"), (lambda: svm.OneClassSVM(), None)])
+def test_from_sklearn_certifies_at_the_estimators_own_tol(make, targets) -> None:
+    """A default fit (tol 1e-3 in LIBSVM's units) was called optimal whatever it was, and check() then failed
+    it at LIBSVM's 1e-8 (matched 1e-6): its complementary slackness rows at 7.5e-5 and 4.4e-4. Now its
+    certificate is at twice the estimator's tol, relative, and check() agrees with the status."""
+    from sparsekernel.formulations.solve import libsvm_relative_tol
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(40, 2))
+    t = {"labels": np.where(X[:, 0] + 0.5 * rng.normal(size=40) > 0, 1, -1), "values": X[:, 0], None: None}[targets]
+    est = make()
+    est.fit(X) if t is None else est.fit(X, t)
+    m = machine_from_sklearn(est, X, t)
+    sol = from_sklearn(est, X, t)
+    assert sol.tol == pytest.approx(max(2 * libsvm_relative_tol(m, est.tol), 1e-6))
+    assert sol.status == "optimal" and check(m, sol).ok
+
+
+def test_from_sklearn_calls_an_answer_that_fails_its_tol_inaccurate() -> None:
+    """LIBSVM stopped after 5 iterations (scikit-learn warns, fit_status_ 0 or not): the answer fails its
+    KKT conditions, so it is "inaccurate", with its failing report and a ConvergenceWarning, not "optimal"."""
+    from sparsekernel.errors import ConvergenceWarning
+
+    X, t = datasets.ripley_mixture(n=100, seed=2)
+    with pytest.warns(Warning):
+        est = svm.SVC(max_iter=5).fit(X, t)
+    with pytest.warns(ConvergenceWarning, match="fails|inaccurate"):
+        sol = from_sklearn(est, X, t)
+    assert sol.status == "inaccurate" and not sol.report.ok

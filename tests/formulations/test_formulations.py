@@ -115,6 +115,27 @@ def test_a_formulations_parameters_are_the_truth_while_the_user_holds_them() -> 
         one_class.solve()
 
 
+@pytest.mark.parametrize("name", ["NuSVC", "NuSVR", "OneClassSVM", "SVDD"])
+@pytest.mark.parametrize("form", ["primal", "dual"])
+def test_every_nu_machine_has_nus_own_parameter(name, form) -> None:
+    """The contract's hyperparameters are Parameters: NuSVR, OneClassSVM and SVDD had only the derived
+    'nu*C' and '1/(nu N)' (their problems read those), so parameters["nu"] was a KeyError while the error
+    for a derived one pointed to it. Setting it re-solves as a cold solve at that nu does."""
+    from sparsekernel import datasets, formulations
+    from sparsekernel.kernels import RBF
+
+    X, t = datasets.ripley_mixture(n=40, seed=3)
+    args = {"NuSVC": (X, t), "NuSVR": (X, X[:, 0], ), "OneClassSVM": (X,), "SVDD": (X,)}[name]
+    extra = {"NuSVR": {"C": 1.0}}.get(name, {})
+    machine = getattr(formulations, name)(*args, RBF(0.5), nu=0.3, **extra)
+    f = getattr(machine, form)()
+    f.parameters["nu"].value = 0.5
+    sol = f.solve()
+    cold = getattr(getattr(formulations, name)(*args, RBF(0.5), nu=0.5, **extra), form)().solve()
+    assert machine.nu == 0.5 and sol.status == "optimal"
+    assert sol.primal_objective == pytest.approx(cold.primal_objective, rel=1e-6, abs=1e-9)
+
+
 @pytest.mark.parametrize("seed", [20, 24, 39, 54])
 def test_the_smos_support_is_every_nonzero_multiplier(seed) -> None:
     """The SMO puts a multiplier on its bound exactly, so its support is every a_n != 0, as LIBSVM's. A
@@ -167,3 +188,21 @@ def test_solve_names_a_bad_machine_or_option(args, options, words) -> None:
     m = SoftMarginSVC(X, np.where(X[:, 0] > 0, 1.0, -1.0), "rbf")
     with pytest.raises(ValidationError, match=words):
         solve(m if args[0] == "M" else args[0], args[1], **options)
+
+
+@pytest.mark.parametrize("solver", ["OSQP", "CLARABEL"])
+def test_a_re_solve_names_a_bad_option_as_the_first_solve_does(solver) -> None:
+    """cvxpy keeps the solver of an earlier solve and updates its settings: OSQP's update raised a plain
+    ValueError ("Unrecognized settings") where a first solve gave the ValidationError; and a solver of
+    None was an AttributeError. The formulation still solves afterwards."""
+    from sparsekernel.errors import ValidationError
+
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    m = SoftMarginSVC(X, np.where(X[:, 0] > 0, 1.0, -1.0), "rbf")
+    dual = m.dual()
+    dual.solve(solver)
+    with pytest.raises(ValidationError, match=rf"^the options of {solver} must be settings it takes"):
+        dual.solve(solver, bogus=1)
+    with pytest.raises(ValidationError, match=r"^solver must be one of the installed cvxpy solvers .* got None"):
+        dual.solve(None)
+    assert dual.solve(solver).status == "optimal"
