@@ -59,6 +59,18 @@ and dtypes). What differs from ``sklearn.svm``, and why:
   ``solver`` values refuse it, naming the smallest eigenvalue.
 - ``support_vectors_`` is read-only (its rows are shared with what the
   machines read); scikit-learn's is a writeable copy.
+- Where the intercept is not unique (no multiplier strictly inside its box, in
+  a class for the nu forms), every b of an interval is optimal and ours is its
+  midpoint (``standard_qp.calculate_rho``). LIBSVM takes the midpoint too, but
+  it counts a multiplier left within rounding of its bound (8e-16) as free,
+  and b is then that point's, an end of the interval: predictions can differ
+  from scikit-learn's on such problems (a class of one point with
+  ``class_weight="balanced"``; NuSVR at small C and nu), while both answers
+  pass the same KKT certificate. Ask for both at a smaller C, or compare
+  ``duality.check`` of each.
+- ``NuSVC`` refuses a fit whose margin rho is (numerically) 0, naming nu: its
+  decision values are the notes' divided by rho, which scikit-learn returns
+  as they fall (inf or arbitrary signs).
 - ``max_iter=-1`` leaves LIBSVM's own cap of max(10^7, 100 N) steps per solve
   (``solvers.smo.DEFAULT_MAX_ITER``), as LIBSVM itself does; a solve stopped
   there whose answer fails its certificate warns ``ConvergenceWarning`` and is
@@ -1179,5 +1191,6 @@ class OneClassSVM(OutlierMixin, _BaseSVM):
         return self.score_samples(X) - float(self.offset_[0])
 
     def predict(self, X: ArrayLike) -> NDArray[np.int64]:
-        """+1 inside or on the boundary, -1 outside."""
-        return np.where(self.decision_function(X) >= 0, 1, -1)
+        """+1 inside, -1 on the boundary or outside: LIBSVM's rule (a value of exactly 0 is -1), as
+        scikit-learn's OneClassSVM predicts."""
+        return np.where(self.decision_function(X) > 0, 1, -1)

@@ -35,6 +35,16 @@ def test_scikit_learn_estimator_checks(estimator, check) -> None:
     check(estimator)
 
 
+def test_one_class_predicts_a_value_of_exactly_zero_as_an_outlier_as_libsvm_does() -> None:
+    """Identical points: every decision value is 0 (each on the boundary); LIBSVM's rule (sum > 0 ? 1 : -1)
+    makes them -1, and ours made them +1."""
+    X = np.ones((30, 3))
+    ours, theirs = OneClassSVM().fit(X), svm.OneClassSVM().fit(X)
+    np.testing.assert_array_equal(ours.decision_function(X), theirs.decision_function(X))
+    assert not ours.decision_function(X).any()
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+
+
 @pytest.mark.parametrize("estimator, tol", [(SVC(gamma=1.0), 1e-8), (NuSVC(gamma=1.0, nu=0.3), 1e-11),
                                             (SVR(gamma=1.0), 1e-8), (NuSVR(gamma=1.0), 1e-11),
                                             (OneClassSVM(gamma=1.0), 1e-11)])
