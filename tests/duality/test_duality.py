@@ -339,8 +339,8 @@ def test_from_sklearn_rejects_what_it_cannot_convert() -> None:
 @pytest.mark.parametrize("epsilon", [3.0, 100.0])
 @pytest.mark.parametrize("method", ["clarabel", "osqp", "primal-clarabel", "qp-clarabel", "qp-osqp", "smo"])
 def test_a_tube_holding_every_point_has_no_support_vector(method: str, epsilon: float) -> None:
-    """The targets span 4.9 < 2 epsilon, so a tube holds them all: the optimum is a = a_hat = 0 (Result 7.6's "inside the tube" for every
-    point), as LIBSVM answers. The interior-point solvers' multipliers of 1e-19 to 1e-14 were taken for free
+    """The targets span 4.9 < 2 epsilon, so a tube holds them all: the optimum is a = a_hat = 0 (Result
+    7.6's "inside the tube" for every point), as LIBSVM answers. The interior-point solvers' multipliers of 1e-19 to 1e-14 were taken for free
     ones: every point a support vector "on the tube", and a b that failed the certificate (OSQP)."""
     from sparsekernel.formulations import EpsilonSVR
 

@@ -102,7 +102,7 @@ higher (benchmarks/rvm_accuracy.py); the highest is kept, each start judged
 after the steps its span test refused (``_unrefused``) and compared by (7.85)
 recomputed (``posterior.Whitened``) beyond its estimated rounding, except that a start which ends
 with the noise at its floor (the model interpolating t) does not replace one
-that ends at some noise (``_chosen_start``). The sweeps over the whole basis come
+that ends at some noise (``_floor_over_interior``). The sweeps over the whole basis come
 last.
 
 The pool. S_i and Q_i need phi_i^T phi_j for every candidate i and included
@@ -200,8 +200,8 @@ TOP_DOWN_ALPHAS = (ALPHA_INIT, 1e-2 * ALPHA_INIT, 1e-4 * ALPHA_INIT)
 #: columns nearly coincide) it ends 28 nats (solver units) above the 1e-4 start, -1029.9 against
 #: -1074.9 in the data's units, RMSE 4.4 against 5.2 (test_rvm_maxima.py's Boston test); on friedman2 with
 #: raw inputs 179 nats above the others, at a conditioning (cond C ~ 5e15) where (7.85) itself has an
-#: estimated rounding of 18 nats (``_chosen_start``). The wide start (TOP_DOWN_WIDE_SIZE) stays at 1e-4, where it reaches 17 nats more than
-#: from 1e-6 on friedman1 at N = 1,000 (gamma 0.1, raw inputs).
+#: estimated rounding of 18 nats (``_chosen_start``). The wide start (TOP_DOWN_WIDE_SIZE) stays at 1e-4, where it
+#: reaches 17 nats more than from 1e-6 on friedman1 at N = 1,000 (gamma 0.1, raw inputs).
 TOP_DOWN_REGRESSION_ALPHAS = TOP_DOWN_ALPHAS + (1e-6 * ALPHA_INIT,)
 TOP_DOWN_WIDE_ALPHA = 1e-4 * ALPHA_INIT
 #: And EM's re-estimation from alpha_i = each of these (regression, bases of at most TOP_DOWN_SIZE): from
@@ -1041,7 +1041,7 @@ def escape(run: _Run, basis: _Basis, opts: FastOptions) -> bool:
     is multiplied by ``restart_factor`` and held while the alpha steps
     converge, then re-estimated as before. The new maximum replaces the old
     one only when its log evidence is higher by more than ``tol``, and not
-    when it is at the noise floor and the old one is not (``_chosen_start``); returns
+    when it is at the noise floor and the old one is not (``_floor_over_interior``); returns
     whether it did. Escapes work inside the pool (no sweeps), before the
     sweeps over the whole basis.
     """
@@ -1279,8 +1279,9 @@ def _floor_over_interior(trial: _State, incumbent: _State, opts: FastOptions) ->
 def _chosen_start(run: _Run, trials: list[_Run], opts: FastOptions, basis: _Basis) -> _Run:
     """The run or one of the top-down starts' results (``trials``): by (7.85), recomputed for each
     (``posterior.Whitened``) with its rounding, among the run and the trials above it by more than
-    ``tol`` (beyond both roundings, so that the evidence history never falls), the sparsest within ``TOP_DOWN_GAIN`` of the
-    highest (``sparsest_near_best``); never a result at the noise floor where the run is not.
+    ``tol`` (beyond both roundings, so that the evidence history never falls), the sparsest within
+    ``TOP_DOWN_GAIN`` of the highest (``sparsest_near_best``); never a result at the noise floor where
+    the run is not.
 
     With about as many functions as data the evidence can keep rising as the
     noise shrinks, the weights taking over the whole of t; a start from many
