@@ -79,7 +79,7 @@ BAD = [
     ("method-misspelled", lambda: SoftMarginSVC(X, t, RBF(1.0)).solve("smoo"), "method",
      "installed cvxpy solver (CLARABEL", "'smoo'"),
     ("primal-solver", lambda: SoftMarginSVC(X, t, RBF(1.0)).solve("primal-gurobi-pro"), "solver",
-     "installed cvxpy solvers", "'GUROBI-PRO'"),
+     "installed cvxpy solvers", "'gurobi-pro'"),
     ("gamma-scale-overflow", lambda: SVC().fit(X * 1e200, (t > 0).astype(int)), "X", "finite, non-negligible variance",
      "variance inf"),
     ("X-complex", lambda: SoftMarginSVC(X + 1j, t, RBF(1.0)), "X", "array of real numbers", "complex values"),
