@@ -69,6 +69,11 @@ def kkt(problem: Any, tol: float = 1e-6) -> KKTReport:
     if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) or any(
             v.value is None for v in problem.variables()):
         raise ValidationError(f"problem must be solved with a solution present; got status {problem.status!r}")
+    if problem.is_mixed_integer():
+        raise ValidationError("problem must have continuous variables only: the KKT conditions do not certify "
+                              "the optimum of a mixed-integer problem, and its solvers give no dual values; got "
+                              f"{sum(v.attributes['boolean'] or v.attributes['integer'] for v in problem.variables())}"
+                              " boolean or integer variable(s)")
     rows: list[KKTRow] = []
     terms: list[_Term] = []
     for i, con in enumerate(problem.constraints):

@@ -192,3 +192,14 @@ def test_an_attribute_the_check_cannot_state_is_not_evaluated() -> None:
     problem.solve(solver="CLARABEL")
     row = kkt(problem).rows[0]
     assert row.ok is None and "PSD" in row.note and "state it as a constraint" in row.note
+
+
+def test_a_mixed_integer_problem_is_named_as_one() -> None:
+    """A solved MIP (HiGHS, status optimal) was refused as 'must have a dual value; got None (was the
+    problem solved?)': it was solved, and the KKT conditions do not apply to it."""
+    x = cp.Variable(3, integer=True)
+    problem = cp.Problem(cp.Minimize(np.array([1.0, 2.0, 3.0]) @ x), [cp.sum(x) == 1, x >= 0])
+    problem.solve(solver="HIGHS")
+    assert problem.status == cp.OPTIMAL
+    with pytest.raises(ValidationError, match=r"^problem must have continuous variables only: .* got 1 boolean"):
+        kkt(problem)
