@@ -233,10 +233,10 @@ def bound_masks(a: Array, lower: Array, upper: Array, tol: float) -> tuple[NDArr
     above = a - lower
     largest = float(above.max(initial=0.0))
     finite = np.isfinite(upper)
-    widths = (upper - lower)[finite]
-    if widths.size and largest < ZERO_SOLUTION_SHARE * float(widths.min()):
+    width = np.where(finite, upper - lower, largest)     # each box, computed once
+    if finite.any() and largest < ZERO_SOLUTION_SHARE * float(width[finite].min()):
         return np.ones(a.shape, dtype=bool), np.zeros(a.shape, dtype=bool)
-    reach = np.minimum(np.where(finite, upper - lower, largest), largest)
+    reach = np.minimum(width, largest)
     reach *= tol                                        # tol times each variable's scale
     at_lower = above <= reach
     at_upper = upper - a <= reach
