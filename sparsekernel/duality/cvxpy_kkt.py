@@ -276,14 +276,10 @@ def _stationarity(problem: cp.Problem, terms: list[_Term], tol: float) -> list[K
     return rows
 
 
-#: Attributes of a cvxpy Variable that state no constraint (the others imply constraints with no dual values).
-_FREE_ATTRIBUTES = ("name",)
-
-
 def _implied_bounds(v: Any) -> tuple[np.ndarray, np.ndarray] | str | None:
     """The bounds (lower, upper; flat) a variable's attributes impose (``nonneg``, ``nonpos``, ``bounds``),
     None for a free variable, or the name of an attribute whose constraint this check cannot state."""
-    given = {k: a for k, a in v.attributes.items() if a is not None and a is not False and k not in _FREE_ATTRIBUTES}
+    given = {k: a for k, a in v.attributes.items() if a is not None and a is not False}
     if not given:
         return None
     other = sorted(set(given) - {"nonneg", "nonpos", "bounds"})
