@@ -35,6 +35,8 @@ def test_tour_json_covers_every_machine_and_method_with_small_gaps(capsys) -> No
     expected = {(m, k) for m in ("RVR", "RVC") for k in RVM_METHODS}
     assert {(r["machine"], r["method"]) for r in rvm} == expected
     assert all(r["gap"] is None and r["kkt_ok"] is None for r in rvm)
+    # the two comparisons of sparsity, the notes' sinusoid (10 points) and the Ripley mixture (80)
+    assert [(s["data"], s["n_train"]) for s in payload["sparsity"]] == [("sinusoid (10)", 10), ("ripley (80)", 80)]
     for s in payload["sparsity"]:
         assert s["relevance_vectors"] < s["support_vectors"] <= s["n_train"]
     # numba's loading (or compiling) is timed apart, before the first row

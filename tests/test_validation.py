@@ -375,6 +375,20 @@ def test_a_cache_too_large_to_count_in_bytes_is_all_the_rows(estimator: str) -> 
     huge = cls(**{option: 1e308}).fit(X, y)
     large = cls(**{option: 1e6}).fit(X, y)
     np.testing.assert_allclose(huge.predict(X), large.predict(X))
+    N = X.shape[0]
+    if estimator.startswith("SV"):      # the SMO's cache holds every row, in either precision
+        from sparsekernel.solvers import smo
+        from sparsekernel.solvers.kernel_cache import fitting, slots_for
+
+        assert slots_for(1e308, N) == slots_for(1e308, N, np.float64) == N
+        assert fitting(1e308, 8, 10**9) == 10**9
+        machine = huge.machines_[0] if estimator == "SVC" else huge.machine_
+        assert smo(machine.standard_qp(), cache_mb=1e308).cache_rows == N
+    else:                               # the RVM's design stores the whole Gram matrix, its pool every column
+        from sparsekernel.solvers.rvm.design import DenseDesign, estimator_design
+
+        design, pool = estimator_design(huge.kernel_, X, 1e308)
+        assert isinstance(design, DenseDesign) and pool == N + 1
 
 
 @pytest.mark.parametrize("fit, words", [

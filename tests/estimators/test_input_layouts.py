@@ -2,22 +2,19 @@
 
 C- and F-ordered float64, read-only, float32 and CSR inputs give the same
 solution as C-ordered float64 (a float32 X is the float64 X rounded, so it is
-compared with a fit on that rounded X), and after the SMO's loops are loaded
-for one layout a fit with another adds no numba specialisation: a user's
-first F-ordered, read-only, float32 or sparse fit pays no second compile.
+compared with a fit on that rounded X). That no layout adds a specialisation
+of numba's JIT is checked where the JIT runs, in the child process of
+``tests/solvers/test_aot.py`` (``test_no_input_layout_adds_a_jit_specialisation``):
+with the ahead-of-time extension loaded here, no dispatcher is ever called.
 """
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from numba.core.registry import CPUDispatcher
 
 from sparsekernel.estimators import SVC, SVR
-from sparsekernel.solvers.smo import ensure_compiled
 
 N, D = 120, 5
 TOL = 1e-3
@@ -45,12 +42,6 @@ LAYOUTS = {
 }
 
 
-def _signatures() -> dict[str, int]:
-    """Specialisations of every jitted function of the SMO's compiled loops."""
-    module = importlib.import_module("sparsekernel.solvers._smo_numba")
-    return {name: len(f.signatures) for name, f in vars(module).items() if isinstance(f, CPUDispatcher)}
-
-
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 @pytest.mark.parametrize("estimator, target", [(SVC(gamma=0.5, tol=TOL), "labels"),
                                                (SVR(gamma=0.5, tol=TOL), "values")])
@@ -76,16 +67,3 @@ def test_float32_inputs_give_the_solution_of_their_float64_values() -> None:
     np.testing.assert_allclose(other.dual_coef_, reference.dual_coef_, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(other.intercept_, reference.intercept_, rtol=1e-10, atol=1e-12)
     assert other.kkt_report_.ok
-
-
-def test_no_layout_adds_a_numba_specialisation() -> None:
-    X, labels, values = _data(1)
-    ensure_compiled(np.float64)                     # every loop the solver calls, for float64 rows
-    SVC(gamma=0.5, tol=TOL).fit(X, labels)
-    before = _signatures()
-    for layout in [*LAYOUTS.values(), lambda Z: Z.astype(np.float32)]:
-        Z = layout(X)
-        SVC(gamma=0.5, tol=TOL).fit(Z, labels)
-        SVR(gamma=0.5, tol=TOL).fit(Z, values)
-        SVC(gamma=0.5, tol=TOL, shrinking=False).fit(Z, labels)
-    assert _signatures() == before

@@ -3,6 +3,8 @@ paths; the same search on a Dask cluster (a real LocalCluster and Client) equals
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from sklearn import svm
@@ -55,9 +57,12 @@ def test_the_search_on_a_dask_cluster_equals_the_local_one() -> None:
 
     local = SVMGridSearchCV(SVC(), GRID, cv=3).fit(X, Y)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
-        with joblib.parallel_backend("dask"):
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        with distributed.get_task_stream(client) as stream, joblib.parallel_backend("dask"):
             remote = SVMGridSearchCV(SVC(), GRID, cv=3, n_jobs=-1).fit(X, Y)
+    # the cluster's workers ran every (gamma, fold) C path: joblib names a task "batch_of_<function>_<k>_calls"
+    calls = [re.fullmatch(r"batch_of__fit_and_score_path_(\d+)_calls-\w+", str(task["key"])) for task in stream.data]
+    assert all(calls) and sum(int(c.group(1)) for c in calls) == len(GRID["gamma"]) * 3
     assert remote.best_params_ == local.best_params_
     np.testing.assert_array_equal(remote.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"])
 

@@ -82,9 +82,28 @@ for N in (300, 2100):
         fit = model.fit(X, target)
         out[f"{name} {N}"] = [float(v).hex() for v in np.concatenate([fit.dual_coef_.ravel(), fit.intercept_])]
         out[f"{name} {N} support"] = fit.support_.tolist()
+def specialisations():
+    return {name: len(getattr(_smo_numba, name).signatures) for name in _smo_numba.ENTRY_POINTS}
+before = specialisations()
+rng = np.random.default_rng(1)
+X = rng.normal(size=(120, 5))
+labels, values = (X[:, 0] + 0.7 * rng.normal(size=120) > 0).astype(int), np.sin(X[:, 0])
+def read_only(Z):
+    Z = Z.copy()
+    Z.flags.writeable = False
+    return Z
+import scipy.sparse as sp
+for layout in (np.asfortranarray, read_only, lambda Z: np.repeat(Z, 2, axis=1)[:, ::2], sp.csr_matrix,
+               lambda Z: Z.astype(np.float32)):
+    Z = layout(X)
+    SVC(gamma=0.5).fit(Z, labels)
+    SVR(gamma=0.5).fit(Z, values)
+    SVC(gamma=0.5, shrinking=False).fit(Z, labels)
+after = specialisations()
+layouts = {"before": sum(before.values()), "added": {k: after[k] - before[k] for k in after if after[k] != before[k]}}
 signatures = {key: {name: [[repr(t) for t in s.args] for s in getattr(module, name).nopython_signatures]
                    for name in module.ENTRY_POINTS} for key, module in (("smo", _smo_numba), ("rvm", _loops))}
-print(json.dumps({"fits": out, "signatures": signatures, "mismatches": sorted(mismatches)}))
+print(json.dumps({"fits": out, "signatures": signatures, "mismatches": sorted(mismatches), "layouts": layouts}))
 """
 
 
@@ -129,6 +148,15 @@ def test_the_rvm_is_handed_the_exported_types(jit_child: dict) -> None:
     """Every argument of the RVM's entry points in the RVR and RVC fits: dtype, ndim, layout (C- or
     F-contiguous as exported), writable; Python or numpy scalars of the exported kind."""
     assert jit_child["mismatches"] == []
+
+
+def test_no_input_layout_adds_a_jit_specialisation(jit_child: dict) -> None:
+    """Without the extension (the JIT child), after the fits above a fit on F-ordered, read-only,
+    non-contiguous, CSR or float32 X (SVC, SVR, SVC without shrinking, N = 120) compiles nothing
+    more: a user's first fit in another layout pays no second compile. (With the extension no
+    dispatcher is ever called: ``test_with_the_extension_a_fit_compiles_nothing``.)"""
+    assert jit_child["layouts"]["before"] > 0
+    assert jit_child["layouts"]["added"] == {}
 
 
 def test_every_entry_point_is_bound() -> None:
