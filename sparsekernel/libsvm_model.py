@@ -19,6 +19,12 @@ LIBSVM's conventions, as this module undoes them (see ``Machine.solution`` with
   i < j in label order, taking class i's coefficients from row j - 1 of the
   coefficient matrix and class j's from row i.
 
+The reader refuses what ``svm_load_model`` refuses (an unknown header key: a
+misspelt ``coef_0`` would otherwise leave coef0 at a default) and what a
+damaged file lacks: a classifier's ``label`` and ``nr_sv`` (which support
+vector is of which class), the kernel's ``degree``, ``gamma`` and ``coef0``
+as ``svm_save_model`` writes them.
+
 The file keeps no C, nu or epsilon (``svm-train``'s ``-c``, ``-n``, ``-p``) and
 no class or sample weights: give the values it was trained with (by default
 ``svm-train``'s, 1, 0.5 and 0.1; the one-class nu is read off the coefficients,
@@ -157,12 +163,23 @@ def parse_libsvm_model(path: str | Path) -> LibsvmModel:
         if len(words) < 2 and words[0] in _ONE_VALUE:
             raise ValidationError(f"model {str(path)!r}: line {number + 1} must be a header key and its value; "
                                   f"got {line.strip()!r} alone")
+        if words[0] not in _KEYS:      # LIBSVM refuses the file too ("unknown text in model file")
+            raise ValidationError(f"model {str(path)!r}: line {number + 1} must start with a header key "
+                                  f"({', '.join(_KEYS)}) or be 'SV'; got {words[0][:40]!r}")
         header[words[0]] = words[1:]
     raise ValidationError(f"model must be a LIBSVM model file with an 'SV' line; got {str(path)!r} without one")
 
 
 #: header keys of one value each (rho, label, nr_sv, probA, probB hold one per class or pair: none for one class)
 _ONE_VALUE = ("svm_type", "kernel_type", "nr_class", "total_sv", "degree", "gamma", "coef0")
+#: every key svm_load_model reads (LIBSVM 3.37: prob_density_marks, one-class probabilities, is read and not used)
+_KEYS = (*_ONE_VALUE, "rho", "label", "probA", "probB", "prob_density_marks", "nr_sv")
+#: the kernel's parameters svm_save_model writes for each kernel type (read, not defaulted: a missing one
+#: is a damaged file, whose decision values a default would change without a word)
+_KERNEL_KEYS = {"linear": (), "polynomial": ("degree", "gamma", "coef0"), "rbf": ("gamma",),
+                "sigmoid": ("gamma", "coef0")}
+#: the svm types of classifiers, whose files hold label and nr_sv (which support vector is of which class)
+_CLASSIFIERS = ("c_svc", "nu_svc")
 
 
 def _model(header: dict[str, list[str]], body: list[str], first_line: int, path: str) -> LibsvmModel:
@@ -193,6 +210,8 @@ def _model(header: dict[str, list[str]], body: list[str], first_line: int, path:
     for key in ("label", "nr_sv"):
         if key in header and len(header[key]) != nr_class:
             raise ValidationError(f"model {path!r}: '{key}' must hold nr_class = {nr_class} values; got {header[key]}")
+    for key in _KERNEL_KEYS[kernel_type] + (("label", "nr_sv") if svm_type in _CLASSIFIERS else ()):
+        need(key)
     rho = numbers("rho")
     if rho is None or rho.shape[0] != nr_class * (nr_class - 1) // 2:
         raise ValidationError(f"model {path!r}: rho must hold {nr_class * (nr_class - 1) // 2} values; got "
@@ -201,10 +220,11 @@ def _model(header: dict[str, list[str]], body: list[str], first_line: int, path:
     total = int(numbers("total_sv", int)[0]) if "total_sv" in header else coef.shape[1]
     if total != coef.shape[1]:
         raise ValidationError(f"model {path!r}: total_sv is {total} but it has {coef.shape[1]} SV lines")
-    nr_sv = numbers("nr_sv", int)
-    if nr_sv is not None and int(nr_sv.sum()) != total:
-        raise ValidationError(f"model {path!r}: nr_sv {nr_sv.tolist()} must sum to total_sv = {total}")
-    label = numbers("label", int)
+    classifier = svm_type in _CLASSIFIERS         # a regression or one-class file's label and nr_sv are not used
+    nr_sv = numbers("nr_sv", int) if classifier else None
+    if nr_sv is not None and (int(nr_sv.sum()) != total or np.any(nr_sv < 0)):
+        raise ValidationError(f"model {path!r}: nr_sv {nr_sv.tolist()} must be counts summing to total_sv = {total}")
+    label = numbers("label", int) if classifier else None
     return LibsvmModel(svm_type, kernel_type, int(numbers("degree", int)[0]) if "degree" in header else 3,
                        float(numbers("gamma")[0]) if "gamma" in header else 0.0,
                        float(numbers("coef0")[0]) if "coef0" in header else 0.0,
@@ -243,8 +263,10 @@ def _feature_key(row: Any) -> tuple:
 
 
 def _match_support_vectors(model: LibsvmModel, X: Any, y: Array | None) -> NDArray[np.intp]:
-    """The training row of each support vector (same features to 8 digits and, for a classifier,
-    the same label); identical training points are taken in turn."""
+    """The training row of each support vector: the same features to 8 digits and, for a classifier,
+    the same label. Identical training points of a classifier (or one-class) are taken in turn: any
+    order gives the same problem. A regression's identical inputs may have other targets: they are
+    matched by ``_by_residual_order``."""
     if model.SV.shape[1] > X.shape[1]:
         raise ValidationError(f"X must have the model's {model.SV.shape[1]} features at least; got {X.shape[1]}")
     X = sp.csr_matrix(X) if issparse(X) else np.asarray(X)
@@ -253,15 +275,33 @@ def _match_support_vectors(model: LibsvmModel, X: Any, y: Array | None) -> NDArr
     for n in range(X.shape[0]):
         key = _feature_key(X[n])
         table.setdefault((key, None if cls is None else float(y[n])), []).append(n)
-    out = np.empty(model.total_sv, dtype=np.intp)
+    wanted: dict[tuple, list[int]] = {}                      # each key's support vectors, in file order
     for k in range(model.total_sv):
         label = None if cls is None else float(model.label[cls[k]])
-        rows = table.get((_feature_key(model.SV[k]), label))
-        if not rows:
-            raise ValidationError(f"the data must be the model's training set: support vector {k + 1} "
-                                  f"(label {label}) matches no training point to {FEATURE_DIGITS} digits")
-        out[k] = rows.pop(0)
+        wanted.setdefault((_feature_key(model.SV[k]), label), []).append(k)
+    out = np.empty(model.total_sv, dtype=np.intp)
+    for key, svs in wanted.items():
+        rows = table.get(key, [])
+        if len(rows) < len(svs):
+            raise ValidationError(f"the data must be the model's training set: support vector {svs[len(rows)] + 1} "
+                                  f"(label {key[1]}) matches no training point to {FEATURE_DIGITS} digits")
+        regression = cls is None and y is not None and len(rows) > 1
+        out[svs] = _by_residual_order(model.sv_coef[0, svs], y[rows], rows) if regression else rows[:len(svs)]
     return out
+
+
+def _by_residual_order(coef: Array, targets: Array, rows: list[int]) -> NDArray[np.intp]:
+    """The rows of support vectors of coefficients ``coef`` among training points of one input x whose
+    targets are ``targets``: at an optimum of epsilon- or nu-SVR a point's coefficient a_n - a_hat_n is
+    non-decreasing in its residual t_n - y(x_n) (0 inside the tube, (7.65)-(7.66)), and points of one x
+    share y(x): so the coefficients, padded with the zeros of the points that are not support vectors,
+    are matched to the targets in the same order (LIBSVM's coefficient is the notes' a_n - a_hat_n)."""
+    padded = np.concatenate([coef, np.zeros(len(rows) - coef.size)])
+    by_coef = np.argsort(padded, kind="stable")              # the k-th smallest coefficient ...
+    by_target = np.asarray(rows)[np.argsort(targets, kind="stable")]   # ... goes to the k-th smallest target
+    out = np.empty(len(rows), dtype=np.intp)
+    out[by_coef] = by_target
+    return out[:coef.size]
 
 
 def libsvm_tol_of(machine: Machine, eps: float) -> float:
@@ -302,6 +342,10 @@ def read_libsvm_model(path: str | Path, X: ArrayLike, y: ArrayLike | None = None
         raise fail("y", f"the training labels of the {model.svm_type} model", None)
     if y_arr is not None and y_arr.shape[0] != X.shape[0]:
         raise fail("y", f"one label or target per row of X ({X.shape[0]})", y_arr)
+    if model.label is not None and not np.all(y_arr == np.trunc(y_arr)):
+        odd = y_arr[y_arr != np.trunc(y_arr)][0]
+        raise ValidationError(f"y must be the training labels as the {model.svm_type} model holds them, integers "
+                              f"(svm-train reads a label {odd:g} as {int(np.trunc(odd))}); got {odd:g}")
     rows = _match_support_vectors(model, X, y_arr)
     cls_name = next(c for c in MACHINES.values() if c.libsvm_svm_type == model.svm_type and c.libsvm_twin)
     if model.label is None:
@@ -388,8 +432,8 @@ def save_libsvm_model(path: str | Path, machine: Machine, solution: Solution,
     Raises
     ------
     ValidationError
-        For a machine LIBSVM does not have (SVDD), a kernel it does not have, or a solution of
-        another machine.
+        For a machine LIBSVM does not have (SVDD), a kernel it does not have, a solution of
+        another machine, or ``labels`` that are not two different integers within a C int.
     """
     svm_type = machine.libsvm_svm_type
     if svm_type is None:
@@ -405,11 +449,10 @@ def save_libsvm_model(path: str | Path, machine: Machine, solution: Solution,
     lines = [f"svm_type {svm_type}", f"kernel_type {kernel_type}", *_kernel_lines(kernel_type, machine.kernel)]
     lines += ["nr_class 2", f"total_sv {support.size}", f"rho {-factor * float(solution.b):.17g}"]
     if machine.task == "classification":
-        if len(labels) != 2 or labels[0] == labels[1]:
-            raise fail("labels", "two different integer labels (t = +1's, t = -1's)", labels)
+        first, second = _integer_labels(labels)
         support = np.concatenate([support[machine.t[support] > 0], support[machine.t[support] < 0]])
         n_pos = int(np.sum(machine.t[support] > 0))
-        lines += [f"label {int(labels[0])} {int(labels[1])}", f"nr_sv {n_pos} {support.size - n_pos}"]
+        lines += [f"label {first} {second}", f"nr_sv {n_pos} {support.size - n_pos}"]
     lines.append("SV")
     X = machine.X.tocsr() if issparse(machine.X) else np.asarray(machine.X)
     for n in support:
@@ -417,10 +460,37 @@ def save_libsvm_model(path: str | Path, machine: Machine, solution: Solution,
     Path(path).write_text("\n".join(lines) + "\n")
 
 
+#: the labels a model file can hold: LIBSVM reads them with %d into a C int
+INT_RANGE = (-2**31, 2**31 - 1)
+
+
+def _is_label(value: Any) -> bool:
+    """An integer LIBSVM's C int holds: an int, a numpy integer, or a float equal to one (not a bool)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return False
+    return bool(np.isfinite(value) and value == np.floor(value) and INT_RANGE[0] <= value <= INT_RANGE[1])
+
+
+def _integer_labels(labels: Any) -> tuple[int, int]:
+    """``save_libsvm_model``'s two labels as ints, refused unless two different integers LIBSVM holds."""
+    domain = (f"two different integers in [{INT_RANGE[0]}, {INT_RANGE[1]}] (t = +1's label, t = -1's; "
+              "LIBSVM's are C ints)")
+    try:
+        pair = list(labels)
+    except TypeError:
+        raise fail("labels", domain, labels) from None
+    if len(pair) != 2 or not all(map(_is_label, pair)) or int(pair[0]) == int(pair[1]):
+        raise fail("labels", domain, labels)
+    return int(pair[0]), int(pair[1])
+
+
 def save_fitted_model(path: str | Path, estimator: Any) -> None:
     """Write a fitted ``estimators.SVC`` or ``NuSVC``, any number of classes, as a LIBSVM model file.
 
-    One-versus-one as LIBSVM stores it: the classes in ``classes_`` order (integer labels), the
+    One-versus-one as LIBSVM stores it: the classes in ``classes_`` order (integer labels), with
+    ``probability=True`` Platt's sigmoids (``probA``, ``probB``: ``svm-predict -b 1`` then gives the
+    pairs' probabilities coupled, those of ``predict_proba`` before its projection onto the decision
+    function's order), the
     support vectors grouped by class (``support_vectors_``, ``n_support_``), K - 1 coefficients per
     support vector (``dual_coef_``, LIBSVM's layout) and one rho per pair (-``intercept_``). For two
     classes scikit-learn's layout has the signs of LIBSVM's flipped (positive for ``classes_[1]``), so
@@ -431,7 +501,7 @@ def save_fitted_model(path: str | Path, estimator: Any) -> None:
     ------
     ValidationError
         For an estimator that is not a fitted SVC or NuSVC of this library, a kernel LIBSVM does not
-        have (callable, precomputed), or labels that are not integers.
+        have (callable, precomputed), or labels that are not integers within a C int.
     """
     from sklearn.base import is_classifier
     from sklearn.utils.validation import check_is_fitted
@@ -448,8 +518,9 @@ def save_fitted_model(path: str | Path, estimator: Any) -> None:
     if kernel_type is None:
         raise fail("estimator.kernel", "linear, poly, rbf or sigmoid (LIBSVM's kernels)", estimator.kernel)
     classes = np.asarray(estimator.classes_)
-    if not (classes.dtype.kind in "iub" or (classes.dtype.kind == "f" and np.all(classes == np.round(classes)))):
-        raise fail("estimator.classes_", "integer labels (LIBSVM's model files hold integers)", classes.tolist())
+    if not (classes.dtype.kind == "b" or (classes.dtype.kind in "iuf" and all(map(_is_label, classes.tolist())))):
+        raise fail("estimator.classes_", f"integer labels in [{INT_RANGE[0]}, {INT_RANGE[1]}] (LIBSVM's model "
+                                         "files hold C ints)", classes.tolist())
     sign = -1.0 if classes.size == 2 else 1.0                 # scikit-learn's two-class flip, undone
     coef = sign * np.asarray(to_dense(estimator.dual_coef_), dtype=np.float64)   # CSR after a sparse fit
     rho = sign * -np.asarray(estimator.intercept_, dtype=np.float64)
@@ -457,8 +528,11 @@ def save_fitted_model(path: str | Path, estimator: Any) -> None:
     lines += _kernel_lines(kernel_type, kernel)
     lines += [f"nr_class {classes.size}", f"total_sv {coef.shape[1]}",
               "rho " + " ".join(f"{r:.17g}" for r in rho),
-              "label " + " ".join(str(int(c)) for c in classes),
-              "nr_sv " + " ".join(str(int(n)) for n in estimator.n_support_), "SV"]
+              "label " + " ".join(str(int(c)) for c in classes)]
+    if estimator.probability:          # Platt's sigmoids, LIBSVM's per pair (i, j), i < j: svm-predict -b 1 reads them
+        A, B = estimator._libsvm_sigmoids(classes.size)
+        lines += ["probA " + " ".join(f"{a:.17g}" for a in A), "probB " + " ".join(f"{b:.17g}" for b in B)]
+    lines += ["nr_sv " + " ".join(str(int(n)) for n in estimator.n_support_), "SV"]
     SV = estimator.support_vectors_
     SV = SV.tocsr() if issparse(SV) else np.asarray(SV)
     for n in range(coef.shape[1]):

@@ -29,7 +29,7 @@ from sparsekernel.libsvm_model import (
 
 libsvm = pytest.importorskip("libsvm", reason="the test extra's libsvm-official (LIBSVM's own binding)")
 from libsvm.svm import gen_svm_nodearray, libsvm as _lib  # noqa: E402
-from libsvm.svmutil import svm_load_model, svm_save_model, svm_train  # noqa: E402
+from libsvm.svmutil import svm_load_model, svm_predict, svm_save_model, svm_train  # noqa: E402
 
 REL = 1e-10
 
@@ -421,3 +421,102 @@ def test_the_fitted_writer_refuses_what_libsvm_cannot_hold(tmp_path) -> None:
         save_fitted_model(tmp_path / "x.model", estimators.SVR().fit(X, X[:, 0]))
     with pytest.raises(ValidationError, match="integer labels"):
         save_fitted_model(tmp_path / "x.model", estimators.SVC().fit(X, np.where(t > 0, "yes", "no")))
+    with pytest.raises(ValidationError, match=r"integer labels in \[-2147483648, 2147483647\]"):
+        save_fitted_model(tmp_path / "x.model", estimators.SVC().fit(X, np.where(t > 0, 2**40, -2**40)))
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+@pytest.mark.parametrize("name", ["SVC", "NuSVC"])
+def test_a_fitted_probability_model_gives_libsvm_our_sigmoids(name: str, classes: int, tmp_path) -> None:
+    """With probability=True the file holds probA and probB, LIBSVM's per pair, so that svm-predict -b 1
+    works. On a linear kernel (far points have decision values of hundreds) LIBSVM's probabilities are
+    our pairs' sigmoids, clipped to [1e-7, 1 - 1e-7] (LIBSVM's min_prob), and coupled: for two classes
+    predict_proba itself, far points included; with more, our coupling (the exact minimiser) before the
+    projection onto the decision order, to LIBSVM's iterative coupling's tolerance (it stops at 0.005 / K)."""
+    from sparsekernel import estimators
+    from sparsekernel.estimators.probability import MIN_PROBABILITY, couple
+    from sparsekernel.libsvm_model import save_fitted_model
+
+    X, _ = data("ripley")
+    y = np.digitize(X[:, 0], np.quantile(X[:, 0], np.linspace(0, 1, classes + 1)[1:-1])) * 2 - 1
+    params = {"nu": 0.3} if name == "NuSVC" else {"C": 2.0}
+    est = getattr(estimators, name)(kernel="linear", probability=True, random_state=0, **params).fit(X, y)
+    path = tmp_path / "probability.model"
+    save_fitted_model(path, est)
+    model = svm_load_model(str(path))
+    X_new = np.vstack([held_out("ripley"), [[-400.0, -400.0], [400.0, 400.0]]])   # far: |f| of hundreds
+    _, _, prob = svm_predict([0] * len(X_new), X_new.tolist(), model, "-b 1 -q")
+    theirs = np.array(prob)[:, [list(model.get_labels()).index(c) for c in est.classes_]]
+    decisions = est._pair_decisions(X_new)
+    R = np.full((len(X_new), classes, classes), 0.5)
+    for k, (i, j) in enumerate(est.pairs_):
+        r = np.clip(est._sigmoids[k](decisions[:, k]), MIN_PROBABILITY, 1 - MIN_PROBABILITY)
+        R[:, i, j], R[:, j, i] = r, 1 - r
+    if classes == 2:
+        np.testing.assert_allclose(est.predict_proba(X_new), theirs, rtol=1e-9, atol=1e-15)
+        assert theirs.min() == pytest.approx(MIN_PROBABILITY, rel=1e-6)      # a far point, clipped by both
+        np.testing.assert_allclose(R[:, 1, 0], theirs[:, 1], rtol=1e-9)
+    else:
+        np.testing.assert_allclose(couple(R), theirs, atol=0.005)
+
+
+def test_a_classifier_file_without_its_classes_or_its_kernels_values_is_refused(tmp_path) -> None:
+    """A c_svc file without nr_sv was read with every coefficient dropped (none could be assigned to a
+    class): decision values -rho everywhere, and `check` blamed the model. Without label: a TypeError.
+    Without gamma: a default of 0, refused as a bad gamma. A misspelt key (coef_0) was ignored, so coef0
+    took its default and the decision values changed; LIBSVM refuses such a file."""
+    X, t = data("ripley")
+    model = svm_train(list(t), X.tolist(), "-s 0 -t 1 -d 2 -g 0.45 -r 1 -c 2 -q")
+    path = tmp_path / "c_svc.model"
+    svm_save_model(str(path), model)
+    text = path.read_text()
+    for key in ("nr_sv", "label", "gamma", "coef0", "degree"):
+        damaged = tmp_path / f"no_{key}.model"
+        damaged.write_text("".join(line + "\n" for line in text.splitlines() if not line.startswith(key + " ")))
+        with pytest.raises(ValidationError, match=f"must have a '{key}' line in its header; got none"):
+            read_libsvm_model(damaged, X, t, C=2.0)
+    damaged.write_text(text.replace("coef0", "coef_0"))
+    with pytest.raises(ValidationError, match=r"line 5 must start with a header key \(svm_type, .*got 'coef_0'"):
+        parse_libsvm_model(damaged)
+
+
+def test_a_regressions_identical_inputs_of_other_targets_are_matched_by_their_residuals(tmp_path) -> None:
+    """Two training points with one x and targets 3.14 and 5.14: LIBSVM's support vector is the second
+    (the target above the tube), and its file cannot say which; matched by features alone the first was
+    taken, and LIBSVM's own optimal model failed its KKT check by 1.06. At an optimum a point's
+    coefficient is non-decreasing in its target among points of one x (7.65)-(7.66)."""
+    X = np.array([3.18, 3.18, 0.2, 0.08, 4.07, 4.56, 3.03, 3.65, 3.18])[:, None]
+    t = np.array([3.14, 5.14, 0.17, 0.08, 3.95, 4.55, 2.97, 3.61, 1.0])
+    for options, hyper in (("-s 3 -t 0 -c 0.5 -p 0.1", {"C": 0.5, "epsilon": 0.1}),
+                           ("-s 4 -t 2 -g 0.3 -c 2 -n 0.4", {"C": 2.0, "nu": 0.4})):
+        model = svm_train(list(t), X.tolist(), options + " -e 1e-8 -q")
+        path = tmp_path / f"svm_type_{options[3]}.model"
+        svm_save_model(str(path), model)
+        (problem, report), = check_libsvm_model(path, X, t, eps=1e-8, **hyper)
+        assert sorted(problem.solution.support.tolist()) == sorted(i - 1 for i in model.get_sv_indices())
+        assert report.ok, report
+
+
+def test_the_writer_refuses_labels_libsvm_cannot_hold(tmp_path) -> None:
+    """labels (1.5, 2.5) were written as 'label 1 2' and (1.2, 1.7) as 'label 1 1'; strings raised a bare
+    ValueError."""
+    X, t = data("ripley")
+    machine = SoftMarginSVC(X, t, RBF(0.45), C=2.0)
+    solution = machine.solve("smo")
+    for labels in [(1.5, 2.5), (1.2, 1.7), ("a", "b"), (1, 1), (2**40, 1), (True, False), (1,), 3]:
+        with pytest.raises(ValidationError, match=r"^labels must be two different integers in \[-2147483648"):
+            save_libsvm_model(tmp_path / "x.model", machine, solution, labels=labels)
+    save_libsvm_model(tmp_path / "x.model", machine, solution, labels=(7.0, np.int64(-2)))
+    assert "label 7 -2\n" in (tmp_path / "x.model").read_text()
+
+
+def test_non_integer_labels_are_named_as_svm_train_reads_them(tmp_path) -> None:
+    X, t = data("ripley")
+    y = np.where(t > 0, 1.5, -2.5)
+    model = svm_train(list(y), X.tolist(), "-s 0 -t 2 -g 0.45 -q")
+    path = tmp_path / "halves.model"
+    svm_save_model(str(path), model)
+    with pytest.raises(ValidationError, match=r"svm-train reads a label 1.5 as 1\); got 1.5"):
+        read_libsvm_model(path, X, y)
+    (problem, report), = check_libsvm_model(path, X, np.trunc(y))      # as svm-train read them: certified
+    assert problem.labels == (1.0, -2.0) and report.ok

@@ -19,9 +19,16 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["Sigmoid", "fit_platt", "couple", "consistent_with"]
+from ..errors import ValidationError
+from ..validation import fail
+
+__all__ = ["Sigmoid", "fit_platt", "couple", "consistent_with", "MIN_PROBABILITY"]
 
 Array = NDArray[np.float64]
+
+#: LIBSVM's min_prob: every pair's probability, two classes' included, is kept in [1e-7, 1 - 1e-7]
+#: (svm_predict_probability), so that predict_log_proba is finite
+MIN_PROBABILITY = 1e-7
 
 
 @dataclass(frozen=True)
@@ -66,8 +73,11 @@ def fit_platt(decision: ArrayLike, labels: ArrayLike, max_iter: int = 100, tol: 
         Newton iteration cap, gradient tolerance, smallest line-search step and
         the ridge added to the Hessian's diagonal.
     """
-    y = np.asarray(decision, dtype=np.float64)
-    positive = np.asarray(labels) > 0
+    y = _finite("decision", decision, 1, "a 1-D array of finite decision values")
+    t = np.asarray(labels)
+    if t.shape != y.shape or not np.all((t == 1) | (t == -1)):
+        raise fail("labels", f"{y.shape[0]} labels, each +1 or -1 (one per decision value)", labels)
+    positive = t > 0
     n_pos, n_neg = int(positive.sum()), int((~positive).sum())
     target = np.where(positive, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))  # Platt's smoothing
     A, B = 0.0, float(np.log((n_neg + 1.0) / (n_pos + 1.0)))
@@ -107,7 +117,9 @@ def couple(r: ArrayLike) -> Array:
     -------
     array (n, K), rows in the simplex.
     """
-    R = np.asarray(r, dtype=np.float64)
+    R = _finite("r", r, 3, "an array (n, K, K) of pairwise probabilities in [0, 1]")
+    if R.shape[1] != R.shape[2] or np.any((R < 0.0) | (R > 1.0)):
+        raise fail("r", "an array (n, K, K) of pairwise probabilities in [0, 1]", R)
     n, K, _ = R.shape
     Rt = np.swapaxes(R, 1, 2)                                      # Rt[:, i, j] = r_ji
     off = ~np.eye(K, dtype=bool)
@@ -129,20 +141,39 @@ def consistent_with(p: ArrayLike, scores: ArrayLike, tilt: float = 1e-12) -> Arr
 
     Pool-adjacent-violators on the classes sorted by score gives the nearest
     (Euclidean) vector that is non-increasing in that order; it keeps the sum
-    and non-negativity. Ties it creates are broken in the scores' favour by
-    ``tilt``, so that argmax p equals argmax scores.
+    and non-negativity. Ties, those it creates and those in p (two classes at
+    exactly 1/2), are broken in the scores' favour by ``tilt``, so that
+    argmax p equals argmax scores.
     """
-    P = np.array(p, dtype=np.float64, copy=True)
-    S = np.asarray(scores, dtype=np.float64)
+    P = _finite("p", p, 2, "an array (n, K) of probabilities, rows of positive sum").copy()
+    if np.any(P < 0.0) or np.any(P.sum(axis=1) <= 0.0):
+        raise fail("p", "an array (n, K) of probabilities, rows of positive sum", P)
+    S = _finite("scores", scores, 2, f"an array {P.shape} of finite scores, one per entry of p")
+    if S.shape != P.shape:
+        raise fail("scores", f"an array {P.shape} of finite scores, one per entry of p", S)
     order = np.argsort(-S, axis=1, kind="stable")
     K = P.shape[1]
     for row in range(P.shape[0]):
         values = P[row, order[row]]
-        if np.all(np.diff(values) <= 0):
+        if np.all(np.diff(values) < 0):
             continue
         fitted = _pav_decreasing(values)
         P[row, order[row]] = fitted + tilt * np.arange(K - 1, -1, -1)  # break PAV's ties in the scores' order
     return P / P.sum(axis=1, keepdims=True)
+
+
+def _finite(name: str, value: ArrayLike, ndim: int, domain: str) -> Array:
+    """``value`` as a float64 array of ``ndim`` dimensions and finite entries, else a ValidationError."""
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise fail(name, domain, value) from None
+    if array.ndim != ndim:
+        raise fail(name, domain, array)
+    bad = int(np.count_nonzero(~np.isfinite(array)))
+    if bad:
+        raise ValidationError(f"{name} must be {domain}; got {bad} NaN or infinite entries of {array.size}")
+    return array
 
 
 def _pav_decreasing(values: Array) -> Array:

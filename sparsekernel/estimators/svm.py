@@ -115,7 +115,7 @@ from .._threads import limit_blas
 from ..kernels import Kernel, check_finite_predictions, make_kernel
 from ._fit_state import kept_on_failure
 from .multiclass import class_labels, libsvm_dual_coef, one_versus_one_coef, one_versus_one_pairs, votes, votes_and_confidences
-from .probability import Sigmoid, consistent_with, couple, fit_platt
+from .probability import MIN_PROBABILITY, Sigmoid, consistent_with, couple, fit_platt
 
 __all__ = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM"]
 
@@ -825,15 +825,15 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         X = self._validate_X(X, reset=False)
         dec = self._pair_decisions(X)
         K = self.classes_.shape[0]
+        scores = votes_and_confidences(dec, K)      # predict's order: a value of 0 goes to classes_[1], as its vote
         if K == 2:
-            p1 = self._sigmoids[0](dec[:, 0])
-            P = np.column_stack([1.0 - p1, p1])
-            return consistent_with(P, np.column_stack([-dec[:, 0], dec[:, 0]]))
+            p1 = np.clip(self._sigmoids[0](dec[:, 0]), MIN_PROBABILITY, 1.0 - MIN_PROBABILITY)
+            return consistent_with(np.column_stack([1.0 - p1, p1]), scores)
         R = np.full((X.shape[0], K, K), 0.5)
         for k, (i, j) in enumerate(self.pairs_):
-            r = np.clip(self._sigmoids[k](dec[:, k]), 1e-7, 1 - 1e-7)   # p(i | i or j, x)
+            r = np.clip(self._sigmoids[k](dec[:, k]), MIN_PROBABILITY, 1.0 - MIN_PROBABILITY)   # p(i | i or j, x)
             R[:, i, j], R[:, j, i] = r, 1.0 - r
-        return consistent_with(couple(R), votes_and_confidences(dec, K))
+        return consistent_with(couple(R), scores)
 
     @available_if(_has_probability)
     def predict_log_proba(self, X: ArrayLike) -> Array:

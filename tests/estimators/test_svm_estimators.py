@@ -149,6 +149,58 @@ def test_platt_fit_matches_scikit_learns_sigmoid_calibration() -> None:
     assert ours.A == pytest.approx(A, rel=1e-5) and ours.B == pytest.approx(B, rel=1e-5)
 
 
+def test_a_decision_value_of_zero_is_the_same_class_for_predict_and_predict_proba() -> None:
+    """At f(x) = 0 predict gives classes_[1] (LIBSVM's vote, scikit-learn's rule). predict_proba ranked
+    the classes by the scores (-f, f), a tie, and its tie-break sent the point to classes_[0]: on a point
+    of the boundary where the sigmoid says 0.508 for classes_[1], and on identical training points
+    (f = 0 and a sigmoid of exactly 1/2 everywhere)."""
+    X = np.array([[-2.0], [-1.0], [-1.5], [-3.0], [-2.5], [1.0], [2.0], [1.5], [3.0], [2.5], [-0.2], [0.3]])
+    y = np.array([0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0])
+    on_boundary = SVC(kernel="linear", probability=True, random_state=0).fit(X, y)
+    identical = SVC(probability=True, random_state=0).fit(np.zeros((10, 2)), [0, 1] * 5)
+    for est, point in ((on_boundary, [[0.0]]), (identical, [[0.0, 0.0]])):
+        assert est.decision_function(point)[0] == 0.0 and est.predict(point)[0] == 1
+        P = est.predict_proba(point)
+        assert P[0, 1] > P[0, 0] and np.argmax(P[0]) == 1
+        np.testing.assert_allclose(P[0, 1], est._sigmoids[0](np.zeros(1))[0], atol=1e-9)
+
+
+@pytest.mark.parametrize("centers", [[[0, 0], [4, 4]], [[0, 0], [4, 4], [8, 0]]])
+def test_probabilities_stay_within_libsvms_min_prob_and_their_logs_are_finite(centers) -> None:
+    """LIBSVM keeps every pair's probability within [1e-7, 1 - 1e-7] (min_prob), two classes too; our
+    two-class branch did not clip, so a far point had probability 1e-173 or 0 and predict_log_proba -inf
+    with numpy's divide-by-zero warning (test_libsvm_model compares the clipped values with LIBSVM's)."""
+    X, y = skdata.make_blobs(30 * len(centers), centers=centers, cluster_std=1.0, random_state=2)
+    est = SVC(kernel="linear", probability=True, random_state=0).fit(X, y)
+    far = np.array([[-200.0, -200.0], [300.0, 300.0], [300.0, -300.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                     # numpy's divide-by-zero warning included
+        P, log_P = est.predict_proba(far), est.predict_log_proba(far)
+    assert np.all(np.isfinite(log_P)) and P.min() >= 0.5e-7
+    assert P.min() <= 1.01e-7                              # at the clip: the points are far
+    np.testing.assert_allclose(np.exp(log_P), P, rtol=1e-12)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda f: f.fit_platt([np.nan, 1.0, 2.0], [1, -1, 1]), r"^decision must be a 1-D array .* got 1 NaN"),
+    (lambda f: f.fit_platt([1.0, 2.0, 3.0], [1, -1]), r"^labels must be 3 labels, each \+1 or -1"),
+    (lambda f: f.fit_platt([1.0, 2.0], [1, 0]), r"^labels must be 2 labels, each \+1 or -1"),
+    (lambda f: f.couple(np.full((1, 2, 3), 0.5)), r"^r must be an array \(n, K, K\)"),
+    (lambda f: f.couple(np.full((1, 2, 2), 1.5)), r"^r must be an array \(n, K, K\) of pairwise probabilities in"),
+    (lambda f: f.consistent_with(np.full((2, 3), 1 / 3), np.zeros((2, 2))), r"^scores must be an array \(2, 3\)"),
+    (lambda f: f.consistent_with(np.zeros((1, 2)), np.ones((1, 2))), r"^p must be an array \(n, K\) of probab"),
+])
+def test_the_probability_helpers_name_a_bad_argument(call, words: str) -> None:
+    """fit_platt, couple and consistent_with are public: NaN decision values gave a flat sigmoid (A = 0)
+    without a word, other lengths numpy's broadcast errors, and consistent_with returned an answer for 3
+    classes of p and 2 of scores."""
+    from sparsekernel import probability
+    from sparsekernel.errors import ValidationError
+
+    with pytest.raises(ValidationError, match=words):
+        call(probability)
+
+
 def test_sample_weights_times_0_01_with_c_times_100_give_the_same_dual() -> None:
     X_train, _, y_train, _ = _split(skdata.load_breast_cancer)
     w = np.random.default_rng(2).uniform(0.5, 2.0, size=len(y_train))
