@@ -1,4 +1,5 @@
-"""The notes' machines on the notes' data: the settings behind the tour and the figures.
+"""The notes' machines on the notes' stand-in data sets (this library's seeded draws, not the notes' own:
+counts such as support vectors differ from the notes' captions): the settings behind the tour and the figures.
 
 Each entry names the figure it stands for. The Gaussian kernel widths are the
 notes' where they give one (gamma = 0.8 for Figure 7.2, 0.45 for Figure 7.4);

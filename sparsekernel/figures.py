@@ -1,6 +1,6 @@
 """The chapter's figures, computed: PNG and SVG files with a caption giving their numbers.
 
-Each ``fig7_*`` function solves what its figure shows on the notes' data and
+Each ``fig7_*`` function solves what its figure shows on the notes' stand-in data (this library's draws) and
 returns a ``FigureResult``: the matplotlib Figure (drawn on the Agg canvas, no
 display needed), a caption, and the numbers behind it (support or relevance
 vectors, C, nu, epsilon found, noise sigma, iterations). ``write_figures``
@@ -262,7 +262,7 @@ def fig7_7(C: float = 1.0, epsilon: float = 0.2, n: int = 20, slack_tol: float =
         ax.scatter(X[idx, 0], t[idx], c=color, s=40, edgecolors="k", linewidths=0.5, zorder=3,
                    label=f"{where} the tube, ${symbol}_n > 0$")
         for k in idx:
-            ax.annotate(f"${symbol}_{{{k}}}$ = {slack[k]:.2f}", (X[k, 0], t[k]), xytext=(12 * side, 0),
+            ax.annotate(f"${symbol}_{{{k + 1}}}$ = {slack[k]:.2f}", (X[k, 0], t[k]), xytext=(12 * side, 0),  # n from 1
                         textcoords="offset points", fontsize=8, va="center", ha="left" if side > 0 else "right")
     _circle(ax, np.column_stack([X[sol.support, 0], t[sol.support]]), f"support vectors ({sol.n_support})")
     ax.set_xlabel("$x$")
@@ -370,11 +370,16 @@ def fig7_12() -> FigureResult:
         ax.set_xlabel("$x_1$")
         ax.set_ylabel("$x_2$")
         ax.set_aspect("equal", adjustable="box")
+    # how far from the boundary: |ln p / (1 - p)|, the latent value's size, against the median training point's
+    logit = np.abs(np.log(np.clip(train, 1e-300, None)) - np.log(np.clip(1.0 - train, 1e-300, None)))
+    away = int(np.sum(logit[rv] > np.median(logit)))
     numbers = {"N": X.shape[0], "gamma": chapter.RIPLEY_GAMMA, "relevance vectors": int(rv.size),
-               "training error": error, "iterations": fit.iterations}
+               "training error": error, "iterations": fit.iterations,
+               "relevance vectors farther from the boundary than the median point": away}
     caption = (f"The RVM classifier on the {X.shape[0]}-point data of Figure 7.4: {rv.size} relevance vectors "
-               f"(training error {error:.2f}) against about half the points as support vectors; the relevance "
-               "vectors lie away from the boundary.")
+               f"(training error {error:.2f}) against about half the points as support vectors; {away} of the "
+               f"{rv.size} relevance vectors lie farther from the boundary (|ln p/(1 - p)|) than the median "
+               "training point.")
     return FigureResult("fig7_12", fig, caption, numbers)
 
 

@@ -83,22 +83,77 @@ def test_load_csv_with_and_without_header(tmp_path) -> None:
         np.testing.assert_array_equal(t2, t)
 
 
-def test_a_first_row_of_numbers_with_one_typo_is_a_header_with_a_warning(tmp_path) -> None:
-    """A data row with a typo in its first line is taken as a header (it is not all numbers) and said so;
-    a header of pandas' names for unnamed columns (0, 1, 2: to_csv(index=False)) is read without a word."""
+@pytest.mark.parametrize("first, fields", [
+    ("0.5,1.O,1", r"\['0.5', '1.O', '1'\], whose \['0.5', '1'\] are numbers and \['1.O'\] are not"),  # O for 0
+    ("1.5,", r"\['1.5', ''\], whose \['1.5'\] are numbers and \[''\] are not"),     # a missing target
+    ("1.5,1x", r"\['1.5', '1x'\]"),                                                # one number of two
+    ("1,NA,1", r"\['1', 'NA', '1'\]"), ("1,2,1,", r"\['1', '2', '1', ''\]"),      # a trailing comma
+])
+def test_a_first_row_that_mixes_numbers_and_text_is_refused_not_dropped(tmp_path, first: str, fields: str) -> None:
+    """A data row with a typo in its first line was taken as a header and dropped: with a warning where most
+    of its fields were numbers, without a word in a two-column file ('1.5,' or '1.5,1x': N = 30 read of 31).
+    It is refused, naming the line and its fields; a header of names, and one of pandas' names for unnamed
+    columns (0, 1, 2: to_csv(index=False)), is read without a word."""
     import warnings
 
     typo = tmp_path / "typo.csv"
-    typo.write_text("0.5,1.O,1\n0.2,0.3,-1\n0.1,0.9,1\n")      # the letter O for a zero in row 1
-    with pytest.warns(UserWarning, match=r"first row '0.5,1.O,1' is taken as a header .*if it is data, mend"):
-        X, _ = datasets.load_csv(typo)
-    assert X.shape == (2, 2)
-    pandas = tmp_path / "pandas.csv"
-    pandas.write_text("0,1,target\n0.2,0.3,-1\n0.1,0.9,1\n")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        X, t = datasets.load_csv(pandas)
-    assert X.shape == (2, 2) and t.tolist() == [-1.0, 1.0]
+    typo.write_text(first + "\n" + "\n".join(",".join(["0.2"] * (first.count(",") + 1)) for _ in range(2)) + "\n")
+    with pytest.raises(ValidationError, match=r"line 1: the first row must be a header \(no numbers\) or data "
+                                              r"\(only numbers\); got " + fields):
+        datasets.load_csv(typo)
+    for header in ("0,1,target", "x1,x2,t", ",x,t"):
+        named = tmp_path / "named.csv"
+        named.write_text(header + "\n0.2,0.3,-1\n0.1,0.9,1\n")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            X, t = datasets.load_csv(named)
+        assert X.shape == (2, 2) and t.tolist() == [-1.0, 1.0]
+
+
+def test_csv_errors_name_the_line_and_blank_lines_are_skipped(tmp_path) -> None:
+    """A ragged row or a bad field 500 lines down said neither where nor which; a line of spaces was an
+    error though blank lines are skipped; Python's float() read 1_000 and 0x10 as numbers, which no CSV
+    writer writes."""
+    rows = [f"{i},{i % 3},1" for i in range(600)]
+    for n, bad, words in ((500, "3,4", r"line 501: every row must have the first data row's 3 columns; got 2"),
+                          (500, "3,x,1", r"line 501, column 2: a data field must be a number; got 'x'"),
+                          (7, "3,1_000,1", r"line 8, column 2: a data field must be a number; got '1_000'")):
+        path = tmp_path / "long.csv"
+        path.write_text("\n".join(rows[:n] + [bad] + rows[n + 1:]) + "\n")
+        with pytest.raises(ValidationError, match=words):
+            datasets.load_csv(path)
+    spaced = tmp_path / "spaced.csv"
+    spaced.write_text("x,y,t\n1,2,1\n   \n\t\n3,4,-1\n")
+    X, t = datasets.load_csv(spaced)
+    assert X.tolist() == [[1.0, 2.0], [3.0, 4.0]] and t.tolist() == [1.0, -1.0]
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2"])
+def test_compressed_files_are_read_as_scikit_learn_reads_them(tmp_path, suffix: str) -> None:
+    """load refused a gzip or bz2 LIBSVM file, which load_svmlight_file reads, as 'not text' and as 'path'
+    where the command line's argument is --data; a compressed CSV is read too."""
+    import bz2
+    import gzip
+
+    from sklearn.datasets import load_svmlight_file
+
+    opener = {".gz": gzip.open, ".bz2": bz2.open}[suffix]
+    libsvm = tmp_path / ("data.txt" + suffix)
+    with opener(libsvm, "wt") as handle:
+        handle.write("1 1:0.5 3:2\n-1 2:1\n")
+    X, t = datasets.load(libsvm, name="--data")
+    X_ref, t_ref = load_svmlight_file(str(libsvm))
+    np.testing.assert_array_equal(X.toarray(), X_ref.toarray())
+    np.testing.assert_array_equal(t, t_ref)
+    table = tmp_path / ("data.csv" + suffix)
+    with opener(table, "wt") as handle:
+        handle.write("x,t\n0.5,1\n2,-1\n")
+    X, t = datasets.load(table)
+    assert X.tolist() == [[0.5], [2.0]] and t.tolist() == [1.0, -1.0]
+    broken = tmp_path / ("broken.libsvm" + suffix)
+    broken.write_text("1 1:0.5\n")
+    with pytest.raises(ValidationError, match=r"^--data must be a data file, compressed as its name says"):
+        datasets.load(broken, name="--data")
 
 
 def test_load_libsvm_round_trip(tmp_path) -> None:
@@ -119,11 +174,11 @@ def test_loaders_report_bad_files(tmp_path) -> None:
         datasets.load_csv(tmp_path / "missing.csv")
     ragged = tmp_path / "ragged.csv"
     ragged.write_text("1,2,3\n4,5\n")
-    with pytest.raises(ValidationError, match="same number"):
+    with pytest.raises(ValidationError, match="line 2: every row must have the first data row's 3 columns; got 2"):
         datasets.load_csv(ragged)
     words = tmp_path / "words.csv"
     words.write_text("a,b\n1,x\n")
-    with pytest.raises(ValidationError, match="only numbers"):
+    with pytest.raises(ValidationError, match="line 2, column 2: a data field must be a number; got 'x'"):
         datasets.load_csv(words)
     bad = tmp_path / "bad.libsvm"
     bad.write_text("1 1:0.5 2:oops\n")
@@ -138,6 +193,9 @@ def test_loaders_report_bad_files(tmp_path) -> None:
     ("a.libsvm", None, "libsvm"), ("a.svm", None, "libsvm"), ("a.svmlight", "1,2\n", "libsvm"),
     ("a.txt", "# comment\n\n+1 1:0.5 3:2\n", "libsvm"), ("a.txt", "x,t\n0.5,1\n", "csv"),
     ("data", "-1 7:1e-3\n", "libsvm"), ("a.dat", "", "csv"),
+    # a first row of a label alone (a LIBSVM row without features) tells nothing: the next line does
+    ("a.txt", "1\n-1 1:0.5 2:1\n", "libsvm"), ("a.dat", "+1\n# note, with a comma\n2,3\n", "csv"),
+    ("a.libsvm.gz", None, "libsvm"), ("a.csv.bz2", None, "csv"),
 ])
 def test_infer_format_is_one_rule_for_name_and_text(name: str, text, expected: str) -> None:
     assert datasets.infer_format(name, text) == expected

@@ -72,9 +72,15 @@ def test_fig7_11_maximum_at_one_third(figures) -> None:
 
 
 def test_fig7_12_has_at_most_ten_relevance_vectors(figures) -> None:
-    n = figures[1]["fig7_12"].numbers
+    result = figures[1]["fig7_12"]
+    n = result.numbers
     assert n["relevance vectors"] <= 10
     assert n["training error"] == pytest.approx(0.21, abs=0.06)
+    # the caption says how many relevance vectors lie away from the boundary, as counted; it said "the
+    # relevance vectors lie away from the boundary" of a fit with one of them 0.08 from it
+    away = n["relevance vectors farther from the boundary than the median point"]
+    assert 0 <= away <= n["relevance vectors"]
+    assert f"{away} of the {n['relevance vectors']} relevance vectors lie farther" in result.caption
 
 
 def test_smo_trace_figure_reaches_the_optimum_by_every_rule(figures) -> None:
