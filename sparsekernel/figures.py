@@ -138,6 +138,40 @@ def fig7_2() -> FigureResult:
     return FigureResult("fig7_2", fig, caption, numbers)
 
 
+#: where a point's label may go, in points from it (right first, then left, then above and below each)
+_LABEL_OFFSETS = ((10, -3), (-10, -3), (10, 11), (10, -17), (-10, 11), (-10, -17))
+
+
+def _place_labels(ax: Any, X: Array, labels: dict[int, str], clearance: float = 9.0) -> None:
+    """Annotate point n of X with labels[n] at the first of ``_LABEL_OFFSETS`` where the label's box,
+    as drawn, covers no point of X (within ``clearance`` pixels: a marker and its circle) and no label
+    placed before it; where none is free, the one covering the fewest."""
+    fig = ax.figure
+    fig.canvas.draw()                                # the layout, final: the points' places on the canvas
+    renderer = fig.canvas.get_renderer()
+    points = ax.transData.transform(X)
+    placed: list[Any] = []
+    for n, text in labels.items():
+        best, fewest = None, None
+        for dx, dy in _LABEL_OFFSETS:
+            note = ax.annotate(text, X[n], xytext=(dx, dy), textcoords="offset points", fontsize=8, va="center",
+                               ha="left" if dx > 0 else "right",
+                               bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
+            box = note.get_window_extent(renderer).expanded(1.0, 1.0)
+            inside = ((points[:, 0] > box.x0 - clearance) & (points[:, 0] < box.x1 + clearance)
+                      & (points[:, 1] > box.y0 - clearance) & (points[:, 1] < box.y1 + clearance))
+            covered = int(np.sum(inside)) + sum(box.overlaps(other) for other in placed)
+            if fewest is None or covered < fewest:
+                if best is not None:
+                    best.remove()
+                best, fewest, best_box = note, covered, box
+            else:
+                note.remove()
+            if covered == 0:
+                break
+        placed.append(best_box)
+
+
 def fig7_3(C: float = 1.0, slack_tol: float = SLACK_TOL) -> FigureResult:
     """Slack variables of the soft margin on overlapping classes (Figure 7.3, (7.20)-(7.21)).
 
@@ -156,10 +190,9 @@ def fig7_3(C: float = 1.0, slack_tol: float = SLACK_TOL) -> FigureResult:
     for n in slack:
         end = X[n] + t[n] * xi[n] * w / float(w @ w)                    # on the margin y = t_n
         ax.plot([X[n, 0], end[0]], [X[n, 1], end[1]], color=GREEN, lw=1.8, zorder=2)
-        ax.annotate(f"$\\xi$ = {xi[n]:.2f}", X[n], xytext=(10, -3), textcoords="offset points", fontsize=8,
-                    va="center")
     ax.plot([], [], color=GREEN, lw=1.8, label=r"slack $\xi_n$ (to its margin)")
     _legend_outside(ax)
+    _place_labels(ax, X, {n: f"$\\xi$ = {xi[n]:.2f}" for n in slack})      # after the layout: it moves the axes
     counts = categories(m, sol).counts
     numbers = {"N": m.N, "C": C, "support vectors": sol.n_support, "margin 1/||w||": 1.0 / float(np.linalg.norm(w)),
                "points with xi > 0": int(slack.size), "points with xi > 1": int(np.sum(xi > 1.0)),

@@ -164,6 +164,24 @@ def test_no_legend_covers_a_data_point(figures, name: str) -> None:
             assert not inside.any(), f"{name}: the legend covers {int(inside.sum())} point(s) of {ax.get_title()}"
 
 
+@pytest.mark.parametrize("name", ["fig7_3", "fig7_7"])
+def test_no_slack_label_covers_a_data_point(figures, name: str) -> None:
+    """Figure 7.3's label "xi = 0.18" covered a red point (reported from the PNG); each label's drawn box
+    must leave every data point's centre uncovered, and the labels must not cover one another."""
+    fig = figures[1][name].figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    points = np.vstack([c.get_offset_transform().transform(c.get_offsets()) for c in ax.collections
+                        if type(c).__name__ == "PathCollection" and len(c.get_offsets())])     # the scatters
+    boxes = [text.get_window_extent(renderer) for text in ax.texts if "xi" in text.get_text()]
+    assert boxes, f"{name} has no slack labels"
+    for box in boxes:
+        inside = (points[:, 0] > box.x0) & (points[:, 0] < box.x1) & (points[:, 1] > box.y0) & (points[:, 1] < box.y1)
+        assert not inside.any(), f"{name}: a slack label covers {int(inside.sum())} point(s)"
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
 def test_fig7_12_colour_bar_is_as_tall_as_its_panel(figures) -> None:
     fig = figures[1]["fig7_12"].figure
     fig.canvas.draw()
