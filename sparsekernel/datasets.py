@@ -28,6 +28,7 @@ from __future__ import annotations
 import csv
 import os
 import re
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -158,14 +159,19 @@ def text_like(n: int = 500, d: int = 5000, density: float = 0.01, words: int = 5
 def load_csv(path: str | os.PathLike[str], delimiter: str = ",") -> tuple[Array, Array]:
     """Read a CSV file whose last column is the target.
 
-    A first row with no number among its fields (but its column's index, pandas'
-    name for an unnamed column) is a header and is skipped; a first row that
-    mixes numbers and text is refused, naming its fields, for it may be a data
-    row with a typo that would otherwise be lost without a word. A UTF-8 byte
-    order mark is read past; blank lines (whitespace alone) and lines starting
-    with ``#`` are ignored. Every other error names the file's line: a row of
-    another width, a field that is not a number. A ``.gz`` or ``.bz2`` file is
-    read decompressed.
+    The first row is a header, and skipped, when none of its fields is a number,
+    or when every field that is not a number is a name (led by a letter and not a
+    missing-value mark such as ``NA``): ``x1,x2,label``, ``2019,2020,target``
+    (years or wavelengths as column names) and pandas' ``to_csv`` headers, whose
+    first field is empty where the index was written and whose unnamed columns
+    are called 0, 1, 2. A first row that mixes numbers with fields that are not
+    names (``1.5,``, ``0.5,1.O,1``, ``1,NA,1``) is refused, naming its fields, for
+    it is a data row with a typo that would otherwise be lost without a word. A
+    UTF-8 byte order mark is read past; lines of whitespace alone and lines
+    starting with ``#`` are ignored. Every other error names the file's line: a
+    row of another width, a field that is not a number (a decimal, with an
+    exponent or not, ``nan`` or ``inf``). A ``.gz`` or ``.bz2`` file is read
+    decompressed.
     """
     p = Path(path)
     if not p.is_file():
@@ -174,20 +180,15 @@ def load_csv(path: str | os.PathLike[str], delimiter: str = ",") -> tuple[Array,
         with _open_text(p, "utf-8-sig") as handle:
             reader = csv.reader(handle, delimiter=delimiter)
             rows = [(reader.line_num, r) for r in reader
-                    if any(f.strip() for f in r) and not r[0].lstrip().startswith("#")]
+                    if not (len(r) <= 1 and not "".join(r).strip()) and not r[0].lstrip().startswith("#")]
     except UnicodeDecodeError as exc:
         raise ValidationError(f"path must be a text (UTF-8) CSV file; got {str(path)!r}, whose byte "
                               f"{exc.object[exc.start:exc.start + 1]!r} at offset {exc.start} is not text") from exc
-    except (csv.Error, OSError, EOFError) as exc:     # a field over the csv module's limit, a NUL byte, bad gzip
+    except (csv.Error, OSError, EOFError, zlib.error) as exc:  # a field over the csv limit, a NUL byte, bad gzip
         raise ValidationError(f"path must be a CSV file of numbers; got {str(path)!r}, which the csv reader "
                               f"refuses: {exc}") from exc
     if rows and not _numeric(rows[0][1]):
-        line, first = rows[0]
-        numbers = [v for i, v in enumerate(first) if _numeric([v]) and v.strip() != str(i)]
-        if numbers:
-            raise ValidationError(f"{str(path)!r}, line {line}: the first row must be a header (no numbers) or data "
-                                  f"(only numbers); got {_quoted(first)}, whose {_quoted(numbers)} are numbers and "
-                                  f"{_quoted([v for v in first if not _numeric([v])])} are not")
+        _check_header(str(path), *rows[0])
         rows = rows[1:]
     if not rows:
         raise ValidationError(f"{str(path)!r} must hold at least one data row; got none")
@@ -195,16 +196,55 @@ def load_csv(path: str | os.PathLike[str], delimiter: str = ",") -> tuple[Array,
     if width < 2:
         raise ValidationError(f"{str(path)!r}, line {rows[0][0]}: a row must have at least 2 columns (the inputs, "
                               f"then the target); got {width}")
+    data = _as_numbers(str(path), rows, width)
+    return data[:, :-1], data[:, -1]
+
+
+def _as_numbers(path: str, rows: list[tuple[int, list[str]]], width: int) -> Array:
+    """The data rows as an (N, width) float64 array. numpy converts them at once; the rows are walked
+    field by field, to name the line and column of the first bad one, only where that fails or where a
+    field may hold an underscore (1_000, which numpy reads as Python's float() does and no CSV writer
+    writes)."""
+    try:
+        data = np.array([row for _, row in rows], dtype=np.float64)
+        if data.ndim == 2 and data.shape[1] == width and not any("_" in "".join(row) for _, row in rows):
+            return data
+    except ValueError:
+        pass
     for line, row in rows:
         if len(row) != width:
-            raise ValidationError(f"{str(path)!r}, line {line}: every row must have the first data row's {width} "
+            raise ValidationError(f"{path!r}, line {line}: every row must have the first data row's {width} "
                                   f"columns; got {len(row)}: {_quoted(row)}")
         for column, field in enumerate(row, start=1):
-            if not _numeric([field]):
-                raise ValidationError(f"{str(path)!r}, line {line}, column {column}: a data field must be a "
+            if not _NUMBER.fullmatch(field):
+                raise ValidationError(f"{path!r}, line {line}, column {column}: a data field must be a "
                                       f"number; got {field[:40]!r}")
-    data = np.array([row for _, row in rows], dtype=np.float64)
-    return data[:, :-1], data[:, -1]
+    return np.array([row for _, row in rows], dtype=np.float64)
+
+
+def _check_header(path: str, line: int, first: list[str]) -> None:
+    """Refuse a first row that mixes numbers with fields that are not names (``load_csv``): it is a data
+    row with a typo, not a header. A number equal to its column's index (pandas' name for an unnamed
+    column, counted after an empty index field) is taken as a name."""
+    offset = 1 if first and not first[0].strip() else 0      # pandas wrote its index: the first field is empty
+    fields = first[offset:]
+    numbers = [v for i, v in enumerate(fields) if _numeric([v]) and v.strip() != str(i)]
+    other = [v for v in fields if not _numeric([v]) and not _is_name(v)]
+    if numbers and other:
+        raise ValidationError(f"{path!r}, line {line}: the first row must be a header (names) or data (only "
+                              f"numbers); got {_quoted(first)}, whose {_quoted(numbers)} are numbers and "
+                              f"{_quoted(other)} are neither numbers nor names")
+
+
+#: the marks for a missing value that pandas' read_csv knows (na_values), which are not names
+_MISSING = frozenset({"na", "n/a", "null", "none", "nan", "<na>", "#n/a", "#na", "#n/a n/a", "-nan", "1.#ind",
+                      "1.#qnan", "-1.#ind", "-1.#qnan", "missing"})
+
+
+def _is_name(field: str) -> bool:
+    """A header field: led by a letter (or an underscore), and not a missing-value mark (``_MISSING``)."""
+    v = field.strip()
+    return bool(v) and (v[0].isalpha() or v[0] == "_") and v.lower() not in _MISSING
 
 
 def _quoted(fields: list[str]) -> str:
@@ -213,8 +253,8 @@ def _quoted(fields: list[str]) -> str:
     return f"[{shown}{', ...' if len(fields) > 6 else ''}]"
 
 
-#: a CSV number: a decimal, with an exponent or not, or nan / inf / infinity (Python's float() reads
-#: more, 1_000 and 0x10 among them, which a CSV writer does not write)
+#: a CSV number: a decimal, with an exponent or not, or nan / inf / infinity (Python's float() also
+#: reads 1_000, which a CSV writer does not write)
 _NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?|inf|infinity|nan)\s*", re.IGNORECASE)
 
 
@@ -332,7 +372,7 @@ def _text_head(path: Path, name: str = "path") -> str:
     try:
         with opener(path, "rb") as handle:
             head = handle.read(HEAD_BYTES)
-    except (OSError, EOFError) as exc:          # gzip.BadGzipFile is an OSError
+    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError; a bad deflate stream is not
         raise ValidationError(f"{name} must be a data file, compressed as its name says ({path.suffix}); got "
                               f"{str(path)!r}, which does not decompress: {exc}") from exc
     bad = head.find(b"\0")

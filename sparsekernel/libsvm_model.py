@@ -283,8 +283,11 @@ def _match_support_vectors(model: LibsvmModel, X: Any, y: Array | None) -> NDArr
     for key, svs in wanted.items():
         rows = table.get(key, [])
         if len(rows) < len(svs):
-            raise ValidationError(f"the data must be the model's training set: support vector {svs[len(rows)] + 1} "
-                                  f"(label {key[1]}) matches no training point to {FEATURE_DIGITS} digits")
+            label = "" if key[1] is None else f" (label {key[1]:g})"
+            why = (f"matches no training point to {FEATURE_DIGITS} digits" if not rows else
+                   f"has no training point left: the data hold {len(rows)} of its {len(svs)} copies")
+            raise ValidationError(f"the data must be the model's training set: support vector {svs[len(rows)] + 1}"
+                                  f"{label} {why}")
         regression = cls is None and y is not None and len(rows) > 1
         out[svs] = _by_residual_order(model.sv_coef[0, svs], y[rows], rows) if regression else rows[:len(svs)]
     return out
@@ -342,6 +345,9 @@ def read_libsvm_model(path: str | Path, X: ArrayLike, y: ArrayLike | None = None
         raise fail("y", f"the training labels of the {model.svm_type} model", None)
     if y_arr is not None and y_arr.shape[0] != X.shape[0]:
         raise fail("y", f"one label or target per row of X ({X.shape[0]})", y_arr)
+    if y_arr is not None and not np.all(np.isfinite(y_arr)):     # no training file holds nan or inf
+        raise fail("y", "finite labels or targets, as the model's training file held them",
+                   y_arr[~np.isfinite(y_arr)][0])
     if model.label is not None and not np.all(y_arr == np.trunc(y_arr)):
         odd = y_arr[y_arr != np.trunc(y_arr)][0]
         raise ValidationError(f"y must be the training labels as the {model.svm_type} model holds them, integers "

@@ -84,40 +84,51 @@ def test_load_csv_with_and_without_header(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("first, fields", [
-    ("0.5,1.O,1", r"\['0.5', '1.O', '1'\], whose \['0.5', '1'\] are numbers and \['1.O'\] are not"),  # O for 0
-    ("1.5,", r"\['1.5', ''\], whose \['1.5'\] are numbers and \[''\] are not"),     # a missing target
+    ("0.5,1.O,1", r"\['0.5', '1.O', '1'\], whose \['0.5', '1'\] are numbers and \['1.O'\] are neither numbers "
+                  r"nor names"),  # O for 0
+    ("1.5,", r"\['1.5', ''\], whose \['1.5'\] are numbers and \[''\] are neither"),     # a missing target
     ("1.5,1x", r"\['1.5', '1x'\]"),                                                # one number of two
     ("1,NA,1", r"\['1', 'NA', '1'\]"), ("1,2,1,", r"\['1', '2', '1', ''\]"),      # a trailing comma
 ])
 def test_a_first_row_that_mixes_numbers_and_text_is_refused_not_dropped(tmp_path, first: str, fields: str) -> None:
     """A data row with a typo in its first line was taken as a header and dropped: with a warning where most
     of its fields were numbers, without a word in a two-column file ('1.5,' or '1.5,1x': N = 30 read of 31).
-    It is refused, naming the line and its fields; a header of names, and one of pandas' names for unnamed
-    columns (0, 1, 2: to_csv(index=False)), is read without a word."""
+    It is refused, naming the line and its fields. A header of names is read without a word, also where some
+    names are numbers: pandas' names for unnamed columns (0, 1, 2: to_csv(index=False), after an empty index
+    field with index=True), years or wavelengths as column names."""
     import warnings
 
     typo = tmp_path / "typo.csv"
     typo.write_text(first + "\n" + "\n".join(",".join(["0.2"] * (first.count(",") + 1)) for _ in range(2)) + "\n")
-    with pytest.raises(ValidationError, match=r"line 1: the first row must be a header \(no numbers\) or data "
+    with pytest.raises(ValidationError, match=r"line 1: the first row must be a header \(names\) or data "
                                               r"\(only numbers\); got " + fields):
         datasets.load_csv(typo)
-    for header in ("0,1,target", "x1,x2,t", ",x,t"):
+    for header in ("0,1,target", "x1,x2,t", ",x,t", "2019,2020,target", "400,410,label", "x,410.5,t"):
         named = tmp_path / "named.csv"
         named.write_text(header + "\n0.2,0.3,-1\n0.1,0.9,1\n")
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             X, t = datasets.load_csv(named)
         assert X.shape == (2, 2) and t.tolist() == [-1.0, 1.0]
+    for header in (",0,1,target", ",0,1,2"):       # pandas' to_csv(index=True): the index is a column of data
+        named = tmp_path / "named.csv"
+        named.write_text(header + "\n0,0.2,0.3,-1\n1,0.1,0.9,1\n")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            X, t = datasets.load_csv(named)
+        assert X.shape == (2, 3) and X[:, 0].tolist() == [0.0, 1.0] and t.tolist() == [-1.0, 1.0]
 
 
 def test_csv_errors_name_the_line_and_blank_lines_are_skipped(tmp_path) -> None:
     """A ragged row or a bad field 500 lines down said neither where nor which; a line of spaces was an
-    error though blank lines are skipped; Python's float() read 1_000 and 0x10 as numbers, which no CSV
-    writer writes."""
+    error though blank lines are skipped; Python's float() (and numpy) read 1_000 as a number, which no CSV
+    writer writes; a row of empty fields is a row of missing values, not a blank line."""
     rows = [f"{i},{i % 3},1" for i in range(600)]
     for n, bad, words in ((500, "3,4", r"line 501: every row must have the first data row's 3 columns; got 2"),
                           (500, "3,x,1", r"line 501, column 2: a data field must be a number; got 'x'"),
-                          (7, "3,1_000,1", r"line 8, column 2: a data field must be a number; got '1_000'")):
+                          (7, "3,1_000,1", r"line 8, column 2: a data field must be a number; got '1_000'"),
+                          (9, ",,", r"line 10, column 1: a data field must be a number; got ''"),
+                          (3, "0x10,1,1", r"line 4, column 1: a data field must be a number; got '0x10'")):
         path = tmp_path / "long.csv"
         path.write_text("\n".join(rows[:n] + [bad] + rows[n + 1:]) + "\n")
         with pytest.raises(ValidationError, match=words):
@@ -154,6 +165,16 @@ def test_compressed_files_are_read_as_scikit_learn_reads_them(tmp_path, suffix: 
     broken.write_text("1 1:0.5\n")
     with pytest.raises(ValidationError, match=r"^--data must be a data file, compressed as its name says"):
         datasets.load(broken, name="--data")
+    # a corrupt stream inside a good header: gzip raised zlib.error, which neither loader caught
+    packed = bytearray(gzip.compress(b"x,t\n" + b"0.5,1\n2,-1\n" * 2000) if suffix == ".gz"
+                       else bz2.compress(b"x,t\n" + b"0.5,1\n2,-1\n" * 2000))
+    packed[20:40] = bytes(b ^ 0xFF for b in packed[20:40])
+    corrupt = tmp_path / ("corrupt.csv" + suffix)
+    corrupt.write_bytes(bytes(packed))
+    with pytest.raises(ValidationError, match=r"^--data must be a data file, compressed as its name says"):
+        datasets.load(corrupt, name="--data")
+    with pytest.raises(ValidationError, match=r"^path must be a CSV file of numbers; got .*corrupt"):
+        datasets.load_csv(corrupt)
 
 
 def test_load_libsvm_round_trip(tmp_path) -> None:

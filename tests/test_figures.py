@@ -9,6 +9,9 @@ import pytest
 
 matplotlib.use("Agg")
 
+import numpy as np  # noqa: E402
+
+from sparsekernel import datasets  # noqa: E402
 from sparsekernel.figures import FIGURES, write_figures  # noqa: E402
 
 
@@ -81,6 +84,17 @@ def test_fig7_12_has_at_most_ten_relevance_vectors(figures) -> None:
     away = n["relevance vectors farther from the boundary than the median point"]
     assert 0 <= away <= n["relevance vectors"]
     assert f"{away} of the {n['relevance vectors']} relevance vectors lie farther" in result.caption
+    # the same count measured on the drawing, in the plane: each circled point's distance to the drawn
+    # p = 1/2 contour against the median training point's (Ripley's data, as drawn)
+    from scipy.spatial import cKDTree
+
+    left = result.figure.axes[0]
+    contour = cKDTree(np.vstack([path.vertices for path in left.collections[0].get_paths()]))
+    circled = np.asarray(left.collections[-1].get_offsets(), dtype=float)
+    assert circled.shape == (n["relevance vectors"], 2)
+    X, _ = datasets.ripley_mixture(n=n["N"])
+    median = np.median(contour.query(X)[0])
+    assert int(np.sum(contour.query(circled)[0] > median)) == away
 
 
 def test_smo_trace_figure_reaches_the_optimum_by_every_rule(figures) -> None:
@@ -94,7 +108,6 @@ def test_smo_trace_figure_reaches_the_optimum_by_every_rule(figures) -> None:
 
 import re  # noqa: E402
 
-import numpy as np  # noqa: E402
 
 #: words and symbols written in ASCII that a figure should typeset (outside $...$)
 ASCII_MATHS = re.compile(r"\b(phi|alpha|beta|gamma|lambda|epsilon|nu|xi|rho|pi|infinity)\b|\^|\|\s*x\)|\bsin\(")

@@ -520,3 +520,35 @@ def test_non_integer_labels_are_named_as_svm_train_reads_them(tmp_path) -> None:
         read_libsvm_model(path, X, y)
     (problem, report), = check_libsvm_model(path, X, np.trunc(y))      # as svm-train read them: certified
     assert problem.labels == (1.0, -2.0) and report.ok
+
+
+def test_labels_that_are_not_finite_are_refused_by_name(tmp_path) -> None:
+    """A nan label raised a bare ValueError from int(trunc(nan)) while naming svm-train's truncation."""
+    X, t = data("ripley")
+    model = svm_train(list(t), X.tolist(), "-s 0 -t 2 -g 0.45 -q")
+    path = tmp_path / "ripley.model"
+    svm_save_model(str(path), model)
+    for bad in (np.nan, np.inf):
+        y = t.copy()
+        y[3] = bad
+        with pytest.raises(ValidationError, match=rf"^y must be finite labels or targets.*got {bad}"):
+            read_libsvm_model(path, X, y)
+
+
+def test_a_support_vector_whose_copies_are_missing_says_so(tmp_path) -> None:
+    """Two identical support vectors and one copy in the data: the message said the second 'matches no
+    training point', which it does; it names the copies. A regression's message named '(label None)'."""
+    X = np.array([[0.0], [0.0], [0.5], [2.0], [3.0]])
+    t = np.array([1.0, 1.0, -1.0, 1.0, -1.0])
+    model = svm_train(list(t), X.tolist(), "-s 0 -t 2 -g 1 -c 0.1 -q")
+    assert model.get_sv_indices()[:2] == [1, 2]            # both copies of x = 0 are support vectors
+    path = tmp_path / "twins.model"
+    svm_save_model(str(path), model)
+    with pytest.raises(ValidationError, match=r"support vector 2 \(label 1\) has no training point left: the "
+                                              r"data hold 1 of its 2 copies"):
+        read_libsvm_model(path, X[1:], t[1:])
+    y = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
+    model = svm_train(list(y), X.tolist(), "-s 3 -t 0 -c 1 -p 0.1 -q")
+    svm_save_model(str(path), model)
+    with pytest.raises(ValidationError, match=r"support vector \d+ matches no training point to \d+ digits$"):
+        read_libsvm_model(path, X + 7.0, y, C=1.0, epsilon=0.1)

@@ -68,15 +68,16 @@ def fit_platt(decision: ArrayLike, labels: ArrayLike, max_iter: int = 100, tol: 
     decision : array (n,)
         Decision values y(x_n), ideally from data the SVM was not trained on.
     labels : array (n,)
-        +1 or -1.
+        +1 or -1; or 0 or 1 (booleans too), 1 the positive class.
     max_iter, tol, min_step, sigma
         Newton iteration cap, gradient tolerance, smallest line-search step and
         the ridge added to the Hessian's diagonal.
     """
     y = _finite("decision", decision, 1, "a 1-D array of finite decision values")
     t = np.asarray(labels)
-    if t.shape != y.shape or not np.all((t == 1) | (t == -1)):
-        raise fail("labels", f"{y.shape[0]} labels, each +1 or -1 (one per decision value)", labels)
+    if t.shape != y.shape or not (np.all((t == 1) | (t == -1)) or np.all((t == 1) | (t == 0))):
+        raise fail("labels", f"{y.shape[0]} labels, each +1 or -1, or each 0 or 1 (one per decision value)",
+                   labels)
     positive = t > 0
     n_pos, n_neg = int(positive.sum()), int((~positive).sum())
     target = np.where(positive, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))  # Platt's smoothing

@@ -825,7 +825,9 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         X = self._validate_X(X, reset=False)
         dec = self._pair_decisions(X)
         K = self.classes_.shape[0]
-        scores = votes_and_confidences(dec, K)      # predict's order: a value of 0 goes to classes_[1], as its vote
+        # decision_function's ranking: votes, ties broken by confidence. For K = 2 it is predict's class (f = 0
+        # goes to classes_[1]); for K >= 3 a tie of votes may rank otherwise than predict's first tied class
+        scores = votes_and_confidences(dec, K)
         if K == 2:
             p1 = np.clip(self._sigmoids[0](dec[:, 0]), MIN_PROBABILITY, 1.0 - MIN_PROBABILITY)
             return consistent_with(np.column_stack([1.0 - p1, p1]), scores)

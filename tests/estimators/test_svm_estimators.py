@@ -147,6 +147,8 @@ def test_platt_fit_matches_scikit_learns_sigmoid_calibration() -> None:
     ours = fit_platt(f, y)
     A, B = _sigmoid_calibration(f, (y > 0).astype(int))
     assert ours.A == pytest.approx(A, rel=1e-5) and ours.B == pytest.approx(B, rel=1e-5)
+    for labels in ((y > 0).astype(int), y > 0):            # scikit-learn's 0/1 and booleans: 1 is positive
+        assert fit_platt(f, labels) == ours
 
 
 def test_a_decision_value_of_zero_is_the_same_class_for_predict_and_predict_proba() -> None:
@@ -184,7 +186,8 @@ def test_probabilities_stay_within_libsvms_min_prob_and_their_logs_are_finite(ce
 @pytest.mark.parametrize("call, words", [
     (lambda f: f.fit_platt([np.nan, 1.0, 2.0], [1, -1, 1]), r"^decision must be a 1-D array .* got 1 NaN"),
     (lambda f: f.fit_platt([1.0, 2.0, 3.0], [1, -1]), r"^labels must be 3 labels, each \+1 or -1"),
-    (lambda f: f.fit_platt([1.0, 2.0], [1, 0]), r"^labels must be 2 labels, each \+1 or -1"),
+    (lambda f: f.fit_platt([1.0, 2.0], [1, 2]), r"^labels must be 2 labels, each \+1 or -1, or each 0 or 1"),
+    (lambda f: f.fit_platt([1.0, 2.0], [-1, 0]), r"^labels must be 2 labels, each \+1 or -1, or each 0 or 1"),
     (lambda f: f.couple(np.full((1, 2, 3), 0.5)), r"^r must be an array \(n, K, K\)"),
     (lambda f: f.couple(np.full((1, 2, 2), 1.5)), r"^r must be an array \(n, K, K\) of pairwise probabilities in"),
     (lambda f: f.consistent_with(np.full((2, 3), 1 / 3), np.zeros((2, 2))), r"^scores must be an array \(2, 3\)"),
