@@ -11,11 +11,16 @@ data that are not separable in feature space, an infeasible nu).
 iteration cap before reaching its tolerance. ``NonConvexWarning`` is issued
 when the SMO (or LIBSVM) solves a dual whose kernel matrix is not positive
 semidefinite: its answer is a KKT point, not a certified optimum.
+``warn`` issues both where no ``collected`` block of this thread gathers them.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import sys
+import threading
+import warnings
+from typing import Any, Iterator
 
 __all__ = [
     "SparseKernelError",
@@ -60,6 +65,43 @@ class SolverError(SparseKernelError, RuntimeError):
 class NonConvexWarning(UserWarning):
     """The kernel matrix is not positive semidefinite: the dual is not convex, and a solver that
     accepts it (the SMO, LIBSVM) returns a KKT point, which need not be the optimum."""
+
+
+#: per thread, the (categories, list) of the ``collected`` blocks it is inside, innermost last
+_COLLECTING = threading.local()
+
+
+@contextlib.contextmanager
+def collected(*categories: type[Warning]) -> Iterator[list[warnings.WarningMessage]]:
+    """A block in which the warnings of ``categories`` that this thread issues through ``warn`` are
+    appended to the list it yields, not issued (an estimator's fit merges its solves' warnings into one).
+
+    Nothing of the process's ``warnings`` state is touched: ``warnings.catch_warnings`` swaps the
+    filters and ``showwarning`` for every thread, and two threads' blocks that overlap, the first
+    to start ending first, left the second's copy of the first's in place for good (its filters, and
+    a recorder nobody reads as ``showwarning``), and each recorded the other's warnings."""
+    stack = _COLLECTING.__dict__.setdefault("stack", [])
+    log: list[warnings.WarningMessage] = []
+    stack.append((categories, log))
+    try:
+        yield log
+    finally:
+        stack.remove((categories, log))
+
+
+def warn(message: str, category: type[Warning], stacklevel: int = 1) -> None:
+    """``warnings.warn(message, category, stacklevel)``, or, inside a ``collected`` block of this thread
+    for ``category``, the warning appended to that block's list (with the line it names)."""
+    for categories, log in reversed(_COLLECTING.__dict__.get("stack", ())):
+        if issubclass(category, categories):
+            try:
+                frame = sys._getframe(stacklevel)
+                filename, lineno = frame.f_code.co_filename, frame.f_lineno
+            except ValueError:                       # fewer frames than stacklevel
+                filename, lineno = "sys", 1
+            log.append(warnings.WarningMessage(category(message), category, filename, lineno))
+            return
+    warnings.warn(message, category, stacklevel=stacklevel + 1)
 
 
 def __getattr__(name: str) -> Any:

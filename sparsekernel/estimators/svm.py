@@ -106,7 +106,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..validation import (
     check_matrix, check_param, check_real_dtype, check_real_targets, check_target_layout, fail,
 )
-from ..errors import ConvergenceWarning, NonConvexWarning, SolverError, ValidationError
+from ..errors import ConvergenceWarning, NonConvexWarning, SolverError, ValidationError, collected
 from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
 from ..formulations.solve import solve
@@ -180,17 +180,14 @@ class _BaseSVM(BaseEstimator):
         """Around a fit: the machines' NonConvexWarnings (one per pair and Platt fold) become one,
         naming how many of the fit's problems are not convex and the smallest eigenvalue; their
         ConvergenceWarnings (a solve that ended inaccurate) become one, as LIBSVM's one warning per fit,
-        quoting the first; any other warning is passed on as it was raised."""
+        quoting the first; any other warning is issued as it is raised. The solves' two kinds are gathered
+        on this thread (``errors.collected``), the process's warnings filters untouched: fits in several
+        threads at once each merge their own."""
         self._convexity: list[tuple[bool | None, tuple[float, float] | None]] = []
         self._solves = 0
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("ignore", NonConvexWarning)
-            warnings.simplefilter("always", ConvergenceWarning)
+        with collected(NonConvexWarning, ConvergenceWarning) as caught:
             yield
         inaccurate = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
-        for w in caught:
-            if not issubclass(w.category, ConvergenceWarning):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
         bad = [lam for convex, lam in self._convexity if convex is False]
         total, solves = len(self._convexity), self._solves
         del self._convexity, self._solves

@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
 from ..validation import check_matrix, check_param, fail
-from ..errors import NonConvexWarning, SolverError, ValidationError
+from ..errors import NonConvexWarning, SolverError, ValidationError, warn
 from ..kernels import Kernel, check_finite_values, feature_map, make_kernel
 from ..sparse import issparse, read_only_rows, row_squared_norms, to_dense
 from ..solvers.standard_qp import BOUND_ROUNDING, RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
@@ -465,7 +465,7 @@ class Machine(abc.ABC):
         """The NonConvexWarning of a method (the SMO, LIBSVM) that solves a dual that is not convex."""
         if self.convex is False:
             lam_min, lam_max = self.eigenvalue_range
-            warnings.warn(
+            warn(
                 f"the kernel matrix of {self.name} with {self.kernel!r} is not positive semidefinite "
                 f"(smallest eigenvalue {lam_min:.3e}, largest {lam_max:.3e}): the dual is not convex, and "
                 f"{method} returns a KKT point, not a certified optimum (its report says so)",

@@ -70,13 +70,12 @@ The solver's own status is kept as ``solution.solver_status``.
 from __future__ import annotations
 
 import functools
-import warnings
 from typing import Any
 
 import numpy as np
 
 from .._lazy import cvxpy as cp
-from ..errors import ConvergenceWarning, SolverError, ValidationError
+from ..errors import ConvergenceWarning, SolverError, ValidationError, warn
 from ..solvers.standard_qp import QPResult
 from ..sparse import read_only_rows
 from .machine import BOUND_TOL, SMO_BOUND_TOL, Machine
@@ -272,7 +271,7 @@ def certify(machine: Machine, solution: Solution, outcome: str, kind: str, solve
     if report.ok:
         # a pass within the outputs' rounding is luck of the rounding, not a certificate: another
         # evaluation of the same outputs (another BLAS, duality.check) may fail where this one passed
-        warnings.warn(
+        warn(
             f"{solver} reported {own!r} on the {kind} of {machine.name} and its answer passes the KKT "
             f"conditions at {tol:.1e}, but only to within the rounding of its outputs (up to {rounding:.1e} of "
             f"the output scale: sum |coef| times the rounding of a kernel value{_entry_note(machine)}), which is not "
@@ -308,7 +307,7 @@ def certify(machine: Machine, solution: Solution, outcome: str, kind: str, solve
             report=report)
     detail = detail or (f"{solver} stopped before its tolerance on the {kind} of {machine.name} after "
                         f"{solution.iterations} iterations (status {own})")
-    warnings.warn(
+    warn(
         f"{detail}; "
         f"the solution is inaccurate: {failing} (tolerance {tol:.1e}); its report is solution.report",
         ConvergenceWarning, stacklevel=4)

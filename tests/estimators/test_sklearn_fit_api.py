@@ -593,3 +593,51 @@ def test_a_margin_of_rounding_on_overlapping_classes_is_refused_quickly() -> Non
     assert abs(NuSVCMachine(X, np.where(y == 1, 1.0, -1.0), RBF(gamma), nu=0.1).solve("qp-clarabel").rho) < 1e-7
     with pytest.raises(ValidationError, match="A larger nu"):
         NuSVC(nu=0.1).fit(X, y)
+
+
+def test_fits_in_two_threads_leave_the_warnings_filters_and_each_fit_its_own_warning() -> None:
+    """Two threads' fits that overlap, the first to start ending first: each fit's warnings are gathered on
+    its own thread, so the process's filters and ``showwarning`` are as they were (the fits swapped them by
+    ``warnings.catch_warnings``, and the second to end left the first's in place: NonConvexWarning ignored and
+    every later warning recorded into a list nobody reads), and each fit warns once, from its own thread."""
+    import threading
+
+    from sparsekernel.errors import ConvergenceWarning
+
+    X, y = _data("SVC")
+    first_in, second_in, first_done = threading.Event(), threading.Event(), threading.Event()
+
+    def kernel(event_set, event_wait):
+        def k(A, B):
+            event_set.set()
+            event_wait.wait(5)
+            return A @ B.T
+        return k
+
+    seen: dict[str, list] = {}
+
+    def fit(name, k):
+        estimator = ours_module.SVC(kernel=k, max_iter=2)
+        try:
+            estimator.fit(X, y)
+        finally:
+            if name == "first":
+                first_done.set()
+        seen[name] = [threading.current_thread().name]
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        filters, show = list(warnings.filters), warnings.showwarning
+        first = threading.Thread(target=fit, args=("first", kernel(first_in, second_in)), name="first")
+        second = threading.Thread(target=fit, args=("second", kernel(second_in, first_done)), name="second")
+        first.start()
+        assert first_in.wait(5)
+        second.start()
+        first.join(10)
+        second.join(10)
+        assert warnings.filters == filters and warnings.showwarning is show
+        warnings.warn("after the fits", UserWarning)
+    assert set(seen) == {"first", "second"}
+    ours = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(ours) == 2 and all(str(w.message).startswith("3 of the 3 solves") for w in ours)
+    assert [str(w.message) for w in caught if w.category is UserWarning] == ["after the fits"]
