@@ -17,6 +17,7 @@ semidefinite: its answer is a KKT point, not a certified optimum.
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import threading
 import warnings
@@ -102,6 +103,47 @@ def warn(message: str, category: type[Warning], stacklevel: int = 1) -> None:
             log.append(warnings.WarningMessage(category(message), category, filename, lineno))
             return
     warnings.warn(message, category, stacklevel=stacklevel + 1)
+
+
+_IGNORED_LOCK = threading.Lock()
+#: (message, category) -> [blocks inside it, the filter they share, the filters list it went into]
+_IGNORED: dict[tuple[str, type[Warning]], list[Any]] = {}
+
+
+@contextlib.contextmanager
+def ignored(message: str, category: type[Warning] = Warning) -> Iterator[None]:
+    """``warnings.filterwarnings("ignore", message, category)`` for the block, in every thread (the
+    filters are the process's), safe where several threads' blocks overlap: the first to enter adds
+    the filter, the last to leave removes that one filter, and nothing else of the filters changes.
+    ``warnings.catch_warnings`` restores the whole list as it found it, so of two overlapping blocks,
+    the first to start ending first, the second left the first's filter in place for good."""
+    key = (message, category)
+    with _IGNORED_LOCK:
+        entry = _IGNORED.get(key)
+        if entry is None:                 # filterwarnings would move an equal filter of the caller's
+            item = ("ignore", re.compile(message, re.IGNORECASE), category, None, 0)
+            warnings.filters.insert(0, item)
+            _filters_mutated()
+            entry = _IGNORED[key] = [0, item, warnings.filters]
+        entry[0] += 1
+    try:
+        yield
+    finally:
+        with _IGNORED_LOCK:
+            entry[0] -= 1
+            if entry[0] == 0:
+                del _IGNORED[key]
+                for filters in (entry[2], warnings.filters):     # the list it went into, and any copy now
+                    filters[:] = [f for f in filters if f is not entry[1]]
+                _filters_mutated()
+
+
+def _filters_mutated() -> None:
+    """Tell ``warnings`` its filters changed (it resets the registries of warnings already shown), where
+    it has that hook (Python <= 3.13); an "ignore" filter added or removed leaves no registry stale."""
+    mutated = getattr(warnings, "_filters_mutated", None)
+    if mutated is not None:
+        mutated()
 
 
 def __getattr__(name: str) -> Any:

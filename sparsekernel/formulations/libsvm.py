@@ -19,14 +19,13 @@ points and undoes the rescalings by those declarations.
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..errors import SolverError, ValidationError
+from ..errors import SolverError, ValidationError, ignored
 from ..validation import check_param
 from ..kernels import Kernel, make_kernel
 from ..sparse import same_rows, to_dense
@@ -304,8 +303,7 @@ def fit_twin(machine: Machine, tol: float, cache_size: float = 200.0,
     est = twin_class(machine)(**params, **machine.libsvm_params())
     weights = getattr(machine, "sample_weight", None)
     start = time.perf_counter()
-    with warnings.catch_warnings():       # scikit-learn's own warning at the cap: certify issues ours
-        warnings.filterwarnings("ignore", message="Solver terminated early")
+    with ignored("Solver terminated early"):       # scikit-learn's own warning at the cap: certify issues ours
         try:
             if machine.t is None:
                 est.fit(machine.X, sample_weight=weights)

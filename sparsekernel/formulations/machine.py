@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
 from ..validation import check_matrix, check_param, fail
-from ..errors import NonConvexWarning, SolverError, ValidationError, warn
+from ..errors import NonConvexWarning, SolverError, ValidationError, ignored, warn
 from ..kernels import Kernel, check_finite_values, feature_map, make_kernel
 from ..sparse import issparse, read_only_rows, row_squared_norms, to_dense
 from ..solvers.standard_qp import BOUND_ROUNDING, RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
@@ -278,9 +278,8 @@ class Formulation:
         options = {**self.solver_defaults.get(solver, {}), **opts}
         start = time.perf_counter()
         try:
-            with warnings.catch_warnings():
-                # cvxpy's generic "may be inaccurate" warning; _check_status issues ours
-                warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
+            # cvxpy's generic "may be inaccurate" warning; _check_status issues ours
+            with ignored("Solution may be inaccurate", UserWarning):
                 self.problem.solve(solver=solver, **options)
         except TypeError as exc:  # cvxpy's Clarabel interface refuses a setting it does not know so
             if not opts:
