@@ -517,6 +517,16 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
     #: whether class_weight multiplies the box (LIBSVM's nu-SVC ignores class weights)
     _class_weight_applies = True
 
+    #: what ``machines_`` and ``solutions_`` build on first use and keep (each pair's machine holds a
+    #: copy of its classes' rows), and a path's test kernel: left out of a pickle or a deep copy
+    _REBUILT_ON_USE = ("_machines", "_full_solutions", "_held_test")
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(super().__getstate__())        # a copy: object's own is the live __dict__
+        for name in self._REBUILT_ON_USE:
+            state.pop(name, None)
+        return state
+
     def _check_params(self) -> None:
         super()._check_params()
         if self.decision_function_shape not in ("ovr", "ovo"):

@@ -309,6 +309,29 @@ def test_a_fitted_estimator_pickles_whatever_its_solver(solver: str) -> None:
     assert machine.solve("clarabel").dual_objective == pytest.approx(est.solutions_[0].dual_objective, rel=1e-5)
 
 
+@pytest.mark.parametrize("cls", [SVC, NuSVC])
+def test_a_pickle_leaves_out_the_pairs_machines_and_solutions_rebuilt_on_first_use(cls) -> None:
+    """``machines_`` and ``solutions_`` are built from the training X on first use and kept: each pair's
+    machine holds a copy of its two classes' rows, so after reading them a 10-class pickle was 3.4 times
+    as large (machines_, 600 digits) and 1.6 times (solutions_). The pickle (and a deep copy) leaves
+    them out, to be built again; the estimator pickled keeps its own."""
+    import copy
+
+    X, y = skdata.load_digits(return_X_y=True)
+    X, y = X[:200] / 16, y[:200]
+    est = cls(nu=0.1) if cls is NuSVC else cls()
+    est.fit(X, y)
+    size = len(pickle.dumps(est))
+    machines, solutions = est.machines_, est.solutions_
+    assert len(pickle.dumps(est)) == size
+    assert est.machines_ is machines and est.solutions_ is solutions
+    for again in (pickle.loads(pickle.dumps(est)), copy.deepcopy(est)):
+        np.testing.assert_array_equal(again.decision_function(X), est.decision_function(X))
+        assert [m.N for m in again.machines_] == [m.N for m in machines]
+        for a, b in zip(again.solutions_, solutions):
+            np.testing.assert_array_equal(a.support_vectors, b.support_vectors)
+
+
 @pytest.mark.parametrize("name", ["SVC", "NuSVC"])
 def test_a_binary_decision_of_exactly_zero_predicts_the_second_class_as_libsvm_does(name) -> None:
     """LIBSVM's binary machine is (classes_[0], classes_[1]) with minus our decision value and votes for
