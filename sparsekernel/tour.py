@@ -7,9 +7,10 @@ objective, primal-dual gap, the largest violation of its KKT conditions
 (``duality.check``), its support count and its time. The RVM (section 7.2)
 follows on the same data, by its three algorithms, with the log evidence (7.85)
 as its objective; then the sparsity comparison of the two: support vectors
-against relevance vectors. Before any of it, ``warm_up`` loads (or, on the first
-run after an install, compiles) the numba loops of the SMO and the RVM, so that
-no row's time holds a compilation; the tour reports that time apart.
+against relevance vectors. Before any of it, ``warm_up`` loads the numba loops
+of the SMO and the RVM (compiled at install; without that build, compiled by
+numba's JIT on the first run), so that no row's time holds a compilation; the
+tour reports that time apart.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ class Tour:
 
 
 def warm_up() -> float:
-    """Load (or compile, once per install) the numba loops of the SMO and of the RVM's three methods
+    """Load (or, without the install's compiled extension, compile once) the numba loops of the SMO and of the RVM's three methods
     by solving tiny problems; the seconds it took."""
     from .solvers.rvm import rvm_classification, rvm_regression
     from .solvers.smo import ensure_compiled
@@ -119,7 +120,7 @@ def run_tour(methods: Iterable[str] = tuple(TOUR_METHODS), n_ripley: int = 200,
 
     methods = [_check_method(m) for m in methods]     # a bad name fails before the warm-up, not after it
     if progress is not None:
-        progress("loading numba's loops (compiling them on a first run)")
+        progress("loading numba's loops (compiling them on a first run without the install's build)")
     tour = Tour(compile_seconds=warm_up())
     for case in notes_cases(n_ripley):
         machine = case.build()
