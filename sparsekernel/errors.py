@@ -86,8 +86,8 @@ def collected(*categories: type[Warning]) -> Iterator[list[warnings.WarningMessa
     stack.append((categories, log))
     try:
         yield log
-    finally:
-        stack.remove((categories, log))
+    finally:                                         # this block's entry (equal lists are not the same)
+        del stack[next(i for i, (_, held) in enumerate(stack) if held is log)]
 
 
 def warn(message: str, category: type[Warning], stacklevel: int = 1) -> None:

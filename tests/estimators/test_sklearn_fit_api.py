@@ -686,3 +686,16 @@ def test_fits_in_two_threads_leave_no_filter_of_their_solvers_behind(solver: str
     second.join(10)
     assert not errors
     assert warnings.filters == filters
+
+
+def test_nested_blocks_gathering_warnings_each_keep_their_own() -> None:
+    """An inner ``errors.collected`` block that ends (its list empty, as the outer's) left the outer's entry
+    gone and its own in place: the outer block's later warnings went to the inner's list."""
+    from sparsekernel.errors import ConvergenceWarning, collected, warn
+
+    with collected(ConvergenceWarning) as outer:
+        with collected(ConvergenceWarning) as inner:
+            pass
+        warn("after the inner block", ConvergenceWarning)
+    assert [str(w.message) for w in outer] == ["after the inner block"] and inner == []
+    assert outer[0].filename == __file__
