@@ -424,7 +424,7 @@ def _data_arguments(p: argparse.ArgumentParser) -> None:
 
 _AUTO_HELP = (f"auto (the default): the cvxpy dual with Clarabel for N <= {AUTO_DUAL_MAX_N}, the SMO above "
               f"(the cvxpy dual's dense N x N term: about 5 s at N = 1,000, 35 s and 0.8 GB at 2,000, 230 s at "
-              f"5,000, over 6 GB at 20,000; the SMO about 15 s at 20,000)")
+              f"5,000, over 6 GB at 20,000; the SMO 18 to 26 s at 20,000, report included)")
 
 
 def _machine_arguments(p: argparse.ArgumentParser) -> None:

@@ -309,6 +309,31 @@ def test_a_fitted_estimator_pickles_whatever_its_solver(solver: str) -> None:
     assert machine.solve("clarabel").dual_objective == pytest.approx(est.solutions_[0].dual_objective, rel=1e-5)
 
 
+def test_a_multiclass_fit_frees_each_pairs_machine_once_solved() -> None:
+    """Each pair's machine (with its copy of the pair's rows, and its Gram matrix where one was computed)
+    is dropped once solved; its QP's ``gram`` was the machine's bound method, a reference cycle, so the
+    machines stayed until the cyclic collector ran: 10 pairs of 4 classes' rows held at the end of a fit
+    (26 MB for 4000 points of 200 features). Now none is left for the collector."""
+    import gc
+
+    from sparsekernel.formulations.machine import Machine
+
+    X, y = skdata.load_digits(return_X_y=True)
+    X, y = X[:300] / 16, y[:300] % 5
+    gc.collect()
+    gc.disable()
+    try:
+        SVC().fit(X, y)
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        left = [o for o in gc.garbage if isinstance(o, Machine)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert left == []
+
+
 @pytest.mark.parametrize("cls", [SVC, NuSVC])
 def test_a_pickle_leaves_out_the_pairs_machines_and_solutions_rebuilt_on_first_use(cls) -> None:
     """``machines_`` and ``solutions_`` are built from the training X on first use and kept: each pair's
