@@ -26,6 +26,7 @@ import abc
 import math
 import time
 import warnings
+import weakref
 from dataclasses import dataclass, replace
 from functools import cached_property, partial
 from typing import Any, Callable, ClassVar, Mapping
@@ -312,6 +313,31 @@ class Formulation:
         return certify(self.machine, sol, outcome, self.kind, solver, matched_tol(self.machine, method_name(sol)))
 
 
+class _MachineGram:
+    """``machine.gram`` for its QP, which the machine keeps: not the bound method, whose reference to the
+    machine made a cycle (machine, QP, method) that kept a dropped machine, its X and its Gram matrix
+    until the cyclic collector ran (a multiclass fit drops each pair's machine once solved). The QP
+    refers to the machine weakly; one that outlives it computes the kernel matrix itself. It pickles
+    (and copies) as a reference to the machine, weak again once restored."""
+
+    __slots__ = ("_machine", "_kernel", "_X")
+
+    def __init__(self, machine: "Machine", kernel: Kernel, X: Array) -> None:
+        self._machine, self._kernel, self._X = weakref.ref(machine), kernel, X
+
+    def __call__(self) -> Array:
+        machine = self._machine()
+        if machine is not None:
+            return machine.gram()
+        with np.errstate(over="ignore", invalid="ignore"):
+            K = self._kernel(self._X, self._X)
+        check_finite_values(self._kernel, K)
+        return K
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _MachineGram, (self._machine(), self._kernel, self._X)
+
+
 class Machine(abc.ABC):
     """The public base of a machine: subclass it, declare the items below, and every
     method (``formulations.solve``), ``duality.check``, ``categories``, ``compare``
@@ -571,7 +597,7 @@ class Machine(abc.ABC):
         is ``qp.scale * output_scale``, the gradient's unit in which a tolerance is relative."""
         if self._qp is None:
             qp = self._standard_qp()
-            self._qp = replace(qp, tol_scale=float(qp.scale) * self.output_scale)
+            self._qp = replace(qp, tol_scale=float(qp.scale) * self.output_scale, gram=_MachineGram(self, self.kernel, self.X))
         return self._qp
 
     # -- scales: what a relative tolerance is relative to ---------------------------------
