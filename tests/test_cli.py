@@ -363,14 +363,17 @@ def test_a_method_that_fails_in_compare_is_status_1_and_the_others_are_compared(
     Here, raised for OSQP: one line on stderr names it, the other methods are compared, and the status is
     1, as for kkt's failing report; so is a table whose rows fail a --tol the solves were not run to."""
     import sparsekernel.cli as cli
+    from sparsekernel.duality import check
     from sparsekernel.errors import SolverError
 
     libsvm_path, _ = data_files
     solve_by = cli.solve_by
 
     def failing(machine, method, **options):
-        if method == "osqp":
-            raise SolverError("OSQP reported 'optimal' on the dual of NuSVC, but its answer fails", "optimal")
+        if method == "osqp":                    # an answer, and its failing certificate
+            report = check(machine, solve_by(machine, "clarabel"), 1e-30)
+            raise SolverError("OSQP reported 'optimal' on the dual of NuSVC, but its answer fails", "optimal",
+                              report=report)
         return solve_by(machine, method, **options)
 
     monkeypatch.setattr(cli, "solve_by", failing)
