@@ -399,6 +399,7 @@ class _BaseSVM(BaseEstimator):
                                     None if weight is None else weight[index], kernel)
         with self._warned_once():
             sol, self.kkt_report_ = self._fit_machine(machine)
+        machine._drop_gram()                # its eigenvalue check's Gram matrix, not kept for the model's life
         self.shape_fit_ = X.shape
         self.machine_, self._index = machine, index
         support = index[sol.support]

@@ -413,10 +413,18 @@ class Machine(abc.ABC):
 
     def __getstate__(self) -> dict[str, Any]:
         """A machine pickles without its cvxpy problems (they hold the solvers' own objects, which
-        do not pickle); they are built again on first use."""
+        do not pickle) and without its Gram matrix (N x N, where X is N x D); they are built again on
+        first use."""
         state = dict(self.__dict__)
         state["_formulations"] = {}
+        state["_gram_cache"] = None
         return state
+
+    def _drop_gram(self) -> None:
+        """Forget the Gram matrix held since ``gram`` computed it (at construction, for the eigenvalue
+        check of a kernel that is not PSD in general): a fitted estimator keeps its machine, which
+        need not hold N x N numbers; ``gram`` computes it again where asked."""
+        self._gram_cache = None
 
     # -- data -----------------------------------------------------------------
     @abc.abstractmethod

@@ -110,3 +110,30 @@ def test_psd_kernels_and_psd_sigmoid_gram_matrices_stay_certified_optima() -> No
     reference = svm.SVC(kernel="sigmoid", gamma=1e-4, coef0=0.0, C=1.0, tol=1e-8).fit(X, t)
     np.testing.assert_allclose(near_linear.decision_function(X), reference.decision_function(X), atol=1e-5)
     assert sol.status == "optimal" and sol.report.convex
+
+
+@pytest.mark.parametrize("name", ["SVR", "NuSVR", "OneClassSVM"])
+def test_a_fitted_machine_keeps_no_gram_matrix_of_its_eigenvalue_check(name: str) -> None:
+    """A sigmoid kernel's machine computes its Gram matrix at construction for the eigenvalue check (N <=
+    PSD_CHECK_MAX_N) and cached it: the fitted ``machine_`` held the N x N matrix for the estimator's
+    life, and its pickle carried it (8.3 MB at N = 1000, scikit-learn's 52 kB). The fit now drops it,
+    and a machine pickles without it; ``gram()`` computes it again where asked."""
+    import pickle
+
+    import sparsekernel.estimators as estimators
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    estimator = getattr(estimators, name)(kernel="sigmoid", gamma=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonConvexWarning)
+        estimator.fit(X, X[:, 0]) if name != "OneClassSVM" else estimator.fit(X)
+    assert estimator.machine_.eigenvalue_range is not None          # the check ran
+    held = [k for k, v in vars(estimator.machine_).items() if getattr(v, "shape", None) == (400, 400)]
+    assert held == []
+    assert len(pickle.dumps(estimator)) < 400 * 400 * 8 / 4
+    again = pickle.loads(pickle.dumps(estimator))
+    np.testing.assert_array_equal(again.predict(X), estimator.predict(X))
+    np.testing.assert_allclose(again.machine_.gram(), Sigmoid(gamma=0.1, coef0=0.0)(X, X))
+    machine = EpsilonSVR(X, X[:, 0], Sigmoid(gamma=0.1, coef0=0.0), C=1.0, epsilon=0.1)
+    assert len(pickle.dumps(machine)) < 400 * 400 * 8 / 4
