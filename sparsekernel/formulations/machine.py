@@ -313,6 +313,11 @@ class Formulation:
         return certify(self.machine, sol, outcome, self.kind, solver, matched_tol(self.machine, method_name(sol)))
 
 
+def _gone() -> None:
+    """The weak reference of a machine that no longer exists."""
+    return None
+
+
 class _MachineGram:
     """``machine.gram`` for its QP, which the machine keeps: not the bound method, whose reference to the
     machine made a cycle (machine, QP, method) that kept a dropped machine, its X and its Gram matrix
@@ -322,8 +327,10 @@ class _MachineGram:
 
     __slots__ = ("_machine", "_kernel", "_X")
 
-    def __init__(self, machine: "Machine", kernel: Kernel, X: Array) -> None:
-        self._machine, self._kernel, self._X = weakref.ref(machine), kernel, X
+    def __init__(self, machine: "Machine | None", kernel: Kernel, X: Array) -> None:
+        # None: a QP pickled after its machine was gone (``__reduce__``) computes the matrix itself
+        self._machine = _gone if machine is None else weakref.ref(machine)
+        self._kernel, self._X = kernel, X
 
     def __call__(self) -> Array:
         machine = self._machine()

@@ -334,6 +334,26 @@ def test_a_multiclass_fit_frees_each_pairs_machine_once_solved() -> None:
     assert left == []
 
 
+def test_a_qp_that_outlives_its_machine_computes_the_kernel_and_pickles() -> None:
+    """The QP refers to its machine weakly: once the machine is gone its ``gram`` computes the kernel
+    matrix itself, and a pickle of it (whose machine reference is then None) raised TypeError from
+    weakref.ref(None)."""
+    import gc
+
+    from sparsekernel.formulations import SoftMarginSVC
+    from sparsekernel.kernels import RBF
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(25, 2))
+    machine = SoftMarginSVC(X, np.where(X[:, 0] > 0, 1.0, -1.0), RBF(0.7), C=2.0)
+    qp = machine.standard_qp()
+    K = RBF(0.7)(X, X)
+    del machine
+    gc.collect()
+    np.testing.assert_allclose(qp.gram(), K, rtol=1e-12)
+    np.testing.assert_allclose(pickle.loads(pickle.dumps(qp)).gram(), K, rtol=1e-12)
+
+
 @pytest.mark.parametrize("cls", [SVC, NuSVC])
 def test_a_pickle_leaves_out_the_pairs_machines_and_solutions_rebuilt_on_first_use(cls) -> None:
     """``machines_`` and ``solutions_`` are built from the training X on first use and kept: each pair's
