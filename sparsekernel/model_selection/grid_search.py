@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numbers
 import time
+import traceback
 import warnings
 from typing import Any
 
@@ -140,9 +141,32 @@ def _scores(fitted: list[Any], scorer: Any, X_test: Any, y_test: Any, scored: di
         shared = (time.perf_counter() - begin) / len(fitted)  # the one kernel evaluation, shared out
         for model in fitted:
             begin = time.perf_counter()
-            scores.append(float(error_score) if model is None else float(scorer(model, X_scored, y_test, **scored)))
+            scores.append(float(error_score) if model is None else _score(model, scorer, X_scored, y_test, scored,
+                                                                          error_score))
             score_times.append(time.perf_counter() - begin + shared)
     return scores, score_times
+
+
+def _score(model: Any, scorer: Any, X_test: Any, y_test: Any, scored: dict[str, Any], error_score: Any) -> float:
+    """``scorer(model, X_test, y_test)``, as GridSearchCV's ``_score``: where the scorer raises, ``error_score``
+    with a UserWarning (or the exception, for "raise"); a score that is no number is a ValueError either way."""
+    try:
+        score = scorer(model, X_test, y_test, **scored)
+    except Exception:
+        if error_score == "raise":
+            raise
+        warnings.warn(f"Scoring failed. The score on this train-test partition for these parameters will be set to "
+                      f"{error_score}. Details: \n{traceback.format_exc()}", UserWarning, stacklevel=2)
+        return float(error_score)
+    if hasattr(score, "item"):
+        try:
+            score = score.item()
+        except ValueError:
+            pass
+    if not isinstance(score, numbers.Number):
+        raise ValueError(f"scoring must return a number, got {score!r} ({type(score).__name__}) instead. "
+                         f"(scorer={scorer!r})")
+    return float(score)
 
 
 def _takes_weights(scorer: Any) -> bool:

@@ -93,6 +93,25 @@ def test_a_failed_fit_scores_error_score_alone() -> None:
         SVMGridSearchCV(Fragile(), grid, cv=3, error_score="raise").fit(X, Y)
 
 
+def test_a_scorer_that_raises_scores_error_score_as_gridsearchcvs() -> None:
+    """A scorer raising on one cell: that cell scores error_score with GridSearchCV's UserWarning (the
+    exception itself for error_score="raise"); the other cells keep their scores, GridSearchCV's."""
+    def fragile(estimator, X, y):
+        if estimator.C == 10.0:
+            raise RuntimeError("no score at C = 10")
+        return estimator.score(X, y)
+
+    with pytest.warns(UserWarning, match="Scoring failed"):
+        ours = SVMGridSearchCV(SVC(), GRID, cv=3, scoring=fragile, error_score=-1.0).fit(X, Y)
+    theirs = GridSearchCV(svm.SVC(), GRID, cv=3, scoring=fragile, error_score=-1.0).fit(X, Y)
+    _compare(ours, theirs)
+    assert np.all(ours.cv_results_["mean_test_score"][[4, 5]] == -1.0)
+    with pytest.raises(RuntimeError, match="no score at C = 10"):
+        SVMGridSearchCV(SVC(), GRID, cv=3, scoring=fragile, error_score="raise").fit(X, Y)
+    with pytest.raises(ValueError, match="scoring must return a number"):
+        SVMGridSearchCV(SVC(), GRID, cv=3, scoring=lambda estimator, X, y: "good").fit(X, Y)
+
+
 @pytest.mark.parametrize("n_classes, kernel", [(2, "rbf"), (3, "rbf"), (3, "poly")])
 def test_a_path_scored_with_one_kernel_evaluation_predicts_as_each_model_alone(n_classes, kernel) -> None:
     """``shared_test_kernel``: the path's models read K(X_test, X_train) computed once; their decision
