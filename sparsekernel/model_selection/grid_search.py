@@ -94,11 +94,13 @@ def _path_param(estimator: Any, candidates: list[dict[str, Any]]) -> str | None:
 def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None, values: list[Any],
                         X: Any, y: Any, train: NDArray[np.intp], test: NDArray[np.intp], scorer: Any,
                         error_score: Any, sample_weight: Any = None,
-                        train_score: bool = False) -> tuple[list[float], list[float], list[float], list[float]]:
+                        train_score: bool = False) -> tuple[list[float], list[float], list[float], list[float],
+                                                            list[str | None]]:
     """One group on one fold: fit the path on ``train`` (with the training points' ``sample_weight``),
     score each fit on ``test`` (weighted where the scorer takes weights); the scores, each fit's share
-    of the path's time and its own scoring time, and with ``train_score`` each fit's score on ``train``
-    (weighted likewise; else an empty list)."""
+    of the path's time and its own scoring time, with ``train_score`` each fit's score on ``train``
+    (weighted likewise; else an empty list), and each fit's failure (its exception's type and message;
+    None for a fit that succeeded)."""
     estimator = clone(estimator).set_params(**params)
     X_train, y_train = _safe_split(estimator, X, y, train)
     X_test, y_test = _safe_split(estimator, X, y, test, train)
@@ -112,23 +114,26 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
         else:
             fitted = estimator.fit_path(X_train, y_train, values, param=path, **weights)
         fit_times = [(time.perf_counter() - start) / len(fitted)] * len(fitted)
+        failures: list[str | None] = [None] * len(fitted)
     except Exception as exc:
         if error_score == "raise":
             raise
         if path is None:
-            _warn_failed(params, error_score, exc)
+            failures = [_warn_failed(params, error_score, exc)]
             fitted, fit_times = [None], [time.perf_counter() - start]
         else:       # a fit of the path failed (cold too): the values one by one, each cold
-            fitted, fit_times = [], []
+            fitted, fit_times, failures = [], [], []
             for value in values:
                 begin = time.perf_counter()
-                fitted.append(_fit_or_fail(clone(estimator).set_params(**{path: value}), X_train, y_train,
-                                           dict(params, **{path: value}), error_score, weights))
+                model, failure = _fit_or_fail(clone(estimator).set_params(**{path: value}), X_train, y_train,
+                                              dict(params, **{path: value}), error_score, weights)
+                fitted.append(model)
+                failures.append(failure)
                 fit_times.append(time.perf_counter() - begin)
     scores, score_times = _scores(fitted, scorer, X_test, y_test, scored, error_score)
     train_scores = _scores(fitted, scorer, X_train, y_train, {"sample_weight": weights["sample_weight"]} if weighed
                            else {}, error_score)[0] if train_score else []
-    return scores, fit_times, score_times, train_scores
+    return scores, fit_times, score_times, train_scores, failures
 
 
 def _scores(fitted: list[Any], scorer: Any, X_test: Any, y_test: Any, scored: dict[str, Any],
@@ -185,19 +190,21 @@ def _takes_weights(scorer: Any) -> bool:
 
 
 def _fit_or_fail(estimator: Any, X: Any, y: Any, params: dict[str, Any], error_score: Any,
-                 weights: dict[str, Any]) -> Any:
-    """The fitted estimator, or None (with a FitFailedWarning) where its fit raises and
-    ``error_score`` is a number."""
+                 weights: dict[str, Any]) -> tuple[Any, str | None]:
+    """The fitted estimator and None, or None (with a FitFailedWarning) and the failure where its fit
+    raises and ``error_score`` is a number."""
     try:
-        return estimator.fit(X, y, **weights)
+        return estimator.fit(X, y, **weights), None
     except Exception as exc:
-        _warn_failed(params, error_score, exc)
-        return None
+        return None, _warn_failed(params, error_score, exc)
 
 
-def _warn_failed(params: dict[str, Any], error_score: Any, exc: Exception) -> None:
-    warnings.warn(f"the fit of {params} failed on a fold and scores {error_score}: {type(exc).__name__}: {exc}",
+def _warn_failed(params: dict[str, Any], error_score: Any, exc: Exception) -> str:
+    """Warn that the fit of ``params`` failed; the failure, its exception's type and message."""
+    failure = f"{type(exc).__name__}: {exc}"
+    warnings.warn(f"the fit of {params} failed on a fold and scores {error_score}: {failure}",
                   FitFailedWarning, stacklevel=4)
+    return failure
 
 
 def _masked_params(candidates: list[dict[str, Any]]) -> dict[str, np.ma.MaskedArray]:
@@ -227,6 +234,20 @@ def _check_lengths(X: Any, **others: Any) -> None:
         if name != "groups" and array.dtype.kind in "fc" and not np.isfinite(array).all():
             raise ValidationError(f"{name} must contain only finite values; got NaN or inf at index "
                                   f"{int(np.flatnonzero(~np.isfinite(array.ravel()))[0])}")
+
+
+def _raise_if_every_fit_failed(failures: list[str | None]) -> None:
+    """GridSearchCV's ValueError where every fit of the search failed (their scores, all error_score, would
+    rank nothing): how many, and each distinct failure with its count."""
+    if not failures or any(failure is None for failure in failures):
+        return
+    counts: dict[str, int] = {}
+    for failure in failures:
+        counts[failure] = counts.get(failure, 0) + 1
+    details = "\n".join(f"{n} fits failed with the following error:\n{text}" for text, n in counts.items())
+    raise ValueError(f"\nAll the {len(failures)} fits failed.\nIt is very likely that your model is misconfigured.\n"
+                     f"You can try to debug the error by setting error_score='raise'.\n\n"
+                     f"Below are more details about the failures:\n{details}")
 
 
 def _estimator_has(name: str):
@@ -355,6 +376,7 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                                              self.scorer_, self.error_score, sample_weight,
                                              bool(self.return_train_score))
                 for g, f in tasks)
+            _raise_if_every_fit_failed([failure for result in out for failure in result[4]])
             self.cv_results_ = self._results(candidates, grouped, tasks, out)
             self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
             self.best_params_ = candidates[self.best_index_]
@@ -368,13 +390,13 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             return self
 
     def _results(self, candidates: list[dict[str, Any]], grouped: list, tasks: list[tuple[int, int]],
-                 out: list[tuple[list[float], list[float], list[float], list[float]]]) -> dict[str, Any]:
+                 out: list[tuple[list[float], list[float], list[float], list[float], list]]) -> dict[str, Any]:
         """GridSearchCV's ``cv_results_``: per-split scores, means, stds, ranks, times, params (and the
         training scores with ``return_train_score``)."""
         shape = (len(candidates), self.n_splits_)
         scores, fit_times, score_times = np.full(shape, np.nan), np.zeros(shape), np.zeros(shape)
         train_scores = np.full(shape, np.nan)
-        for (g, f), (s, ft, st, ts) in zip(tasks, out):
+        for (g, f), (s, ft, st, ts, _) in zip(tasks, out):
             rows = grouped[g][1]
             scores[rows, f], fit_times[rows, f], score_times[rows, f] = s, ft, st
             if self.return_train_score:

@@ -93,6 +93,20 @@ def test_a_failed_fit_scores_error_score_alone() -> None:
         SVMGridSearchCV(Fragile(), grid, cv=3, error_score="raise").fit(X, Y)
 
 
+@pytest.mark.parametrize("refit", [True, False])
+def test_a_search_whose_every_fit_fails_raises_as_gridsearchcv(refit: bool) -> None:
+    """Every fit failing (a C out of its domain at each candidate): GridSearchCV's ValueError, with the
+    count and the failure, not a search that ranks its error_scores and names a best candidate."""
+    grid = {"C": [-1.0, -2.0]}
+    with pytest.raises(ValueError, match="All the 6 fits failed"):
+        GridSearchCV(svm.SVC(), grid, cv=3, refit=refit).fit(X, Y)
+    with pytest.warns(Warning), pytest.raises(ValueError, match=r"(?s)All the 6 fits failed.*C must be a positive"):
+        SVMGridSearchCV(SVC(), grid, cv=3, refit=refit).fit(X, Y)
+    search = SVMGridSearchCV(SVC(), {"C": [-1.0, 1.0]}, cv=3, refit=refit)
+    with pytest.warns(Warning):
+        assert search.fit(X, Y).best_params_ == {"C": 1.0}       # some fits failing: ranked as before
+
+
 def test_a_scorer_that_raises_scores_error_score_as_gridsearchcvs() -> None:
     """A scorer raising on one cell: that cell scores error_score with GridSearchCV's UserWarning (the
     exception itself for error_score="raise"); the other cells keep their scores, GridSearchCV's."""
