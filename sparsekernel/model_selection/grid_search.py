@@ -208,15 +208,26 @@ def _warn_failed(params: dict[str, Any], error_score: Any, exc: Exception) -> st
 
 
 def _masked_params(candidates: list[dict[str, Any]]) -> dict[str, np.ma.MaskedArray]:
-    """``param_<name>``: each parameter's value per candidate, masked where a candidate lacks it."""
-    names = sorted({name for params in candidates for name in params})
+    """``param_<name>``: each parameter's value per candidate, masked where a candidate lacks it, as
+    GridSearchCV's: the names in order of first appearance, each column of the dtype numpy infers from its
+    values (float64 for floats, int64 for ints; object for strings, sequences and mixtures numpy cannot
+    make one 1-D array of)."""
+    columns: dict[str, dict[int, Any]] = {}
+    for k, params in enumerate(candidates):
+        for name, value in params.items():
+            columns.setdefault(f"param_{name}", {})[k] = value
     out = {}
-    for name in names:
-        column = np.ma.MaskedArray(np.empty(len(candidates), dtype=object), mask=True)
-        for k, params in enumerate(candidates):
-            if name in params:
-                column[k] = params[name]
-        out[f"param_{name}"] = column
+    for key, values in columns.items():
+        try:
+            inferred = np.array(list(values.values()))
+        except ValueError:          # sequences of different lengths
+            dtype = np.dtype(object)
+        else:
+            dtype = inferred.dtype if inferred.dtype.kind != "U" and inferred.ndim == 1 else np.dtype(object)
+        column = np.ma.MaskedArray(np.empty(len(candidates), dtype=dtype), mask=True)
+        for k, value in values.items():
+            column[k] = value
+        out[key] = column
     return out
 
 

@@ -107,6 +107,22 @@ def test_a_search_whose_every_fit_fails_raises_as_gridsearchcv(refit: bool) -> N
         assert search.fit(X, Y).best_params_ == {"C": 1.0}       # some fits failing: ranked as before
 
 
+def test_the_param_columns_have_gridsearchcvs_dtypes_and_order() -> None:
+    """cv_results_'s param_<name> columns: GridSearchCV's order (first appearance along the candidates) and
+    dtypes (float64, int64, object for strings and dicts), masks and values; a DataFrame of them has the
+    same columns of the same dtypes."""
+    grid = [{"kernel": ["linear"], "C": [1.0, 0.1]}, {"kernel": ["rbf"], "gamma": [0.5], "C": [2.0, 0.2]},
+            {"kernel": ["poly"], "degree": [2, 3], "class_weight": [None, {0: 2.0, 1: 1.0}]}]
+    ours = SVMGridSearchCV(SVC(), grid, cv=3).fit(X, Y).cv_results_
+    theirs = GridSearchCV(svm.SVC(), grid, cv=3).fit(X, Y).cv_results_
+    assert list(ours) == list(theirs)
+    for key in (k for k in theirs if k.startswith("param_")):
+        assert ours[key].dtype == theirs[key].dtype, key
+        np.testing.assert_array_equal(np.ma.getmaskarray(ours[key]), np.ma.getmaskarray(theirs[key]))
+        assert list(ours[key].compressed()) == list(theirs[key].compressed())
+    assert ours["param_C"].dtype == np.float64 and ours["param_degree"].dtype == np.int64
+
+
 def test_a_scorer_that_raises_scores_error_score_as_gridsearchcvs() -> None:
     """A scorer raising on one cell: that cell scores error_score with GridSearchCV's UserWarning (the
     exception itself for error_score="raise"); the other cells keep their scores, GridSearchCV's."""
