@@ -283,8 +283,10 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
     n_jobs : int or None
         Tasks (one group of candidates on one fold) run at once by joblib; the active joblib
         backend (``joblib.parallel_backend("dask")``) decides where.
-    refit : bool
-        Fit ``best_estimator_`` on all of X with ``best_params_``.
+    refit : bool or callable
+        Fit ``best_estimator_`` on all of X with ``best_params_``. A callable, as GridSearchCV's, takes
+        ``cv_results_`` and returns ``best_index_`` (an integer index of a candidate); the search then has
+        no ``best_score_``.
     cv : int, cross-validation generator or iterable
         As GridSearchCV's (``check_cv``: stratified k-fold for classifiers).
     verbose : int
@@ -300,7 +302,7 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
     """
 
     def __init__(self, estimator: Any, param_grid: dict[str, Any] | list[dict[str, Any]], *,
-                 scoring: Any = None, n_jobs: int | None = None, refit: bool = True, cv: Any = None,
+                 scoring: Any = None, n_jobs: int | None = None, refit: Any = True, cv: Any = None,
                  verbose: int = 0, pre_dispatch: int | str = "2*n_jobs", error_score: Any = np.nan,
                  return_train_score: bool = False) -> None:
         self.estimator = estimator
@@ -315,9 +317,10 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.return_train_score = return_train_score
 
     def _check_params(self) -> None:
-        for name in ("refit", "return_train_score"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise fail(name, "True or False", getattr(self, name))
+        if not (isinstance(self.refit, (bool, np.bool_)) or callable(self.refit)):
+            raise fail("refit", "True, False or a callable taking cv_results_ and returning best_index_", self.refit)
+        if not isinstance(self.return_train_score, (bool, np.bool_)):
+            raise fail("return_train_score", "True or False", self.return_train_score)
         verbose = self.verbose
         if not (isinstance(verbose, (numbers.Integral, np.bool_)) and verbose >= 0):
             raise fail("verbose", "an integer >= 0 (or True / False)", verbose)
@@ -389,9 +392,12 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 for g, f in tasks)
             _raise_if_every_fit_failed([failure for result in out for failure in result[4]])
             self.cv_results_ = self._results(candidates, grouped, tasks, out)
-            self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
+            self.best_index_ = self._best_index(self.cv_results_)
             self.best_params_ = candidates[self.best_index_]
-            self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
+            if callable(self.refit):        # GridSearchCV's: no best_score_ for a chosen index
+                self.__dict__.pop("best_score_", None)
+            else:
+                self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
             self.multimetric_ = False
             if self.refit:
                 start = time.perf_counter()
@@ -399,6 +405,20 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 self.best_estimator_ = clone(estimator).set_params(**self.best_params_).fit(X, y, **weights)
                 self.refit_time_ = time.perf_counter() - start
             return self
+
+    def _best_index(self, results: dict[str, Any]) -> int:
+        """The best candidate: the first of rank 1, or where ``refit`` is a callable, the index it returns
+        from ``cv_results_`` (GridSearchCV's TypeError for one that is no integer, IndexError for one out of
+        range)."""
+        if not callable(self.refit):
+            return int(np.argmin(results["rank_test_score"]))
+        index = self.refit(results)
+        if not isinstance(index, numbers.Integral) or isinstance(index, (bool, np.bool_)):
+            raise TypeError(f"refit, a callable, must return best_index_, an integer; got {index!r}")
+        if not 0 <= index < len(results["params"]):
+            raise IndexError(f"refit, a callable, must return best_index_ in [0, {len(results['params'])}), the "
+                             f"index of a candidate; got {index}")
+        return int(index)
 
     def _results(self, candidates: list[dict[str, Any]], grouped: list, tasks: list[tuple[int, int]],
                  out: list[tuple[list[float], list[float], list[float], list[float], list]]) -> dict[str, Any]:

@@ -123,6 +123,27 @@ def test_the_param_columns_have_gridsearchcvs_dtypes_and_order() -> None:
     assert ours["param_C"].dtype == np.float64 and ours["param_degree"].dtype == np.int64
 
 
+def test_a_callable_refit_picks_the_best_index_as_gridsearchcvs() -> None:
+    """refit a callable (GridSearchCV's way to choose, say, the smallest C within a tolerance of the best):
+    best_index_ is what it returns, best_params_ and best_estimator_ follow it, and there is no best_score_;
+    an answer that is no integer or out of range is GridSearchCV's TypeError or IndexError."""
+    def smallest_c_within(results):
+        means = results["mean_test_score"]
+        near = np.flatnonzero(means >= means.max() - 0.05)
+        return int(near[np.argmin(results["param_C"][near])])
+
+    ours = SVMGridSearchCV(SVC(), GRID, cv=3, refit=smallest_c_within).fit(X, Y)
+    theirs = GridSearchCV(svm.SVC(), GRID, cv=3, refit=smallest_c_within).fit(X, Y)
+    assert ours.best_index_ == theirs.best_index_ and ours.best_params_ == theirs.best_params_
+    assert not hasattr(ours, "best_score_") and not hasattr(theirs, "best_score_")
+    assert ours.best_estimator_.get_params()["C"] == theirs.best_estimator_.C
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+    with pytest.raises(TypeError, match="best_index_"):
+        SVMGridSearchCV(SVC(), GRID, cv=3, refit=lambda results: "first").fit(X, Y)
+    with pytest.raises(IndexError, match="best_index_"):
+        SVMGridSearchCV(SVC(), GRID, cv=3, refit=lambda results: 6).fit(X, Y)
+
+
 def test_a_scorer_that_raises_scores_error_score_as_gridsearchcvs() -> None:
     """A scorer raising on one cell: that cell scores error_score with GridSearchCV's UserWarning (the
     exception itself for error_score="raise"); the other cells keep their scores, GridSearchCV's."""
@@ -331,6 +352,7 @@ _n = X.shape[0]
     (lambda: SVMGridSearchCV(SVC(), GRID, cv=10_000).fit(X, Y), r"^cv must be .*; got 10000 \(Cannot have number"),
     (lambda: SVMGridSearchCV(SVC(), GRID, n_jobs=0).fit(X, Y), r"^n_jobs must be None or a non-zero integer; got 0"),
     (lambda: SVMGridSearchCV(SVC(), GRID, verbose=-1).fit(X, Y), r"^verbose must be an integer >= 0 .*; got -1"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, refit="yes").fit(X, Y), r"^refit must be True, False or a callable .*; got 'yes'"),
     (lambda: SVMGridSearchCV(SVC(), GRID, return_train_score="yes").fit(X, Y),
      r"^return_train_score must be True or False; got 'yes'"),
     (lambda: SVMGridSearchCV(SVC(), GRID, n_jobs="a").fit(X, Y), r"^n_jobs must be None or a non-zero integer; got 'a'"),
