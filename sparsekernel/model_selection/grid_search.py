@@ -404,6 +404,9 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 weights = {} if sample_weight is None else {"sample_weight": sample_weight}
                 self.best_estimator_ = clone(estimator).set_params(**self.best_params_).fit(X, y, **weights)
                 self.refit_time_ = time.perf_counter() - start
+            else:       # a previous fit's refit is not this fit's best estimator
+                for name in ("best_estimator_", "refit_time_"):
+                    self.__dict__.pop(name, None)
             return self
 
     def _best_index(self, results: dict[str, Any]) -> int:

@@ -144,6 +144,20 @@ def test_a_callable_refit_picks_the_best_index_as_gridsearchcvs() -> None:
         SVMGridSearchCV(SVC(), GRID, cv=3, refit=lambda results: 6).fit(X, Y)
 
 
+def test_a_fit_with_refit_false_drops_the_previous_fits_best_estimator() -> None:
+    """Refitted, then fitted again with refit=False on other data: the previous best_estimator_ (5 features)
+    does not answer for the new search (3 features): no best_estimator_, predict refused as before a refit."""
+    from sklearn.exceptions import NotFittedError
+
+    X3, Y3 = make_classification(n_samples=90, n_features=3, n_informative=2, n_redundant=0, random_state=1)
+    search = SVMGridSearchCV(SVC(), GRID, cv=3).fit(X, Y)
+    search.set_params(refit=False).fit(X3, Y3)
+    assert not hasattr(search, "best_estimator_") and not hasattr(search, "refit_time_")
+    assert not hasattr(search, "n_features_in_")
+    with pytest.raises(NotFittedError, match="refit=False"):
+        search.predict(X3)
+
+
 def test_a_scorer_that_raises_scores_error_score_as_gridsearchcvs() -> None:
     """A scorer raising on one cell: that cell scores error_score with GridSearchCV's UserWarning (the
     exception itself for error_score="raise"); the other cells keep their scores, GridSearchCV's."""
