@@ -316,6 +316,25 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.error_score = error_score
         self.return_train_score = return_train_score
 
+    def __sklearn_tags__(self):
+        """The estimator's type, its classifier and regressor tags, and whether it takes sparse input or a
+        precomputed kernel, as GridSearchCV's: ``is_classifier(search)`` is the estimator's (an outer
+        ``cross_val_score`` stratifies its folds) and an outer split of a precomputed kernel takes the
+        Gram block of its rows and columns."""
+        from copy import deepcopy
+
+        from sklearn.utils import get_tags
+
+        tags = super().__sklearn_tags__()
+        inner = get_tags(self.estimator)
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = deepcopy(inner.classifier_tags)
+        tags.regressor_tags = deepcopy(inner.regressor_tags)
+        tags.input_tags.pairwise = inner.input_tags.pairwise
+        tags.input_tags.sparse = inner.input_tags.sparse
+        tags.array_api_support = inner.array_api_support
+        return tags
+
     def _check_params(self) -> None:
         if not (isinstance(self.refit, (bool, np.bool_)) or callable(self.refit)):
             raise fail("refit", "True, False or a callable taking cv_results_ and returning best_index_", self.refit)

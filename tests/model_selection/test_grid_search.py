@@ -158,6 +158,42 @@ def test_a_fit_with_refit_false_drops_the_previous_fits_best_estimator() -> None
         search.predict(X3)
 
 
+@pytest.mark.parametrize("name, grid", [("SVC", {"C": [1.0]}), ("SVR", {"C": [1.0]}), ("OneClassSVM", {"nu": [0.5]}),
+                                        ("precomputed", {"C": [1.0]})])
+def test_the_search_has_its_estimators_tags_as_gridsearchcv(name: str, grid) -> None:
+    """The search's type (is_classifier, is_regressor, is_outlier_detector) and its pairwise and sparse input
+    tags are its estimator's, as GridSearchCV's."""
+    from sklearn.base import is_classifier, is_outlier_detector, is_regressor
+    from sklearn.utils import get_tags
+
+    from sparsekernel import estimators
+
+    make = (lambda module: module.SVC(kernel="precomputed")) if name == "precomputed" else \
+        (lambda module: getattr(module, name)())
+    ours, theirs = SVMGridSearchCV(make(estimators), grid), GridSearchCV(make(svm), grid)
+    for check in (is_classifier, is_regressor, is_outlier_detector):
+        assert check(ours) == check(theirs)
+    assert get_tags(ours).estimator_type == get_tags(theirs).estimator_type
+    assert get_tags(ours).input_tags.pairwise == get_tags(theirs).input_tags.pairwise == (name == "precomputed")
+    assert get_tags(ours).input_tags.sparse == get_tags(theirs).input_tags.sparse
+
+
+def test_nested_cross_validation_of_the_search_is_gridsearchcvs() -> None:
+    """cross_val_score over the search: stratified outer folds (the search is a classifier), and on a
+    precomputed kernel each outer split takes its Gram blocks; the scores are GridSearchCV's."""
+    from sklearn.metrics.pairwise import rbf_kernel
+    from sklearn.model_selection import cross_val_score
+
+    grid = {"C": [0.1, 1.0, 10.0]}
+    ours = cross_val_score(SVMGridSearchCV(SVC(gamma=0.3), grid, cv=3), X, Y, cv=3)
+    theirs = cross_val_score(GridSearchCV(svm.SVC(gamma=0.3), grid, cv=3), X, Y, cv=3)
+    np.testing.assert_allclose(ours, theirs, atol=1e-3)
+    K = rbf_kernel(X, gamma=0.3)
+    ours = cross_val_score(SVMGridSearchCV(SVC(kernel="precomputed"), grid, cv=3), K, Y, cv=3, error_score="raise")
+    theirs = cross_val_score(GridSearchCV(svm.SVC(kernel="precomputed"), grid, cv=3), K, Y, cv=3)
+    np.testing.assert_allclose(ours, theirs, atol=1e-3)
+
+
 def test_a_scorer_that_raises_scores_error_score_as_gridsearchcvs() -> None:
     """A scorer raising on one cell: that cell scores error_score with GridSearchCV's UserWarning (the
     exception itself for error_score="raise"); the other cells keep their scores, GridSearchCV's."""
