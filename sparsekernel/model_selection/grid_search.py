@@ -528,6 +528,11 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._check_refitted()
         return self.best_estimator_.predict_proba(X)
 
+    @available_if(_estimator_has("predict_log_proba"))
+    def predict_log_proba(self, X: ArrayLike) -> Array:
+        self._check_refitted()
+        return self.best_estimator_.predict_log_proba(X)
+
     @available_if(_estimator_has("score_samples"))
     def score_samples(self, X: ArrayLike) -> Array:
         self._check_refitted()

@@ -194,6 +194,15 @@ def test_nested_cross_validation_of_the_search_is_gridsearchcvs() -> None:
     np.testing.assert_allclose(ours, theirs, atol=1e-3)
 
 
+def test_predict_log_proba_is_the_best_estimators_as_gridsearchcvs() -> None:
+    """GridSearchCV offers predict_log_proba where its best estimator does (SVC with probability=True):
+    so does the search, the best estimator's own, and neither has it without probabilities."""
+    ours = SVMGridSearchCV(SVC(probability=True, random_state=0), {"C": [0.1, 1.0]}, cv=3).fit(X, Y)
+    np.testing.assert_array_equal(ours.predict_log_proba(X), ours.best_estimator_.predict_log_proba(X))
+    assert hasattr(GridSearchCV(svm.SVC(probability=True), {"C": [1.0]}, cv=3).fit(X, Y), "predict_log_proba")
+    assert not hasattr(SVMGridSearchCV(SVC(), {"C": [1.0]}, cv=3).fit(X, Y), "predict_log_proba")
+
+
 def test_a_scorer_that_raises_scores_error_score_as_gridsearchcvs() -> None:
     """A scorer raising on one cell: that cell scores error_score with GridSearchCV's UserWarning (the
     exception itself for error_score="raise"); the other cells keep their scores, GridSearchCV's."""
