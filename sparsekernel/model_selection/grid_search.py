@@ -345,8 +345,18 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise fail("verbose", "an integer >= 0 (or True / False)", verbose)
         if not (self.error_score == "raise" or isinstance(self.error_score, numbers.Real)):
             raise fail("error_score", "'raise' or a number", self.error_score)
-        if isinstance(self.scoring, (list, tuple, set, dict)):
-            raise fail("scoring", "None, a scorer name or a callable (one metric)", self.scoring)
+        estimator = self.estimator
+        if isinstance(estimator, type) or not (hasattr(estimator, "fit") and hasattr(estimator, "get_params")):
+            raise fail("estimator", "an estimator instance, with fit and get_params (SVC(), say)", estimator)
+        scoring = self.scoring
+        if not (scoring is None or callable(scoring) or isinstance(scoring, str)):
+            raise fail("scoring", "None, a scorer name or a callable (one metric)", scoring)
+        if isinstance(scoring, str):
+            from sklearn.metrics import get_scorer_names
+
+            if scoring not in get_scorer_names():
+                raise fail("scoring", "None, a callable (one metric) or a scorer name, one of "
+                                      "sklearn.metrics.get_scorer_names()", scoring)
         jobs = self.n_jobs
         if not (jobs is None or isinstance(jobs, numbers.Integral) and not isinstance(jobs, bool) and jobs != 0):
             raise fail("n_jobs", "None or a non-zero integer", jobs)
