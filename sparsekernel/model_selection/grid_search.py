@@ -473,16 +473,16 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             results[f"split{f}_test_score"] = scores[:, f]
         means = scores.mean(axis=1)
         results["mean_test_score"], results["std_test_score"] = means, scores.std(axis=1)
-        if self.return_train_score:
-            for f in range(self.n_splits_):
-                results[f"split{f}_train_score"] = train_scores[:, f]
-            results["mean_train_score"] = train_scores.mean(axis=1)
-            results["std_train_score"] = train_scores.std(axis=1)
         if np.all(np.isnan(means)):
             results["rank_test_score"] = np.ones(len(candidates), dtype=np.int32)
         else:               # failed candidates tie with the worst, as in GridSearchCV
             filled = np.where(np.isnan(means), np.nanmin(means) - 1, means)
             results["rank_test_score"] = rankdata(-filled, method="min").astype(np.int32)
+        if self.return_train_score:       # after the ranks, in GridSearchCV's order of keys
+            for f in range(self.n_splits_):
+                results[f"split{f}_train_score"] = train_scores[:, f]
+            results["mean_train_score"] = train_scores.mean(axis=1)
+            results["std_train_score"] = train_scores.std(axis=1)
         return results
 
     # -- the refitted best estimator ----------------------------------------------------

@@ -320,13 +320,14 @@ def test_the_input_attributes_are_gridsearchcvs(frame: bool) -> None:
 @pytest.mark.parametrize("scoring", [None, "balanced_accuracy"])
 def test_train_scores_are_gridsearchcvs(scoring) -> None:
     """return_train_score=True: every fit of the path scored on its own training points, weighted as its
-    test points are; the same keys and values as GridSearchCV's, with and without sample weights."""
+    test points are; the same keys (in the same order: rank_test_score before the training scores) and
+    values as GridSearchCV's, with and without sample weights."""
     w = np.random.default_rng(2).uniform(0.2, 5.0, size=Y.shape[0])
     for weights in ({}, {"sample_weight": w}):
         ours = SVMGridSearchCV(SVC(), GRID, cv=4, scoring=scoring, return_train_score=True).fit(X, Y, **weights)
         theirs = GridSearchCV(svm.SVC(), GRID, cv=4, scoring=scoring, return_train_score=True).fit(X, Y, **weights)
         _compare(ours, theirs)
-        assert sorted(ours.cv_results_) == sorted(theirs.cv_results_)
+        assert list(ours.cv_results_) == list(theirs.cv_results_)      # the keys in the same order
         for key in [k for k in theirs.cv_results_ if "train" in k]:
             np.testing.assert_allclose(ours.cv_results_[key], theirs.cv_results_[key], atol=1e-3)
         # the training scores are not the test scores (the C = 10, gamma = 0.3 fits overfit)
