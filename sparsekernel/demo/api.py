@@ -25,7 +25,8 @@ from ..kernels import RBF, Linear
 from ..methods import solve_by
 
 __all__ = ["ApiError", "handle_svm", "handle_rvm", "load_upload", "machine_options", "solve_cost", "MAX_POINTS",
-           "MAX_COST", "LIGHT_COST", "SVM_METHODS", "RVM_METHODS", "MAX_COORDINATE"]
+           "MAX_COST", "LIGHT_COST", "SVM_METHODS", "RVM_METHODS", "MAX_COORDINATE",
+           "DIRECT_TIME_LIMIT"]
 
 MAX_POINTS = 5000
 MAX_GRID = 120
@@ -48,6 +49,12 @@ LIGHT_COST = 500        # requests up to this cost are light: they never wait be
 #: is about 120 bytes of the answer (1.2 GB at 10 million steps, built in memory).
 SMO_MAX_ITER = 100_000
 TRACE_MAX_ITER = 50_000
+#: Seconds a solve by the other methods (Clarabel, OSQP) may run: the costs above were measured on
+#: classification, and a regression machine's dual has 2N variables; qp-osqp on 625 points of an
+#: epsilon-SVR (cost 5,000) took 17-23 s and up to 160 s on a loaded machine, holding the one heavy
+#: worker of a 2-core machine. At the limit the solver stops, its status "inaccurate" and its KKT
+#: table failing (or a 422 where its answer is not one to show), as the SMO does at SMO_MAX_ITER.
+DIRECT_TIME_LIMIT = 5.0
 
 
 class ApiError(Exception):
@@ -231,6 +238,8 @@ def handle_svm(payload: Any) -> dict[str, Any]:
     trace = _flag(spec, "trace")
     if method == "smo":   # at most SMO_MAX_ITER steps (TRACE_MAX_ITER traced): a solve that would not converge
         options = {"tol": 1e-6, "record": trace, "max_iter": TRACE_MAX_ITER if trace else SMO_MAX_ITER}
+    else:                 # Clarabel and OSQP (through cvxpy or directly): at most DIRECT_TIME_LIMIT seconds
+        options = {"time_limit": DIRECT_TIME_LIMIT}
     start = time.perf_counter()
     with warnings.catch_warnings():    # a solve stopped at the cap: its status and KKT table say so on the page
         warnings.simplefilter("ignore", ConvergenceWarning)
