@@ -380,13 +380,17 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         return candidates
 
     def _splits(self, X: Any, y: Any, groups: Any) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
-        """The folds of ``cv`` (``check_cv``), its ValueErrors as ValidationErrors naming cv."""
+        """The folds of ``cv`` (``check_cv``), its ValueErrors as ValidationErrors naming cv (groups, where
+        a splitter by groups was given none)."""
         try:
             cv = check_cv(self.cv, y, classifier=is_classifier(self.estimator))
             return list(cv.split(X, y, groups))
         except ValidationError:
             raise
         except ValueError as exc:
+            if groups is None and "'groups' parameter should not be None" in str(exc):
+                raise fail("groups", f"an array of one group label per row of X, for cv={self.cv!r}, which splits "
+                                     f"by groups (fit(X, y, groups=...))", groups) from exc
             raise ValidationError(f"cv must be None, an integer k >= 2 of folds (at most the number of samples, "
                                   f"and of each class's for a classifier), a cross-validation generator or an "
                                   f"iterable of (train, test) splits; got {self.cv!r} ({exc})") from exc

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn import svm
 from sklearn.datasets import make_classification, make_regression
-from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import GridSearchCV, GroupKFold
 
 from sparsekernel.estimators import SVC, SVR, NuSVC
 from sparsekernel.model_selection import SVMGridSearchCV
@@ -412,6 +412,8 @@ _n = X.shape[0]
     (lambda: SVMGridSearchCV(SVC(), GRID, cv=10_000).fit(X, Y), r"^cv must be .*; got 10000 \(Cannot have number"),
     (lambda: SVMGridSearchCV(SVC(), GRID, n_jobs=0).fit(X, Y), r"^n_jobs must be None or a non-zero integer; got 0"),
     (lambda: SVMGridSearchCV(SVC(), GRID, verbose=-1).fit(X, Y), r"^verbose must be an integer >= 0 .*; got -1"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, cv=GroupKFold(3)).fit(X, Y),
+     r"^groups must be an array of one group label per row of X, for cv=GroupKFold.*; got None"),
     (lambda: SVMGridSearchCV(SVC(), GRID, scoring="acc").fit(X, Y),
      r"^scoring must be None, a callable \(one metric\) or a scorer name, one of .*; got 'acc'"),
     (lambda: SVMGridSearchCV(SVC(), GRID, scoring=3).fit(X, Y), r"^scoring must be None, a scorer name .*; got 3"),
