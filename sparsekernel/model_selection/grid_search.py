@@ -95,12 +95,12 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
                         X: Any, y: Any, train: NDArray[np.intp], test: NDArray[np.intp], scorer: Any,
                         error_score: Any, sample_weight: Any = None,
                         train_score: bool = False) -> tuple[list[float], list[float], list[float], list[float],
-                                                            list[str | None]]:
+                                                            list[Any]]:
     """One group on one fold: fit the path on ``train`` (with the training points' ``sample_weight``),
     score each fit on ``test`` (weighted where the scorer takes weights); the scores, each fit's share
     of the path's time and its own scoring time, with ``train_score`` each fit's score on ``train``
-    (weighted likewise; else an empty list), and each fit's failure (its exception's type and message;
-    None for a fit that succeeded)."""
+    (weighted likewise; else an empty list), and each fit's failure (``_warn_failed``'s; None for a fit
+    that succeeded)."""
     estimator = clone(estimator).set_params(**params)
     X_train, y_train = _safe_split(estimator, X, y, train)
     X_test, y_test = _safe_split(estimator, X, y, test, train)
@@ -114,7 +114,7 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
         else:
             fitted = estimator.fit_path(X_train, y_train, values, param=path, **weights)
         fit_times = [(time.perf_counter() - start) / len(fitted)] * len(fitted)
-        failures: list[str | None] = [None] * len(fitted)
+        failures: list[Any] = [None] * len(fitted)
     except Exception as exc:
         if error_score == "raise":
             raise
@@ -190,7 +190,7 @@ def _takes_weights(scorer: Any) -> bool:
 
 
 def _fit_or_fail(estimator: Any, X: Any, y: Any, params: dict[str, Any], error_score: Any,
-                 weights: dict[str, Any]) -> tuple[Any, str | None]:
+                 weights: dict[str, Any]) -> tuple[Any, Any]:
     """The fitted estimator and None, or None (with a FitFailedWarning) and the failure where its fit
     raises and ``error_score`` is a number."""
     try:
@@ -199,12 +199,13 @@ def _fit_or_fail(estimator: Any, X: Any, y: Any, params: dict[str, Any], error_s
         return None, _warn_failed(params, error_score, exc)
 
 
-def _warn_failed(params: dict[str, Any], error_score: Any, exc: Exception) -> str:
-    """Warn that the fit of ``params`` failed; the failure, its exception's type and message."""
+def _warn_failed(params: dict[str, Any], error_score: Any, exc: Exception) -> tuple[str, bool]:
+    """Warn that the fit of ``params`` failed; the failure: its exception's type and message, and whether
+    it is a ValidationError (bad input)."""
     failure = f"{type(exc).__name__}: {exc}"
     warnings.warn(f"the fit of {params} failed on a fold and scores {error_score}: {failure}",
                   FitFailedWarning, stacklevel=4)
-    return failure
+    return failure, isinstance(exc, ValidationError)
 
 
 def _masked_params(candidates: list[dict[str, Any]]) -> dict[str, np.ma.MaskedArray]:
@@ -247,15 +248,21 @@ def _check_lengths(X: Any, **others: Any) -> None:
                                   f"{int(np.flatnonzero(~np.isfinite(array.ravel()))[0])}")
 
 
-def _raise_if_every_fit_failed(failures: list[str | None]) -> None:
+def _raise_if_every_fit_failed(failures: list[Any]) -> None:
     """GridSearchCV's ValueError where every fit of the search failed (their scores, all error_score, would
-    rank nothing): how many, and each distinct failure with its count."""
+    rank nothing): how many, and each distinct failure with its count. Where every failure is a
+    ValidationError (bad input: X, y or a parameter every candidate shares), a ValidationError (a
+    ValueError too) that opens with the first one's message, naming the argument."""
     if not failures or any(failure is None for failure in failures):
         return
     counts: dict[str, int] = {}
-    for failure in failures:
-        counts[failure] = counts.get(failure, 0) + 1
+    for text, _ in failures:
+        counts[text] = counts.get(text, 0) + 1
     details = "\n".join(f"{n} fits failed with the following error:\n{text}" for text, n in counts.items())
+    if all(invalid for _, invalid in failures):
+        first = failures[0][0].split(": ", 1)[1]
+        raise ValidationError(f"{first}\n(All the {len(failures)} fits failed: bad input for every candidate. "
+                              f"Below are more details about the failures:\n{details})")
     raise ValueError(f"\nAll the {len(failures)} fits failed.\nIt is very likely that your model is misconfigured.\n"
                      f"You can try to debug the error by setting error_score='raise'.\n\n"
                      f"Below are more details about the failures:\n{details}")

@@ -95,13 +95,26 @@ def test_a_failed_fit_scores_error_score_alone() -> None:
 
 @pytest.mark.parametrize("refit", [True, False])
 def test_a_search_whose_every_fit_fails_raises_as_gridsearchcv(refit: bool) -> None:
-    """Every fit failing (a C out of its domain at each candidate): GridSearchCV's ValueError, with the
-    count and the failure, not a search that ranks its error_scores and names a best candidate."""
+    """Every fit failing: GridSearchCV's ValueError ("All the 6 fits failed", with each failure and its count),
+    not a search that ranks its error_scores and names a best candidate. Where every failure is bad input
+    (a C out of its domain at each candidate, an X of text), a ValidationError (a ValueError) that opens
+    with the first failure's message, naming the argument; other failures, a plain ValueError."""
+    from sparsekernel.errors import ValidationError
+
     grid = {"C": [-1.0, -2.0]}
     with pytest.raises(ValueError, match="All the 6 fits failed"):
         GridSearchCV(svm.SVC(), grid, cv=3, refit=refit).fit(X, Y)
-    with pytest.warns(Warning), pytest.raises(ValueError, match=r"(?s)All the 6 fits failed.*C must be a positive"):
+    with pytest.warns(Warning), pytest.raises(ValidationError, match=r"(?s)^C must be a positive.*All the 6 fits failed"):
         SVMGridSearchCV(SVC(), grid, cv=3, refit=refit).fit(X, Y)
+    with pytest.warns(Warning), pytest.raises(ValidationError, match=r"(?s)^X must be a 2-D array of real numbers"):
+        SVMGridSearchCV(SVC(), {"C": [1.0, 2.0]}, cv=3, refit=refit).fit(X.astype(str), Y)
+
+    class Broken(SVC):
+        def fit(self, X, y, sample_weight=None):
+            raise RuntimeError("no fit at all")
+
+    with pytest.warns(Warning), pytest.raises(ValueError, match=r"(?s)^\nAll the 6 fits failed.*RuntimeError: no fit"):
+        SVMGridSearchCV(Broken(), {"C": [1.0, 2.0]}, cv=3, refit=refit).fit(X, Y)
     search = SVMGridSearchCV(SVC(), {"C": [-1.0, 1.0]}, cv=3, refit=refit)
     with pytest.warns(Warning):
         assert search.fit(X, Y).best_params_ == {"C": 1.0}       # some fits failing: ranked as before
