@@ -183,10 +183,18 @@ class EvidenceReport:
 def gain_to_optimum(alpha: Array, s: Array, q: Array) -> tuple[Array, Array]:
     """(gain of moving a kept alpha to its optimum (7.101), gain of deleting it), each a difference of
     (7.97) taken without cancellation (``posterior.lam_change``)."""
-    relevant = q * q > s
-    optimum = np.where(relevant, s * s / np.where(relevant, q * q - s, 1.0), np.inf)
-    delete = lam_change(alpha, np.inf, s, q)                 # to lambda(inf) = 0
-    best = np.where(relevant, lam_change(alpha, optimum, s, q), delete)
+    # (7.97) depends on alpha_i, s_i and q_i^2 only through their ratios (all three in one unit): the gains are
+    # taken in the unit s_i, where s^2 and (alpha + s)^2 in the caller's units overflowed or underflowed at
+    # extreme target scales (alpha ~ 1e-200 for targets of 1e100), and the re-estimation gain read 0 nats
+    # where it was 0.6, certifying a fit that was not converged
+    alpha, s, q = (np.asarray(v, dtype=np.float64) for v in (alpha, s, q))
+    unit = np.where((s > 0) & np.isfinite(s), s, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        alpha, s, q = alpha / unit, s / unit, q / np.sqrt(unit)
+        relevant = q * q > s
+        optimum = np.where(relevant, s * s / np.where(relevant, q * q - s, 1.0), np.inf)
+        delete = lam_change(alpha, np.inf, s, q)                 # to lambda(inf) = 0
+        best = np.where(relevant, lam_change(alpha, optimum, s, q), delete)
     return np.maximum(best, 0.0), np.maximum(delete, 0.0)
 
 

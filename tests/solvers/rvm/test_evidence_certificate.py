@@ -793,3 +793,25 @@ def test_a_fit_that_prunes_everything_reports_the_empty_models_evidence(bias: bo
     beta = model.result_.beta
     empty = 0.5 * (50 * np.log(beta) - 50 * np.log(2 * np.pi) - beta * float(t @ t))
     assert model.result_.log_evidence[-1] == pytest.approx(empty, rel=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e-100, 1e100])
+def test_the_re_estimation_gain_does_not_depend_on_the_targets_scale(scale: float) -> None:
+    """(7.97) is a function of alpha_i / s_i and q_i^2 / s_i: scaling the targets by c scales alpha and s by
+    1/c^2 and leaves every gain as it was. At c = 1e100 (or 1e-100) s^2 and (alpha + s)^2 underflowed (or
+    overflowed, with a RuntimeWarning) in gain_to_optimum, and a fit stopped after 3 steps, 0.6 nats from the
+    optimum of a kept alpha, had its re-estimation row read 0 nats."""
+    from sparsekernel.estimators import RVR
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reference = RVR(max_iter=3).fit(X, y).report_
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            scaled = RVR(max_iter=3).fit(X, scale * y).report_
+    assert reference.rows[0].gain > 0.1
+    for ours, theirs in zip(scaled.rows, reference.rows):
+        assert ours.tag == theirs.tag and ours.gain == pytest.approx(theirs.gain, rel=1e-6, abs=1e-9)
