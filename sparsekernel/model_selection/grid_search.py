@@ -99,7 +99,7 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
     """One group on one fold: fit the path on ``train`` (with the training points' ``sample_weight``),
     score each fit on ``test`` (weighted where the scorer takes weights); the scores, each fit's share
     of the path's time and its own scoring time, with ``train_score`` each fit's score on ``train``
-    (weighted likewise; else an empty list), and each fit's failure (``_warn_failed``'s; None for a fit
+    (weighted likewise; else an empty list), and each fit's failure (``_failure``'s; None for a fit
     that succeeded)."""
     estimator = clone(estimator).set_params(**params)
     X_train, y_train = _safe_split(estimator, X, y, train)
@@ -119,7 +119,7 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
         if error_score == "raise":
             raise
         if path is None:
-            failures = [_warn_failed(params, error_score, exc)]
+            failures = [_failure(params, exc)]
             fitted, fit_times = [None], [time.perf_counter() - start]
         else:       # a fit of the path failed (cold too): the values one by one, each cold
             fitted, fit_times, failures = [], [], []
@@ -191,21 +191,19 @@ def _takes_weights(scorer: Any) -> bool:
 
 def _fit_or_fail(estimator: Any, X: Any, y: Any, params: dict[str, Any], error_score: Any,
                  weights: dict[str, Any]) -> tuple[Any, Any]:
-    """The fitted estimator and None, or None (with a FitFailedWarning) and the failure where its fit
-    raises and ``error_score`` is a number."""
+    """The fitted estimator and None, or None and the failure (``_failure``) where its fit raises and
+    ``error_score`` is a number."""
     try:
         return estimator.fit(X, y, **weights), None
     except Exception as exc:
-        return None, _warn_failed(params, error_score, exc)
+        return None, _failure(params, exc)
 
 
-def _warn_failed(params: dict[str, Any], error_score: Any, exc: Exception) -> tuple[str, bool]:
-    """Warn that the fit of ``params`` failed; the failure: its exception's type and message, and whether
-    it is a ValidationError (bad input)."""
-    failure = f"{type(exc).__name__}: {exc}"
-    warnings.warn(f"the fit of {params} failed on a fold and scores {error_score}: {failure}",
-                  FitFailedWarning, stacklevel=4)
-    return failure, isinstance(exc, ValidationError)
+def _failure(params: dict[str, Any], exc: Exception) -> tuple[str, bool]:
+    """A failed fit of ``params``: its exception's type and message, and whether it is a ValidationError
+    (bad input). Not warned here, in a task that may run in another process, where a warning would
+    not reach the caller's filters: ``_report_failures`` warns or raises in the caller's."""
+    return f"{type(exc).__name__}: {exc}", isinstance(exc, ValidationError)
 
 
 def _masked_params(candidates: list[dict[str, Any]]) -> dict[str, np.ma.MaskedArray]:
@@ -248,17 +246,26 @@ def _check_lengths(X: Any, **others: Any) -> None:
                                   f"{int(np.flatnonzero(~np.isfinite(array.ravel()))[0])}")
 
 
-def _raise_if_every_fit_failed(failures: list[Any]) -> None:
-    """GridSearchCV's ValueError where every fit of the search failed (their scores, all error_score, would
-    rank nothing): how many, and each distinct failure with its count. Where every failure is a
-    ValidationError (bad input: X, y or a parameter every candidate shares), a ValidationError (a
-    ValueError too) that opens with the first one's message, naming the argument."""
-    if not failures or any(failure is None for failure in failures):
+def _report_failures(failures: list[Any], error_score: Any) -> None:
+    """GridSearchCV's report of the failed fits, in the caller's process (joblib's workers keep their
+    warnings): where some failed, one FitFailedWarning, how many of all and each distinct failure with its
+    count; where every fit failed (their scores, all error_score, would rank nothing), GridSearchCV's
+    ValueError, or where every failure is a ValidationError (bad input: X, y or a parameter every candidate
+    shares), a ValidationError (a ValueError too) that opens with the first one's message, naming the
+    argument."""
+    failed = [failure for failure in failures if failure is not None]
+    if not failed:
         return
     counts: dict[str, int] = {}
-    for text, _ in failures:
+    for text, _ in failed:
         counts[text] = counts.get(text, 0) + 1
-    details = "\n".join(f"{n} fits failed with the following error:\n{text}" for text, n in counts.items())
+    details = "\n".join(f"{'-' * 80}\n{n} fits failed with the following error:\n{text}" for text, n in counts.items())
+    if len(failed) < len(failures):
+        warnings.warn(f"\n{len(failed)} fits failed out of a total of {len(failures)}.\nThe score on these train-test "
+                      f"partitions for these parameters will be set to {error_score}.\nIf these failures are not "
+                      f"expected, you can try to debug them by setting error_score='raise'.\n\nBelow are more details "
+                      f"about the failures:\n{details}", FitFailedWarning, stacklevel=3)
+        return
     if all(invalid for _, invalid in failures):
         first = failures[0][0].split(": ", 1)[1]
         raise ValidationError(f"{first}\n(All the {len(failures)} fits failed: bad input for every candidate. "
@@ -266,6 +273,12 @@ def _raise_if_every_fit_failed(failures: list[Any]) -> None:
     raise ValueError(f"\nAll the {len(failures)} fits failed.\nIt is very likely that your model is misconfigured.\n"
                      f"You can try to debug the error by setting error_score='raise'.\n\n"
                      f"Below are more details about the failures:\n{details}")
+
+
+def _warn_non_finite(kind: str, means: Array) -> None:
+    """GridSearchCV's UserWarning where a mean score (of a failed fit or score, say) is not finite."""
+    if not np.all(np.isfinite(means)):
+        warnings.warn(f"One or more of the {kind} scores are non-finite: {means}", UserWarning, stacklevel=4)
 
 
 def _estimator_has(name: str):
@@ -430,7 +443,7 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                                              self.scorer_, self.error_score, sample_weight,
                                              bool(self.return_train_score))
                 for g, f in tasks)
-            _raise_if_every_fit_failed([failure for result in out for failure in result[4]])
+            _report_failures([failure for result in out for failure in result[4]], self.error_score)
             self.cv_results_ = self._results(candidates, grouped, tasks, out)
             self.best_index_ = self._best_index(self.cv_results_)
             self.best_params_ = candidates[self.best_index_]
@@ -484,6 +497,7 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             results[f"split{f}_test_score"] = scores[:, f]
         means = scores.mean(axis=1)
         results["mean_test_score"], results["std_test_score"] = means, scores.std(axis=1)
+        _warn_non_finite("test", means)
         if np.all(np.isnan(means)):
             results["rank_test_score"] = np.ones(len(candidates), dtype=np.int32)
         else:               # failed candidates tie with the worst, as in GridSearchCV
@@ -494,6 +508,7 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 results[f"split{f}_train_score"] = train_scores[:, f]
             results["mean_train_score"] = train_scores.mean(axis=1)
             results["std_train_score"] = train_scores.std(axis=1)
+            _warn_non_finite("train", results["mean_train_score"])
         return results
 
     # -- the refitted best estimator ----------------------------------------------------

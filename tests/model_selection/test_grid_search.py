@@ -4,6 +4,7 @@ paths; the same search on a Dask cluster (a real LocalCluster and Client) equals
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -104,20 +105,44 @@ def test_a_search_whose_every_fit_fails_raises_as_gridsearchcv(refit: bool) -> N
     grid = {"C": [-1.0, -2.0]}
     with pytest.raises(ValueError, match="All the 6 fits failed"):
         GridSearchCV(svm.SVC(), grid, cv=3, refit=refit).fit(X, Y)
-    with pytest.warns(Warning), pytest.raises(ValidationError, match=r"(?s)^C must be a positive.*All the 6 fits failed"):
+    with pytest.raises(ValidationError, match=r"(?s)^C must be a positive.*All the 6 fits failed"):
         SVMGridSearchCV(SVC(), grid, cv=3, refit=refit).fit(X, Y)
-    with pytest.warns(Warning), pytest.raises(ValidationError, match=r"(?s)^X must be a 2-D array of real numbers"):
+    with pytest.raises(ValidationError, match=r"(?s)^X must be a 2-D array of real numbers"):
         SVMGridSearchCV(SVC(), {"C": [1.0, 2.0]}, cv=3, refit=refit).fit(X.astype(str), Y)
 
     class Broken(SVC):
         def fit(self, X, y, sample_weight=None):
             raise RuntimeError("no fit at all")
 
-    with pytest.warns(Warning), pytest.raises(ValueError, match=r"(?s)^\nAll the 6 fits failed.*RuntimeError: no fit"):
+    with pytest.raises(ValueError, match=r"(?s)^\nAll the 6 fits failed.*RuntimeError: no fit"):
         SVMGridSearchCV(Broken(), {"C": [1.0, 2.0]}, cv=3, refit=refit).fit(X, Y)
     search = SVMGridSearchCV(SVC(), {"C": [-1.0, 1.0]}, cv=3, refit=refit)
     with pytest.warns(Warning):
         assert search.fit(X, Y).best_params_ == {"C": 1.0}       # some fits failing: ranked as before
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_failed_fits_are_warned_in_the_callers_process_as_gridsearchcv(n_jobs) -> None:
+    """Some fits failing: one FitFailedWarning (how many of all, each failure with its count) and the
+    non-finite means' UserWarnings, GridSearchCV's, raised in the caller's process, so that its filters and
+    pytest.warns see them with n_jobs=2 too (a warning in a joblib worker never reached them)."""
+    from sklearn.exceptions import FitFailedWarning
+
+    grid = {"C": [-1.0, 1.0, 2.0]}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        SVMGridSearchCV(SVC(), grid, cv=3, n_jobs=n_jobs, return_train_score=True).fit(X, Y)
+    with warnings.catch_warnings(record=True) as theirs:
+        warnings.simplefilter("always")
+        GridSearchCV(svm.SVC(), grid, cv=3, n_jobs=n_jobs, return_train_score=True).fit(X, Y)
+
+    def shown(records):
+        return [(w.category, str(w.message).split(":")[0].strip()) for w in records
+                if issubclass(w.category, (FitFailedWarning, UserWarning))]
+
+    assert shown(caught) == shown(theirs)
+    assert [w.category for w in caught].count(FitFailedWarning) == 1
+    assert "3 fits failed out of a total of 9" in str(next(w.message for w in caught if w.category is FitFailedWarning))
 
 
 def test_the_param_columns_have_gridsearchcvs_dtypes_and_order() -> None:
