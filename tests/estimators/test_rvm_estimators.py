@@ -502,3 +502,19 @@ def test_a_sparse_x_with_a_non_finite_entry_names_it() -> None:
     X[3, 4] = np.nan
     with pytest.raises(ValidationError, match=r"X must contain only finite values"):
         RVR().fit(sp.csr_matrix(X), targets[RVR])
+
+
+def test_em_that_prunes_every_function_hands_over_to_the_moves() -> None:
+    """EM on two classes 200 apart pruned every function in its second iteration; its last recorded evidence
+    was the model's before the last one went (-2.7 nats, the empty model's -27.7), so the fast moves' answer
+    from there (two functions, -2.9) was dropped for it: a fit reported converged whose certificate failed by
+    7.7 nats, predicting 0.5 for every point of separable data. It now ends at the moves' answer."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    X = np.r_[X[:20] - 100, X[20:] + 100]
+    y = np.r_[np.zeros(20), np.ones(20)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = RVC(method="em", gamma=1e-3).fit(X, y)
+    assert model.result_.converged and model.report_.ok and not model.all_pruned_
+    assert model.score(X, y) == 1.0

@@ -147,7 +147,11 @@ def _finished(likelihood, Phi, T, pairs: _Pairs, opts: FastOptions, mode_opts: M
                                  start=(index[order], pairs.alpha[keep][order]))
     except SolverError:  # no mode at their alphas: their own rule stopped, the moves' rule is not checked
         return replace(pairs, converged=False, unfinished=True)
-    if worth_replacing(pairs.history[-1], pairs.basis.size, fin.log_evidence[-1], fin.active.size, opts.tol):
+    # a run that pruned every pair recorded the evidence of the model before its last pair went, not of the
+    # empty model it returns (EM on two far-apart classes: -2.7 nats recorded, -27.7 for the empty model): kept
+    # by that value over the moves' 1-pair model, it was returned 'converged' with a failing certificate
+    if pairs.basis.size and worth_replacing(pairs.history[-1], pairs.basis.size, fin.log_evidence[-1],
+                                            fin.active.size, opts.tol):
         return pairs
     basis, output = np.divmod(fin.active, O)
     return _Pairs(basis, output, fin.alpha, mode, pairs.history + list(fin.log_evidence[1:]),
