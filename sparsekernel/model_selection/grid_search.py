@@ -119,14 +119,14 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
         if error_score == "raise":
             raise
         if path is None:
-            failures = [_failure(params, exc)]
+            failures = [_failure(exc)]
             fitted, fit_times = [None], [time.perf_counter() - start]
         else:       # a fit of the path failed (cold too): the values one by one, each cold
             fitted, fit_times, failures = [], [], []
             for value in values:
                 begin = time.perf_counter()
                 model, failure = _fit_or_fail(clone(estimator).set_params(**{path: value}), X_train, y_train,
-                                              dict(params, **{path: value}), error_score, weights)
+                                              weights)
                 fitted.append(model)
                 failures.append(failure)
                 fit_times.append(time.perf_counter() - begin)
@@ -189,18 +189,16 @@ def _takes_weights(scorer: Any) -> bool:
         return False
 
 
-def _fit_or_fail(estimator: Any, X: Any, y: Any, params: dict[str, Any], error_score: Any,
-                 weights: dict[str, Any]) -> tuple[Any, Any]:
-    """The fitted estimator and None, or None and the failure (``_failure``) where its fit raises and
-    ``error_score`` is a number."""
+def _fit_or_fail(estimator: Any, X: Any, y: Any, weights: dict[str, Any]) -> tuple[Any, Any]:
+    """The fitted estimator and None, or None and the failure (``_failure``) where its fit raises."""
     try:
         return estimator.fit(X, y, **weights), None
     except Exception as exc:
-        return None, _failure(params, exc)
+        return None, _failure(exc)
 
 
-def _failure(params: dict[str, Any], exc: Exception) -> tuple[str, bool]:
-    """A failed fit of ``params``: its exception's type and message, and whether it is a ValidationError
+def _failure(exc: Exception) -> tuple[str, bool]:
+    """A failed fit: its exception's type and message, and whether it is a ValidationError
     (bad input). Not warned here, in a task that may run in another process, where a warning would
     not reach the caller's filters: ``_report_failures`` warns or raises in the caller's."""
     return f"{type(exc).__name__}: {exc}", isinstance(exc, ValidationError)
