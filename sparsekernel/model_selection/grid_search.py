@@ -45,7 +45,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils import _safe_indexing, indexable
 from sklearn.utils.metaestimators import _safe_split, available_if
 from sklearn.utils.parallel import Parallel, delayed
-from sklearn.utils.validation import _num_samples, check_is_fitted
+from sklearn.utils.validation import _check_method_params, _num_samples, check_is_fitted
 
 from ..estimators._fit_state import kept_on_failure
 from ..estimators.svm import shared_test_kernel
@@ -93,10 +93,11 @@ def _path_param(estimator: Any, candidates: list[dict[str, Any]]) -> str | None:
 
 def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None, values: list[Any],
                         X: Any, y: Any, train: NDArray[np.intp], test: NDArray[np.intp], scorer: Any,
-                        error_score: Any, sample_weight: Any = None,
-                        train_score: bool = False) -> tuple[list[float], list[float], list[float], list[float],
-                                                            list[Any]]:
-    """One group on one fold: fit the path on ``train`` (with the training points' ``sample_weight``),
+                        error_score: Any, sample_weight: Any = None, train_score: bool = False,
+                        fit_params: dict[str, Any] | None = None) -> tuple[list[float], list[float], list[float],
+                                                                            list[float], list[Any]]:
+    """One group on one fold: fit the path on ``train`` (with the training points' ``sample_weight``, and
+    with no path, the training points' rows of each of ``fit_params`` of one entry per row of X),
     score each fit on ``test`` (weighted where the scorer takes weights); the scores, each fit's share
     of the path's time and its own scoring time, with ``train_score`` each fit's score on ``train``
     (weighted likewise; else an empty list), and each fit's failure (``_failure``'s; None for a fit
@@ -105,12 +106,13 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
     X_train, y_train = _safe_split(estimator, X, y, train)
     X_test, y_test = _safe_split(estimator, X, y, test, train)
     weights = {} if sample_weight is None else {"sample_weight": _safe_indexing(sample_weight, train)}
+    extra = _check_method_params(X, fit_params or {}, train)
     weighed = sample_weight is not None and _takes_weights(scorer)
     scored = {"sample_weight": _safe_indexing(sample_weight, test)} if weighed else {}
     start = time.perf_counter()
     try:
         if path is None:
-            fitted: list[Any] = [estimator.fit(X_train, y_train, **weights)]
+            fitted: list[Any] = [estimator.fit(X_train, y_train, **weights, **extra)]
         else:
             fitted = estimator.fit_path(X_train, y_train, values, param=path, **weights)
         fit_times = [(time.perf_counter() - start) / len(fitted)] * len(fitted)
@@ -414,12 +416,15 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                                   f"iterable of (train, test) splits; got {self.cv!r} ({exc})") from exc
 
     def fit(self, X: ArrayLike, y: ArrayLike | None = None, groups: ArrayLike | None = None, *,
-            sample_weight: ArrayLike | None = None) -> "SVMGridSearchCV":
+            sample_weight: ArrayLike | None = None, **fit_params: Any) -> "SVMGridSearchCV":
         """Score every candidate on every fold (one warm path per group and fold); refit the best.
 
         ``sample_weight`` weighs the training points of every fit (each fold's fits take their own
         points' weights) and, where the scorer takes weights, the test points of every score: what
-        GridSearchCV does with it without metadata routing."""
+        GridSearchCV does with it without metadata routing. Other ``fit_params`` go to the estimator's
+        ``fit``, as GridSearchCV passes them (``svc__sample_weight`` for a Pipeline, say): each fold's
+        fits take the training rows of those with one entry per row of X, the others whole; every
+        candidate is then fitted cold, as ``fit_path`` takes no other fit parameter."""
         with kept_on_failure(self):
             self._check_params()
             _check_lengths(X, y=y, groups=groups, sample_weight=sample_weight)
@@ -429,7 +434,7 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             candidates = self._candidates()
             splits = self._splits(X, y, groups)
             self.n_splits_ = len(splits)
-            path = _path_param(estimator, candidates)
+            path = None if fit_params else _path_param(estimator, candidates)
             grouped = path_groups(candidates, path, estimator.get_params())
             tasks = [(g, f) for g in range(len(grouped)) for f in range(len(splits))]
             if self.verbose > 0:
@@ -439,7 +444,7 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             out = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch, verbose=progress)(
                 delayed(_fit_and_score_path)(estimator, grouped[g][0], path, grouped[g][2], X, y, *splits[f],
                                              self.scorer_, self.error_score, sample_weight,
-                                             bool(self.return_train_score))
+                                             bool(self.return_train_score), fit_params)
                 for g, f in tasks)
             _report_failures([failure for result in out for failure in result[4]], self.error_score)
             self.cv_results_ = self._results(candidates, grouped, tasks, out)
@@ -453,7 +458,8 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             if self.refit:
                 start = time.perf_counter()
                 weights = {} if sample_weight is None else {"sample_weight": sample_weight}
-                self.best_estimator_ = clone(estimator).set_params(**self.best_params_).fit(X, y, **weights)
+                self.best_estimator_ = clone(estimator).set_params(**self.best_params_).fit(X, y, **weights,
+                                                                                           **fit_params)
                 self.refit_time_ = time.perf_counter() - start
             else:       # a previous fit's refit is not this fit's best estimator
                 for name in ("best_estimator_", "refit_time_"):

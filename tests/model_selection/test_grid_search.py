@@ -145,6 +145,26 @@ def test_failed_fits_are_warned_in_the_callers_process_as_gridsearchcv(n_jobs) -
     assert "3 fits failed out of a total of 9" in str(next(w.message for w in caught if w.category is FitFailedWarning))
 
 
+def test_fit_params_reach_the_estimators_fit_as_gridsearchcv_passes_them() -> None:
+    """fit(X, y, svc__sample_weight=w) on a Pipeline: GridSearchCV passes fit parameters to the estimator's
+    fit, each fold's fits taking their training rows; so does the search, scoring as GridSearchCV; an
+    estimator whose fit takes no such parameter fails every fit, GridSearchCV's ValueError."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    w = np.random.default_rng(0).uniform(0.1, 3.0, size=Y.shape[0])
+    grid = {"svc__C": [10.0, 0.1, 1.0], "svc__gamma": [0.1, 1.0]}
+    ours = SVMGridSearchCV(make_pipeline(StandardScaler(), SVC(tol=1e-6)), grid, cv=3).fit(X, Y, svc__sample_weight=w)
+    theirs = GridSearchCV(make_pipeline(StandardScaler(), svm.SVC(tol=1e-6)), grid, cv=3).fit(X, Y,
+                                                                                          svc__sample_weight=w)
+    _compare(ours, theirs)
+    unweighted = SVMGridSearchCV(make_pipeline(StandardScaler(), SVC(tol=1e-6)), grid, cv=3).fit(X, Y)
+    assert not np.allclose(ours.cv_results_["mean_test_score"], unweighted.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+    with pytest.raises(ValueError, match="All the 6 fits failed"):
+        SVMGridSearchCV(SVC(), {"C": [1.0, 2.0]}, cv=3).fit(X, Y, foo=1)
+
+
 def test_the_param_columns_have_gridsearchcvs_dtypes_and_order() -> None:
     """cv_results_'s param_<name> columns: GridSearchCV's order (first appearance along the candidates) and
     dtypes (float64, int64, object for strings and dicts), masks and values; a DataFrame of them has the
