@@ -187,6 +187,7 @@ def load_csv(path: str | os.PathLike[str], delimiter: str = ",") -> tuple[Array,
     except (csv.Error, OSError, EOFError, zlib.error) as exc:  # a field over the csv limit, a NUL byte, bad gzip
         raise ValidationError(f"path must be a CSV file of numbers; got {str(path)!r}, which the csv reader "
                               f"refuses: {exc}") from exc
+    _check_delimiter(str(path), rows, delimiter)
     if rows and not _numeric(rows[0][1]):
         _check_header(str(path), *rows[0])
         rows = rows[1:]
@@ -220,6 +221,19 @@ def _as_numbers(path: str, rows: list[tuple[int, list[str]]], width: int) -> Arr
                 raise ValidationError(f"{path!r}, line {line}, column {column}: a data field must be a "
                                       f"number; got {field[:40]!r}")
     return np.array([row for _, row in rows], dtype=np.float64)
+
+
+def _check_delimiter(path: str, rows: list[tuple[int, list[str]]], delimiter: str) -> None:
+    """Refuse a file whose every row is one field holding a tab or a semicolon and no ``delimiter``: a file
+    separated by another character. Its first row was taken as a header (no field of it a number), and the
+    error was that the file held no data row ("0\t0\t1", one data row) or that line 2 had 1 column."""
+    if not rows or any(len(row) != 1 for _, row in rows):
+        return
+    for mark, name in (("\t", "tabs"), (";", "semicolons")):
+        if mark != delimiter and all(mark in row[0] for _, row in rows):
+            line, row = rows[0]
+            raise ValidationError(f"{path!r} must be a CSV file separated by {delimiter!r}; got rows separated by "
+                                  f"{name} (line {line}: {row[0][:80]!r}): save it with {delimiter!r} between fields")
 
 
 def _check_header(path: str, line: int, first: list[str]) -> None:

@@ -249,3 +249,15 @@ def test_a_feature_index_beyond_the_readers_int_is_a_validation_error(tmp_path) 
     path.write_text("1 1:2 3000000000:4\n-1 2:1\n")
     with pytest.raises(ValidationError, match="is not a valid LIBSVM-format file: value too large"):
         datasets.load_libsvm(path)
+
+
+@pytest.mark.parametrize("text, name", [("0\t0\t1\n", "tabs"), ("0;0;1\n1;1;-1\n", "semicolons"),
+                                        ("x;y;t\n0;0;1\n", "semicolons")])
+def test_load_csv_names_a_file_separated_by_tabs_or_semicolons(tmp_path, text: str, name: str) -> None:
+    """A file of one field per row holding tabs or semicolons had its first row taken as a header: one data
+    row separated by tabs was refused as holding none, two separated by semicolons as line 2 having 1 column.
+    The error now says how the file is separated."""
+    path = tmp_path / "data.csv"
+    path.write_text(text)
+    with pytest.raises(ValidationError, match=f"separated by ','; got rows separated by {name}"):
+        datasets.load_csv(path)
