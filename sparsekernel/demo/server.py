@@ -458,7 +458,11 @@ class DemoServer:
         socket closed with unread bytes resets the connection, and the client could lose its answer."""
         if writer.transport.is_closing() or not writer.can_write_eof():
             return
-        writer.write_eof()
+        try:
+            writer.write_eof()
+        except OSError:     # the client has gone (ENOTCONN, not a ConnectionError): a client that left mid-solve
+            LOG.debug("the client %s left before the connection closed", writer.get_extra_info("peername"))
+            return
         try:
             await asyncio.wait_for(DemoServer._drain(reader, DRAIN_MAX), LINGER)
         except asyncio.TimeoutError:

@@ -372,3 +372,35 @@ def test_an_upload_by_name_follows_the_command_lines_file_type_rule(server, name
     code, _, body = raw(server, post("/api/load", json.dumps({"name": name, "content": content})))
     answer = json.loads(body)
     assert code == 200 and answer["format"] == fmt and answer["points"] == [[0.0, 1.0, 1.0], [2.0, 0.0, -1.0]]
+
+
+def test_a_client_gone_before_the_linger_closes_quietly() -> None:
+    """A client that closed its socket while its solve ran (qp-osqp, C = 1e6, 600 points) got its answer
+    written to a dead connection; the linger's write_eof then raised OSError ENOTCONN, which is not a
+    ConnectionError, and the server logged 'demo connection failed' with a traceback. It now notes it in the
+    debug log and closes."""
+    import asyncio
+    import errno
+
+    from sparsekernel.demo.server import DemoServer
+
+    class Transport:
+        def is_closing(self) -> bool:
+            return False
+
+    class Gone:
+        transport = Transport()
+
+        def can_write_eof(self) -> bool:
+            return True
+
+        def write_eof(self) -> None:
+            raise OSError(errno.ENOTCONN, "Transport endpoint is not connected")
+
+        def get_extra_info(self, name: str) -> None:
+            return None
+
+    async def linger() -> None:
+        await DemoServer._linger(asyncio.StreamReader(), Gone())
+
+    asyncio.run(linger())
