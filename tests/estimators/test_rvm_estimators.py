@@ -518,3 +518,17 @@ def test_em_that_prunes_every_function_hands_over_to_the_moves() -> None:
         model = RVC(method="em", gamma=1e-3).fit(X, y)
     assert model.result_.converged and model.report_.ok and not model.all_pruned_
     assert model.score(X, y) == 1.0
+
+
+def test_predictive_std_is_finite_where_the_covariance_rounds_negative() -> None:
+    """EM on a constant input with the linear kernel keeps 34 identical columns; phi^T Sigma phi, entries of
+    8e6 summing to about 0, rounded to -2.8e-8 against a noise variance of 1.6e-13, and predict(return_std=True)
+    returned NaN with a RuntimeWarning. The covariance is positive semidefinite: the quadratic form is at least 0
+    and the variance at least 1 / beta."""
+    rng = np.random.default_rng(1)
+    y = 1000.0 + 1e-6 * rng.normal(size=34)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        model = RVR(kernel="linear", method="em").fit(np.ones((34, 1)), y)
+        mean, std = model.predict(np.ones((2, 1)), return_std=True)
+    assert np.all(np.isfinite(mean)) and np.all(std >= np.sqrt(1.0 / model.beta_))

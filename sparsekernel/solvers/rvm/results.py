@@ -124,7 +124,10 @@ def predictive_distribution(result: RVMRegression, Phi_relevant: ArrayLike) -> t
     """
     Phi_k = with_bias(np.asarray(Phi_relevant, dtype=np.float64), result.bias_used)
     mean = Phi_k @ result.mean  # (7.90)
-    var = 1.0 / result.beta + np.einsum("ij,ij->i", Phi_k @ result.covariance, Phi_k)  # (7.91)
+    # (7.91); phi^T Sigma phi >= 0 for the covariance is positive semidefinite: a negative value is rounding (EM
+    # keeping 34 identical columns of a constant input, Sigma's entries 8e6 summing to -2.8e-8 against a noise
+    # variance of 1.6e-13), which made the variance negative and return_std NaN with a RuntimeWarning
+    var = 1.0 / result.beta + np.maximum(np.einsum("ij,ij->i", Phi_k @ result.covariance, Phi_k), 0.0)
     return mean, var
 
 
@@ -197,7 +200,7 @@ class RVMClassification(LaplaceResult):
         var = np.empty_like(mu)
         for o in range(O):
             block = self.covariance[o * B : (o + 1) * B, o * B : (o + 1) * B]
-            var[:, o] = np.einsum("ij,ij->i", Phi_k @ block, Phi_k)
+            var[:, o] = np.maximum(np.einsum("ij,ij->i", Phi_k @ block, Phi_k), 0.0)  # negative: rounding
         return mu, var
 
     def predict_proba(self, Phi_relevant: ArrayLike) -> Array:
