@@ -86,7 +86,7 @@ def test_a_failed_fit_scores_error_score_alone() -> None:
             return super().fit(X, y, sample_weight)
 
     grid = {"C": [0.1, 1.0, 10.0], "gamma": [0.3]}
-    with pytest.warns(FitFailedWarning):
+    with pytest.warns(FitFailedWarning), pytest.warns(UserWarning, match="test scores are non-finite"):
         search = SVMGridSearchCV(Fragile(), grid, cv=3).fit(X, Y)
     scores = search.cv_results_["mean_test_score"]
     assert np.isnan(scores[2]) and np.all(np.isfinite(scores[:2]))
@@ -257,7 +257,10 @@ def test_predict_log_proba_is_the_best_estimators_as_gridsearchcvs() -> None:
     so does the search, the best estimator's own, and neither has it without probabilities."""
     ours = SVMGridSearchCV(SVC(probability=True, random_state=0), {"C": [0.1, 1.0]}, cv=3).fit(X, Y)
     np.testing.assert_array_equal(ours.predict_log_proba(X), ours.best_estimator_.predict_log_proba(X))
-    assert hasattr(GridSearchCV(svm.SVC(probability=True), {"C": [1.0]}, cv=3).fit(X, Y), "predict_log_proba")
+    with warnings.catch_warnings():         # scikit-learn >= 1.9 deprecates SVC's probability parameter
+        warnings.filterwarnings("ignore", "The `probability` parameter was deprecated", FutureWarning)
+        theirs = GridSearchCV(svm.SVC(probability=True), {"C": [1.0]}, cv=3).fit(X, Y)
+    assert hasattr(theirs, "predict_log_proba")
     assert not hasattr(SVMGridSearchCV(SVC(), {"C": [1.0]}, cv=3).fit(X, Y), "predict_log_proba")
 
 
@@ -271,7 +274,8 @@ def test_a_scorer_that_raises_scores_error_score_as_gridsearchcvs() -> None:
 
     with pytest.warns(UserWarning, match="Scoring failed"):
         ours = SVMGridSearchCV(SVC(), GRID, cv=3, scoring=fragile, error_score=-1.0).fit(X, Y)
-    theirs = GridSearchCV(svm.SVC(), GRID, cv=3, scoring=fragile, error_score=-1.0).fit(X, Y)
+    with pytest.warns(UserWarning, match="Scoring failed"):
+        theirs = GridSearchCV(svm.SVC(), GRID, cv=3, scoring=fragile, error_score=-1.0).fit(X, Y)
     _compare(ours, theirs)
     assert np.all(ours.cv_results_["mean_test_score"][[4, 5]] == -1.0)
     with pytest.raises(RuntimeError, match="no score at C = 10"):
