@@ -1385,7 +1385,16 @@ def fast_regression(
     run = _Run(state=state, value=value, history=[value])
     basis = _Basis(design, usable, PhiTt, norms, SweepCache(usable), threads, t)
     with limit_blas(1):
-        converged = converge(run, basis, opts, sweeps=False)  # the pool first ...
+        try:
+            converged, lost = converge(run, basis, opts, sweeps=False), None  # the pool first ...
+        except SolverError as exc:
+            # the steps from the empty model met a precision that lost definiteness (nearly collinear columns:
+            # a constant input, targets 354.76 +- 1e-7): that start is dropped, as a held or top-down start
+            # that meets one is, and the fit goes on from those starts; with none of them the error stands
+            if not opts.restarts:
+                raise
+            converged, lost, run.value = False, exc, -math.inf
+            run.history.clear()     # its tracked values had lost their digits: the evidence of no state returned
         if converged and opts.restarts:
             _unrefused(run, basis, opts)
         for _ in range(opts.restarts if (opts.update_beta and converged) else 0):
@@ -1395,8 +1404,9 @@ def fast_regression(
         factors = HOLD_FACTORS if opts.hold_factors is None else opts.hold_factors
         for factor in (factors if opts.restarts and opts.update_beta and opts.prior.flat else ()):
             trial, ok = held_start(run, basis, opts, min(beta * factor, opts.beta_max))
-            if ok and trial.value > run.value + opts.tol and not _floor_over_interior(trial.state, run.state, opts):
-                run.state, run.iterations, converged = trial.state, trial.iterations, True
+            if ok and trial.value > run.value + opts.tol and (
+                    lost is not None or not _floor_over_interior(trial.state, run.state, opts)):
+                run.state, run.iterations, converged, lost = trial.state, trial.iterations, True, None
                 run.record(trial.value)
         if converged and opts.restarts and opts.prior.flat:
             converged = _polished(run, basis, opts)
@@ -1405,7 +1415,12 @@ def fast_regression(
             _unrefused(run, basis, opts)
         trials = [trial for trial, ok in (top_down_start(run, basis, opts, beta, alpha_init, method)
                                           for method, alpha_init in starts) if ok]
-        chosen = _chosen_start(run, trials, opts, basis)
+        if lost is not None:        # no start of the run's own: the best of the top-down ones, or the error
+            if not trials:
+                raise lost
+            run.value = trials[0].value
+        chosen = _chosen_start(trials[0], trials[1:], opts, basis) if lost is not None else \
+            _chosen_start(run, trials, opts, basis)
         if chosen is not run:
             run.state, run.iterations, converged = chosen.state, chosen.iterations, True
             run.record(chosen.value)
