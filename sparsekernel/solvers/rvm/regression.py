@@ -200,7 +200,9 @@ def rvm_regression(
         the steps; on bases of up to 1,500 functions the start from 1e-4 alone),
         and keeps the highest evidence that is not at the noise floor, the
         starts compared by (7.85) recomputed (``posterior.Whitened``), beyond
-        its estimated rounding. 0 gives the plain Algorithm 7.2.
+        its estimated rounding. A start whose steps meet a posterior precision Cholesky cannot
+        factor (nearly collinear columns) is dropped, the steps from the empty model too, and the fit
+        goes on from the others (SolverError where none is left). 0 gives the plain Algorithm 7.2.
     alpha_init : float
         MacKay and EM: the alpha_i every function starts from, in the units
         of ``alpha_max``. The evidence of wide kernels has several maxima and
