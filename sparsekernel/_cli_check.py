@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
@@ -155,8 +156,10 @@ def _vector_file(path: str, name: str) -> np.ndarray:
     if not p.is_file():
         raise ValidationError(f"{name} must be an existing .npy or text file; got {path!r}")
     try:
-        v = np.load(p, allow_pickle=False) if p.suffix == ".npy" else np.loadtxt(p, dtype=np.float64, ndmin=1)
-    except ValueError as exc:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)   # loadtxt's "input contained no data": one line, not two
+            v = np.load(p, allow_pickle=False) if p.suffix == ".npy" else np.loadtxt(p, dtype=np.float64, ndmin=1)
+    except (ValueError, EOFError, OSError, UserWarning) as exc:   # an empty or truncated .npy: EOFError
         raise ValidationError(f"{name} must be a .npy or text file of numbers; got {path!r} ({exc})") from None
     return np.asarray(v)
 

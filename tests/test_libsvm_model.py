@@ -552,3 +552,17 @@ def test_a_support_vector_whose_copies_are_missing_says_so(tmp_path) -> None:
     svm_save_model(str(path), model)
     with pytest.raises(ValidationError, match=r"support vector \d+ matches no training point to \d+ digits$"):
         read_libsvm_model(path, X + 7.0, y, C=1.0, epsilon=0.1)
+
+
+def test_check_command_on_an_empty_or_truncated_multiplier_file_exits_2_with_one_line(tmp_path, capsys) -> None:
+    """An empty .npy (EOFError) was 'not foreseen' (exit 3), an empty text file added loadtxt's UserWarning as
+    a second line of stderr: each is now one line naming --multipliers, exit status 2."""
+    data_file = write_data(tmp_path / "d.svm", *data("ripley"))
+    (tmp_path / "empty.npy").write_bytes(b"")
+    np.save(tmp_path / "full.npy", np.zeros(80))
+    (tmp_path / "cut.npy").write_bytes((tmp_path / "full.npy").read_bytes()[:100])
+    (tmp_path / "empty.txt").write_text("")
+    for name in ("empty.npy", "cut.npy", "empty.txt"):
+        assert main(["check", "--multipliers", str(tmp_path / name), "soft", "--data", str(data_file)]) == 2, name
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "--multipliers must be a .npy or text file of numbers" in err[0], (name, err)
