@@ -99,7 +99,7 @@ class RegressionMachine(Machine):
             # Result 7.9 (ii): (7.65) + (7.66) give min(a_n, a_hat_n) (2 epsilon + xi_n + xi_hat_n) = 0,
             # so a point carries both multipliers only if epsilon = 0
             Condition("Result 7.9", SLACKNESS, "a_n a_hat_n = 0: min(a_n, a_hat_n) 2 epsilon = 0",
-                      np.minimum(a, a_hat) * 2.0 * max(epsilon, 0.0), scale),
+                      np.abs(np.minimum(a, a_hat)) * 2.0 * max(epsilon, 0.0), scale),  # |.|: a wrong sign too
             self._stationarity_w(s, "(7.57)", "w = sum_n (a_n - a_hat_n) phi(x_n)"),
         ]
 

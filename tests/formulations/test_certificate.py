@@ -372,3 +372,19 @@ def test_an_rbf_too_narrow_for_double_precision_is_not_certified() -> None:
     assert wide.solutions_[0].status == "optimal"
     np.testing.assert_allclose(wide.decision_function(X), LibSVC(gamma=1e4).fit(X, y).decision_function(X),
                                atol=1e-6)
+
+
+@pytest.mark.parametrize("cls, hyper", [(EpsilonSVR, {"C": 1.0, "epsilon": 0.1}), (NuSVR, {"C": 1.0, "nu": 0.4})])
+def test_a_negative_multiplier_carried_with_its_twin_is_a_positive_result_7_9_violation(cls, hyper) -> None:
+    """Result 7.9's row was min(a_n, a_hat_n) 2 epsilon, signed: a point carrying a wrong-signed a_n = -0.3 with
+    a_hat_n = 0.01 passed it (its violation the largest of -0.06 and zeros: 0);
+    it is now |min(a_n, a_hat_n)| 2 epsilon, and no row of the report is negative."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 2))
+    m = cls(X, np.sin(X[:, 0]), RBF(0.5), **hyper)
+    a, a_hat = np.zeros(30), np.zeros(30)
+    a[0], a_hat[0] = -0.3, 0.01
+    report = check(m, a=a, a_hat=a_hat, b=0.0, tol=1e-6, **({"epsilon": 0.1} if cls is NuSVR else {}))
+    assert all(r.violation >= 0 for r in report.rows if r.ok is not None)
+    row = next(r for r in report.rows if r.condition.startswith("a_n a_hat_n = 0"))
+    assert row.ok is False and row.where == 0 and row.absolute == pytest.approx(0.3 * 2 * 0.1)
