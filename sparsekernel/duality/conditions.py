@@ -58,7 +58,7 @@ def check(machine: Machine, solution: Solution | None = None, tol: float | None 
         raise fail("solution", "a Solution of that machine, or the multipliers a=", None)
     if a is not None:
         if solution is not None:
-            raise fail("a", "None when a solution is given (give one or the other)", "an array")
+            raise fail("a", "None when a solution is given (give one or the other)", a)
         solution = machine.solution(a, b, a_hat, rho=rho, epsilon=epsilon, R2=R2, convention=convention)
     require_solution_of(machine, solution)
     if tol is None:

@@ -263,3 +263,16 @@ def test_the_wide_tube_optimum_a_equal_zero_passes_with_rounding_sized_multiplie
         sol = m.solve(method)
         assert sol.status == "optimal"
         assert np.abs(sol.a).max() < 1e-5 * m.C and np.abs(sol.a_hat).max() < 1e-5 * m.C
+
+
+def test_a_with_a_solution_names_the_value_it_got() -> None:
+    """check(m, solution, a=...) said "got 'an array'" whatever a was (a list, a scalar): the message now
+    quotes the value given, as every ValidationError does."""
+    X = np.random.default_rng(0).normal(size=(12, 2))
+    t = np.where(X[:, 0] > 0, 1.0, -1.0)
+    m = SoftMarginSVC(X, t, RBF(0.5), C=1.0)
+    sol = m.solution(np.zeros(12), 0.0)
+    with pytest.raises(ValidationError, match=r"^a must be None when a solution is given .*; got \[0\.5, 0\.5\]$"):
+        check(m, sol, a=[0.5, 0.5])
+    with pytest.raises(ValidationError, match=r"got an array of shape \(12,\) and dtype float64$"):
+        check(m, sol, a=np.zeros(12))
