@@ -1124,6 +1124,8 @@ def _vector(name: str, value: ArrayLike, n: int) -> Array:
     """A user's multiplier vector: finite reals, shape (n,); a copy, never the caller's array."""
     if issparse(value):
         value = to_dense(value).ravel()
+    if np.ma.isMaskedArray(value) and np.ma.getmaskarray(value).any():   # np.asarray would read under the mask
+        raise fail(name, f"an array of {n} finite real numbers with no masked entry", value)
     try:
         kind = np.asarray(value).dtype.kind
         if kind in "cUS":        # numpy would drop the imaginary part, or parse the text, without a word

@@ -276,3 +276,15 @@ def test_a_with_a_solution_names_the_value_it_got() -> None:
         check(m, sol, a=[0.5, 0.5])
     with pytest.raises(ValidationError, match=r"got an array of shape \(12,\) and dtype float64$"):
         check(m, sol, a=np.zeros(12))
+
+
+def test_masked_multipliers_are_refused_not_read_through_the_mask() -> None:
+    """A masked array's hidden entries were read as they lay under the mask (np.asarray drops it), so
+    multipliers with a masked entry could pass; a masked entry is now a ValidationError naming a."""
+    X = np.random.default_rng(0).normal(size=(12, 2))
+    t = np.where(X[:, 0] > 0, 1.0, -1.0)
+    m = SoftMarginSVC(X, t, RBF(0.5), C=1.0)
+    a = np.ma.masked_array(np.zeros(12), mask=[True] + [False] * 11)
+    with pytest.raises(ValidationError, match=r"^a must be .*no masked entry.*; got "):
+        check(m, a=a)
+    assert check(m, a=np.ma.masked_array(np.zeros(12))).rows           # nothing masked: read as it is
