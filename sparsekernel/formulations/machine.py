@@ -1127,8 +1127,10 @@ def _vector(name: str, value: ArrayLike, n: int) -> Array:
     if np.ma.isMaskedArray(value) and np.ma.getmaskarray(value).any():   # np.asarray would read under the mask
         raise fail(name, f"an array of {n} finite real numbers with no masked entry", value)
     try:
-        kind = np.asarray(value).dtype.kind
-        if kind in "cUS":        # numpy would drop the imaginary part, or parse the text, without a word
+        arr = np.asarray(value)
+        kind = arr.dtype.kind
+        if kind in "cUS" or (kind == "O" and any(isinstance(x, (str, bytes)) for x in arr.flat)):
+            # numpy would drop the imaginary part, or parse the text, without a word
             raise fail(name, f"an array of {n} finite real numbers", value)
         v = np.array(value, dtype=np.float64, copy=True)
     except (TypeError, ValueError):

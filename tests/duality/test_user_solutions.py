@@ -288,3 +288,16 @@ def test_masked_multipliers_are_refused_not_read_through_the_mask() -> None:
     with pytest.raises(ValidationError, match=r"^a must be .*no masked entry.*; got "):
         check(m, a=a)
     assert check(m, a=np.ma.masked_array(np.zeros(12))).rows           # nothing masked: read as it is
+
+
+def test_text_in_an_object_array_is_refused_as_in_a_list() -> None:
+    """A list of strings was refused, but the same strings in an object array (a pandas column read as text)
+    were parsed without a word; text is now refused whatever holds it."""
+    X = np.random.default_rng(0).normal(size=(12, 2))
+    t = np.where(X[:, 0] > 0, 1.0, -1.0)
+    m = SoftMarginSVC(X, t, RBF(0.5), C=1.0)
+    for a in (np.array(["0.0"] * 12, dtype=object), np.array([0.0] * 11 + ["1e-3"], dtype=object),
+              np.array([b"0"] * 12, dtype=object)):
+        with pytest.raises(ValidationError, match=r"^a must be an array of 12 finite real numbers; got an array"):
+            check(m, a=a)
+    assert check(m, a=np.array([0.0] * 12, dtype=object)).rows      # numbers in an object array: read
