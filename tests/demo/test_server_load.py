@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import random
 import socket
 import threading
@@ -374,7 +375,7 @@ def test_an_upload_by_name_follows_the_command_lines_file_type_rule(server, name
     assert code == 200 and answer["format"] == fmt and answer["points"] == [[0.0, 1.0, 1.0], [2.0, 0.0, -1.0]]
 
 
-def test_a_client_gone_before_the_linger_closes_quietly() -> None:
+def test_a_client_gone_before_the_linger_closes_quietly(caplog) -> None:
     """A client that closed its socket while its solve ran (qp-osqp, C = 1e6, 600 points) got its answer
     written to a dead connection; the linger's write_eof then raised OSError ENOTCONN, which is not a
     ConnectionError, and the server logged 'demo connection failed' with a traceback. It now notes it in the
@@ -394,7 +395,10 @@ def test_a_client_gone_before_the_linger_closes_quietly() -> None:
         def can_write_eof(self) -> bool:
             return True
 
+        calls = 0
+
         def write_eof(self) -> None:
+            Gone.calls += 1
             raise OSError(errno.ENOTCONN, "Transport endpoint is not connected")
 
         def get_extra_info(self, name: str) -> None:
@@ -403,4 +407,9 @@ def test_a_client_gone_before_the_linger_closes_quietly() -> None:
     async def linger() -> None:
         await DemoServer._linger(asyncio.StreamReader(), Gone())
 
-    asyncio.run(linger())
+    with caplog.at_level(logging.DEBUG, logger="sparsekernel.demo"):
+        asyncio.run(linger())          # returns at once: no drain of a connection that is gone
+    assert Gone.calls == 1
+    mine = [r for r in caplog.records if r.name == "sparsekernel.demo"]
+    assert [r.levelno for r in mine] == [logging.DEBUG]
+    assert "left before the connection closed" in mine[0].getMessage() and mine[0].exc_info is None
