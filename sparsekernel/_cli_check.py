@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import warnings
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from .cli import flag as _option
-from .errors import ValidationError
+from .errors import ValidationError, ignored
 
 __all__ = ["add_check_parser", "run_check"]
 
@@ -156,11 +155,12 @@ def _vector_file(path: str, name: str) -> np.ndarray:
     if not p.is_file():
         raise ValidationError(f"{name} must be an existing .npy or text file; got {path!r}")
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", UserWarning)   # loadtxt's "input contained no data": one line, not two
+        with ignored(".*input contained no data", UserWarning):    # loadtxt's; the empty file is refused below
             v = np.load(p, allow_pickle=False) if p.suffix == ".npy" else np.loadtxt(p, dtype=np.float64, ndmin=1)
-    except (ValueError, EOFError, OSError, UserWarning) as exc:   # an empty or truncated .npy: EOFError
+    except (ValueError, EOFError, OSError) as exc:   # an empty or truncated .npy: EOFError
         raise ValidationError(f"{name} must be a .npy or text file of numbers; got {path!r} ({exc})") from None
+    if np.size(v) == 0:
+        raise ValidationError(f"{name} must be a .npy or text file of numbers; got {path!r}, which holds none")
     return np.asarray(v)
 
 

@@ -313,6 +313,15 @@ class Formulation:
         return certify(self.machine, sol, outcome, self.kind, solver, matched_tol(self.machine, method_name(sol)))
 
 
+def _finite_gram(kernel: Kernel, X: Any) -> Array:
+    """kernel(X, X), a ValidationError naming the kernel where its values overflow
+    (``kernels.check_finite_values``), without numpy's warning first."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = kernel(X, X)
+    check_finite_values(kernel, K)
+    return K
+
+
 def _gone() -> None:
     """The weak reference of a machine that no longer exists."""
     return None
@@ -334,12 +343,7 @@ class _MachineGram:
 
     def __call__(self) -> Array:
         machine = self._machine()
-        if machine is not None:
-            return machine.gram()
-        with np.errstate(over="ignore", invalid="ignore"):
-            K = self._kernel(self._X, self._X)
-        check_finite_values(self._kernel, K)
-        return K
+        return _finite_gram(self._kernel, self._X) if machine is None else machine.gram()
 
     def __reduce__(self) -> tuple[Any, ...]:
         return _MachineGram, (self._machine(), self._kernel, self._X)
@@ -451,10 +455,7 @@ class Machine(abc.ABC):
         """The N x N kernel matrix (computed once); a ValidationError naming the kernel where its values
         overflow (``kernels.check_finite_values``), without numpy's warning first."""
         if self._gram_cache is None:
-            with np.errstate(over="ignore", invalid="ignore"):
-                K = self.kernel(self.X, self.X)
-            check_finite_values(self.kernel, K)
-            self._gram_cache = K
+            self._gram_cache = _finite_gram(self.kernel, self.X)
         return self._gram_cache
 
     def _check_psd_at_construction(self) -> None:

@@ -1415,10 +1415,8 @@ def fast_regression(
             _unrefused(run, basis, opts)
         trials = [trial for trial, ok in (top_down_start(run, basis, opts, beta, alpha_init, method)
                                           for method, alpha_init in starts) if ok]
-        if lost is not None:        # no start of the run's own: the best of the top-down ones, or the error
-            if not trials:
-                raise lost
-            run.value = trials[0].value
+        if lost is not None and not trials:     # no start of the run's own, and no top-down one: the error
+            raise lost
         chosen = _chosen_start(trials[0], trials[1:], opts, basis) if lost is not None else \
             _chosen_start(run, trials, opts, basis)
         if chosen is not run:
