@@ -12,13 +12,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-import warnings
 from typing import Any, Callable
 
 import numpy as np
 
 from ..duality import categories, check
-from ..errors import ConvergenceWarning, InfeasibleError, SolverError, ValidationError
+from ..errors import ConvergenceWarning, InfeasibleError, SolverError, ValidationError, ignored
 from ..validation import shown
 from ..formulations import MACHINES
 from ..kernels import RBF, Linear
@@ -241,8 +240,9 @@ def handle_svm(payload: Any) -> dict[str, Any]:
     else:                 # Clarabel and OSQP (through cvxpy or directly): at most DIRECT_TIME_LIMIT seconds
         options = {"time_limit": DIRECT_TIME_LIMIT}
     start = time.perf_counter()
-    with warnings.catch_warnings():    # a solve stopped at the cap: its status and KKT table say so on the page
-        warnings.simplefilter("ignore", ConvergenceWarning)
+    # a solve stopped at the cap: its status and KKT table say so on the page. errors.ignored, not
+    # catch_warnings: the light solves run in several threads at once (the server's light pool)
+    with ignored("", ConvergenceWarning):
         sol = _library_call(lambda: machine.solve(method, **options))
     seconds = time.perf_counter() - start
     report = check(machine, sol)                     # at the tolerance its certificate used (sol.tol)
@@ -300,8 +300,7 @@ def handle_rvm(payload: Any) -> dict[str, Any]:
     fit_rvm = rvm_regression if task == "regression" else rvm_classification
     labels = None if task == "regression" else (t == np.max(t)).astype(float)
     start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # stepping stops the iteration on purpose
+    with ignored("", ConvergenceWarning):  # stepping stops the iteration on purpose
         # a tolerance of 1e-6 nats: MacKay's and EM's slow tails (alphas creeping to infinity) are the lesson
         fit = _library_call(lambda: fit_rvm(kernel(X, X), t if labels is None else labels, method=method,
                                              max_iter=steps, tol=1e-6))
