@@ -261,41 +261,20 @@ def test_two_light_solves_in_threads_leave_the_warnings_filters_as_they_were(mon
     warnings.catch_warnings, which restores the filters list it found: of two overlapping solves, the first
     to start ending first, the second put the first's ignore filter back for good (the server then hid
     every later ConvergenceWarning, the library's and its users' alike)."""
-    import warnings
+    from overlap import Overlap
 
     from sparsekernel.demo import api
 
     original = api._library_call
-    first_in, second_in, first_done = threading.Event(), threading.Event(), threading.Event()
-
-    calls = threading.local()
+    overlap, calls, answers = Overlap(), threading.local(), []
 
     def blocking(work):                 # the second call of a thread is its solve (the first builds the machine)
         calls.n = getattr(calls, "n", 0) + 1
         if calls.n == 2:
-            name = threading.current_thread().name
-            (first_in if name == "first" else second_in).set()
-            (second_in if name == "first" else first_done).wait(5)
+            overlap.wait_inside()
         return original(work)
 
     monkeypatch.setattr(api, "_library_call", blocking)
-    answers, errors = [], []
-
-    def solve():
-        try:
-            answers.append(handle_svm(svm_preset(1)))
-        except Exception as exc:                          # pragma: no cover (the assertion names it)
-            errors.append(exc)
-        finally:
-            if threading.current_thread().name == "first":
-                first_done.set()
-
-    filters = list(warnings.filters)
-    first, second = threading.Thread(target=solve, name="first"), threading.Thread(target=solve, name="second")
-    first.start()
-    assert first_in.wait(5)
-    second.start()
-    first.join(10)
-    second.join(10)
+    errors, filters_unchanged = overlap.run(lambda: answers.append(handle_svm(svm_preset(1))))
     assert not errors and len(answers) == 2
-    assert warnings.filters == filters
+    assert filters_unchanged

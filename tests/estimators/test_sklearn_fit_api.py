@@ -648,44 +648,24 @@ def test_fits_in_two_threads_leave_no_filter_of_their_solvers_behind(solver: str
     """LIBSVM's "Solver terminated early" and cvxpy's "Solution may be inaccurate" are ignored during a
     solve (ours say it); two threads' solves that overlap, the first to start ending first, left the
     second's copy of the first's filter in the process for good (``warnings.catch_warnings``)."""
-    import threading
-
     import cvxpy
+    from overlap import Overlap
     from sklearn.svm import SVC as SklearnSVC
 
     X, y = _data("SVC")
     X, y = X[y < 2][::2], y[y < 2][::2]
     cls, attribute = (SklearnSVC, "fit") if solver == "libsvm" else (cvxpy.Problem, "solve")
     original = getattr(cls, attribute)
-    first_in, second_in, first_done = threading.Event(), threading.Event(), threading.Event()
+    overlap = Overlap()
 
     def blocking(self, *args, **kwargs):
-        name = threading.current_thread().name
-        (first_in if name == "first" else second_in).set()
-        (second_in if name == "first" else first_done).wait(5)
+        overlap.wait_inside()
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(cls, attribute, blocking)
-    errors = []
-
-    def fit():
-        try:
-            ours_module.SVC(solver=solver).fit(X, y)
-        except Exception as exc:                          # pragma: no cover (the assertion names it)
-            errors.append(exc)
-        finally:
-            if threading.current_thread().name == "first":
-                first_done.set()
-
-    filters = list(warnings.filters)
-    first, second = threading.Thread(target=fit, name="first"), threading.Thread(target=fit, name="second")
-    first.start()
-    assert first_in.wait(5)
-    second.start()
-    first.join(10)
-    second.join(10)
+    errors, filters_unchanged = overlap.run(lambda: ours_module.SVC(solver=solver).fit(X, y))
     assert not errors
-    assert warnings.filters == filters
+    assert filters_unchanged
 
 
 def test_nested_blocks_gathering_warnings_each_keep_their_own() -> None:
