@@ -191,7 +191,9 @@ def rvm_regression(
         stop at the first one that raises the log evidence by less than
         1 nat. With restarts > 0 the fast method also tries a second start
         with beta held at a quarter of its initial value
-        (``sequential.HOLD_FACTORS``), a joint MacKay polish and, on bases
+        (``sequential.HOLD_FACTORS``; on bases of at most 500 functions a
+        second one with the bias column out of its pool until its steps
+        converge, ``sequential.withheld_start``), a joint MacKay polish and, on bases
         of at most 500 functions (``sequential.TOP_DOWN_SIZE``), seven
         starts from every function (MacKay's re-estimation from alpha_i = 1,
         1e-2, 1e-4 and 1e-6 on the solver's unit-norm columns and from Tipping's
@@ -366,8 +368,9 @@ class _RunResult:
 
 
 def _run_fast(problem: _Problem, opts: FastOptions) -> _RunResult:
+    withheld = np.zeros(1 if problem.bias else 0, dtype=np.intp)  # the bias column, first in the design
     out = fast_regression(problem.design, problem.t, problem.PhiTt, problem.norms,
-                          problem.units.usable, problem.beta0, opts)
+                          problem.units.usable, problem.beta0, opts, withheld=withheld)
     return _RunResult(out.active, out.alpha, out.beta, out.log_evidence, out.iterations,
                       out.converged, out.sweeps, out.refused)
 
