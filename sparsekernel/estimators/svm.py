@@ -36,6 +36,10 @@ and dtypes). What differs from ``sklearn.svm``, and why:
   training X (no copy when X is float64), from which a classifier's
   ``machines_`` are built again on first use, so that
   ``duality.check(est.machines_[k], est.solutions_[k])`` can be repeated.
+  Its CRC-32 is taken at fit: where the caller has changed that array in place
+  since, ``machines_`` (``machine_``) raises ValidationError rather than
+  describe another problem than the one solved (prediction reads the
+  support vectors' own copy, and is unaffected).
 - ``verbose`` is accepted and prints nothing: library code does not print
   (LIBSVM's trace is its own solver's).
 - ``predict_proba``'s most probable class is that of ``decision_function``
@@ -91,6 +95,7 @@ from __future__ import annotations
 import contextlib
 import numbers
 import warnings
+import zlib
 from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
@@ -129,6 +134,22 @@ SPARSE = ("csr", "csc")
 PREDICT_BLOCK = 2048
 #: ``shared_test_kernel`` holds K(X_test, X_train) for a path's models when it has at most this many entries.
 SHARED_TEST_ENTRIES = 1 << 23
+
+
+def _digest(X: Any) -> int:
+    """CRC-32 of the values of X (dense, or a sparse matrix's data, indices and offsets): cheap (about
+    0.2 ms a megabyte), and changed by any change of an entry in place."""
+    if sparse.issparse(X):
+        parts = [X.data, X.indices, X.indptr] if hasattr(X, "indptr") else [X.toarray()]
+    else:
+        parts = [X]
+    crc = 0
+    for part in parts:
+        part = np.asarray(part)
+        if part.flags.f_contiguous and not part.flags.c_contiguous:
+            part = part.T                                   # the same bytes, C-ordered
+        crc = zlib.crc32(memoryview(np.ascontiguousarray(part)).cast("B"), crc)
+    return crc
 
 
 class _BaseSVM(BaseEstimator):
@@ -373,6 +394,30 @@ class _BaseSVM(BaseEstimator):
         """The inputs a sub-machine trained on ``index`` needs at prediction time."""
         return X[:, index] if self._precomputed else X
 
+    def _keep_training_X(self, X: Any) -> None:
+        """Hold the training X by reference (``machines_``, ``machine_`` read it after fit) with its CRC-32."""
+        self._fit_X, self._fit_X_digest = X, _digest(X)
+
+    def _check_training_X(self) -> None:
+        """ValidationError where the training X held by reference has been changed in place since fit."""
+        X = self.__dict__.get("_fit_X")
+        if X is not None and _digest(X) != self._fit_X_digest:
+            raise ValidationError(
+                f"X, the array this {type(self).__name__} was fitted on, has been changed in place since fit (its "
+                f"CRC-32 differs): the fitted model holds it by reference, not a copy, and its machines would no "
+                f"longer be the problem that was solved; fit again, or fit on a copy (fit(X.copy(), ...)) to "
+                f"change X afterwards (prediction uses the support vectors' own copy and is unaffected)")
+
+    @property
+    def machine_(self) -> Machine:
+        """The machine of a regression or one-class fit (the notes' problem on the points of positive
+        weight), built at fit. Raises ValidationError where the training X it reads has been changed in
+        place since fit; AttributeError on a classifier (``machines_``, one per pair) or before fit."""
+        if "_machine" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute 'machine_'")
+        self._check_training_X()
+        return self._machine
+
     def _sub(self, X: Array, index: NDArray[np.intp]) -> Array:
         """Training inputs of the points ``index`` (a Gram sub-block when precomputed); X itself,
         not a copy, when ``index`` is every point in order."""
@@ -401,7 +446,8 @@ class _BaseSVM(BaseEstimator):
             sol, self.kkt_report_ = self._fit_machine(machine)
         machine._drop_gram()                # its eigenvalue check's Gram matrix, not kept for the model's life
         self.shape_fit_ = X.shape
-        self.machine_, self._index = machine, index
+        self._machine, self._index = machine, index
+        self._keep_training_X(X)
         support = index[sol.support]
         self.support_ = support.astype(np.int32)
         self.support_vectors_, sol = self._shared_support_vectors(X, support, sol, sol.support)
@@ -600,7 +646,8 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         again on first use."""
         self.pairs_, self._solutions, self._problems, self._index, reports = [], [], [], [], []
         self._sigmoids: list[Sigmoid] = []
-        self._fit_X, self._kernel = X, kernel
+        self._kernel = kernel
+        self._keep_training_X(X)
         groups = self._groups(labels, weight)
         blocks = self._group_blocks(X, groups, kernel)
         # a pair's inputs X[index] are its two classes' rows: where the pairs are small enough to share
@@ -681,6 +728,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         on first use and then kept. With more than two classes a pair's points are its first class's
         then its second's, each in X's order (LIBSVM's grouping); with two, X's points in order."""
         check_is_fitted(self)
+        self._check_training_X()
         if "_machines" not in self.__dict__:
             self._machines = [self.make_machine(self._sub(self._fit_X, index), t, w, self._kernel)
                               for index, (t, w) in zip(self._index, self._problems)]
@@ -1166,7 +1214,7 @@ class OneClassSVM(OutlierMixin, _BaseSVM):
             self._check_params()
             X = self._validate_X(X, reset=True)
             sol = self._fit_one(X, None, sample_weight)
-            scale = self.machine_.libsvm_scale                       # nu N, or nu sum W
+            scale = self._machine.libsvm_scale                       # nu N, or nu sum W
             self._pair_coef = scale * sol.coef[sol.support][None, :]
             self.dual_coef_ = self._fitted_layout(self._pair_coef, X)
             self.intercept_ = np.array([scale * sol.b])
@@ -1191,7 +1239,7 @@ class OneClassSVM(OutlierMixin, _BaseSVM):
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
         values = self.solution_.decision_function(self._rows(X, self._index))
-        score = self.machine_.libsvm_scale * (values - self.solution_.b)
+        score = self._machine.libsvm_scale * (values - self.solution_.b)
         offset = float(self.offset_[0])
         near = np.abs(score - offset) <= self.boundary_tol * max(1.0, abs(offset))
         return np.where(near, offset, score)

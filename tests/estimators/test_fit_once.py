@@ -170,3 +170,56 @@ def test_a_multiclass_fit_with_a_cache_too_small_for_a_pair_computes_rows_on_dem
     assert all(r.ok for r in tight.kkt_report_)
     np.testing.assert_array_equal(tight.support_, default.support_)
     np.testing.assert_allclose(tight.decision_function(X), default.decision_function(X), rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "csr"])
+@pytest.mark.parametrize("name", ["SVC-binary", "SVC-multiclass", "NuSVR", "OneClassSVM"])
+def test_a_training_X_changed_in_place_after_fit_is_refused_not_read(name, layout) -> None:
+    """The fitted estimator holds the training X by reference (kept once, above). A caller who changed
+    that array in place after fit got ``machines_`` built on the new values (on zeros after X[:] = 0)
+    beside the solutions of the old ones, and ``duality.check`` of the pair described another problem
+    than the one solved, without a word. Now ``machines_`` (``machine_``) refuses, naming X; prediction,
+    from the support vectors' own copy, is unchanged; an X that validation copied (float32 here) is the
+    estimator's own, and the caller's changes to theirs leave the fit's machines as they were."""
+    import scipy.sparse
+
+    from sklearn.datasets import load_iris
+
+    from sparsekernel.duality import check
+    from sparsekernel.errors import ValidationError
+    from sparsekernel.estimators import NuSVR
+
+    X0, y = load_iris(return_X_y=True)
+    make = {"SVC-binary": lambda: (SVC(), (y > 0).astype(int)), "SVC-multiclass": lambda: (SVC(), y),
+            "NuSVR": lambda: (NuSVR(), X0[:, 0]), "OneClassSVM": lambda: (OneClassSVM(nu=0.2), None)}[name]
+    attribute = "machines_" if name.startswith("SVC") else "machine_"
+
+    def given(dtype):
+        X = np.array(X0, dtype=dtype, order="F" if layout == "F" else "C")
+        return scipy.sparse.csr_matrix(X) if layout == "csr" else X
+
+    def fitted(X):
+        estimator, target = make()
+        return estimator.fit(X) if target is None else estimator.fit(X, target)
+
+    def certified(estimator):
+        machines = getattr(estimator, attribute)
+        machines = machines if isinstance(machines, list) else [machines]
+        solutions = estimator.solutions_ if hasattr(estimator, "solutions_") else [estimator.solution_]
+        return all(check(m, s, tol=s.tol).ok for m, s in zip(machines, solutions))
+
+    def zero(X):
+        (X.data if layout == "csr" else X)[...] = 0.0
+
+    X = given(np.float64)
+    estimator = fitted(X)
+    before = estimator.predict(X0)
+    assert certified(estimator)
+    zero(X)
+    with pytest.raises(ValidationError, match="changed in place since fit"):
+        getattr(estimator, attribute)
+    np.testing.assert_array_equal(estimator.predict(X0), before)
+    X = given(np.float32)                                   # validated into a float64 copy: the fit's own
+    estimator = fitted(X)
+    zero(X)
+    assert certified(estimator)
