@@ -910,7 +910,8 @@ def shared_test_kernel(models: list[Any], X_test: Any) -> Iterator[Any]:
     it (the same products as ``_pair_decisions``' own, in another order).
 
     Applies when every model is a fitted classifier of this module on the
-    same training X (the same array) with the same kernel, not precomputed;
+    same training X (the same array, unchanged in place since fit: its CRC-32 is
+    the fit's) with the same kernel, not precomputed;
     when their support vectors together outnumber the training points
     (otherwise the separate evaluations cost less); when the matrix has at
     most ``SHARED_TEST_ENTRIES`` entries; and when ``X_test`` and the training
@@ -940,6 +941,9 @@ def shared_test_kernel(models: list[Any], X_test: Any) -> Iterator[Any]:
         n_train = first._fit_X.shape[0]
         usable = (sum(m.support_.shape[0] for m in models) > n_train
                   and X.shape[0] * n_train <= SHARED_TEST_ENTRIES)
+    if usable:      # the array's values still each model's fit's: a caller may have changed it in place since
+        digest = _digest(first._fit_X)
+        usable = all(m.__dict__.get("_fit_X_digest") == digest for m in models)
     if not usable:
         yield X_test
         return

@@ -338,6 +338,28 @@ def test_the_shared_test_kernel_stays_out_where_it_would_cost_more() -> None:
             assert not any("_held_test" in m.__dict__ for m in group)
 
 
+def test_a_shared_test_kernel_on_a_training_x_changed_in_place_is_not_used() -> None:
+    """The path's models hold their training X by reference; ``shared_test_kernel`` computed
+    K(X_test, X_train) from that array. A caller who changed it in place after ``fit_path`` (X *= 3 here)
+    got the path scored on the new values beside the old support vectors' coefficients, without a word:
+    decision values off by up to 2.5, accuracies 0.29, 0.41, 0.30, 0.23 where each model alone (from its
+    support vectors' own copy) scores 0.29, 0.66, 0.79, 0.84 (on iris: 0.32-0.66 against 0.96-1.0). Now
+    an X whose CRC-32 is no longer the fit's is not shared: each model evaluates its own kernel."""
+    from sparsekernel.estimators.svm import shared_test_kernel
+
+    X3, y3 = make_classification(n_samples=300, n_features=6, n_informative=4, n_classes=3, random_state=1)
+    X_train, y_train, X_test = X3[:200].copy(), y3[:200], X3[200:]
+    models = SVC(gamma=0.2).fit_path(X_train, y_train, [0.01, 0.1, 1.0, 10.0])
+    alone = [m.decision_function(X_test) for m in models]
+    X_train *= 3.0
+    with shared_test_kernel(models, X_test) as X_scored:
+        assert X_scored is X_test
+        assert not any("_held_test" in m.__dict__ for m in models)
+        together = [m.decision_function(X_scored) for m in models]
+    for d0, d1 in zip(alone, together):
+        np.testing.assert_array_equal(d1, d0)
+
+
 def test_a_dataframe_test_set_keeps_its_feature_names() -> None:
     """A DataFrame X_test is scored as given (each model checks its feature names), and a search on
     DataFrames warns about none."""
