@@ -12,6 +12,7 @@ matrix; the rest of the library calls them rather than ``np.asarray``.
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 from .errors import ValidationError
 
 __all__ = ["issparse", "as_rows", "to_dense", "row_squared_norms", "variance", "read_only_rows", "same_rows",
-           "check_sparse_matrix", "compact_indices"]
+           "check_sparse_matrix", "compact_indices", "digest"]
 
 Array = NDArray[np.float64]
 
@@ -139,3 +140,21 @@ def compact_indices(A: sp.csr_matrix) -> sp.csr_matrix:
         return A
     out = sp.csr_matrix((A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)), shape=A.shape)
     return out
+
+
+def digest(X: Any) -> int:
+    """CRC-32 of the values of X (dense, or a sparse matrix's data, indices and offsets): cheap (about
+    0.2 ms a megabyte), and changed by any change of an entry in place. What holds a caller's array by
+    reference (a fitted SVM's training X, a machine's X) takes it when it is given the array and refuses
+    to read an array whose digest has changed since."""
+    if sp.issparse(X):
+        parts = [X.data, X.indices, X.indptr] if hasattr(X, "indptr") else [X.toarray()]
+    else:
+        parts = [X]
+    crc = 0
+    for part in parts:
+        part = np.asarray(part)
+        if part.flags.f_contiguous and not part.flags.c_contiguous:
+            part = part.T                                   # the same bytes, C-ordered
+        crc = zlib.crc32(memoryview(np.ascontiguousarray(part)).cast("B"), crc)
+    return crc

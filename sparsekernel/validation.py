@@ -167,9 +167,11 @@ def check_matrix(X: ArrayLike, name: str = "X", *, square: bool = False, sparse:
 
 
 def _as_vector(t: ArrayLike, name: str) -> NDArray[np.float64]:
+    """t as a 1-D float64 array of finite values: a copy, never the caller's array (a machine keeps its
+    targets and weights, and a caller's later change in place must not reach them; N numbers, cheap)."""
     check_real_dtype(t, name, "a 1-D array of real numbers")
     try:
-        v = np.asarray(t, dtype=np.float64)
+        v = np.array(t, dtype=np.float64, copy=True)
     except (TypeError, ValueError) as exc:
         raise fail(name, "a 1-D array of real numbers", t) from exc
     if v.ndim == 2 and 1 in v.shape:

@@ -72,6 +72,7 @@ def require_solution_of(machine: Machine, solution: Solution, name: str = "solut
     (``check``, ``categories`` and ``gap`` read its multipliers against the machine's points)."""
     if not isinstance(machine, Machine):
         raise fail("machine", "a sparsekernel machine (formulations.Machine)", machine)
+    machine.check_unchanged()                   # its X not changed in place since it was built
     if not isinstance(solution, Solution):
         raise fail(name, "a Solution of that machine", solution)
     if solution.machine != machine.name or solution.a.shape[0] != machine.N:

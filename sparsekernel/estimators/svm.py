@@ -95,7 +95,6 @@ from __future__ import annotations
 import contextlib
 import numbers
 import warnings
-import zlib
 from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
@@ -116,6 +115,7 @@ from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
 from ..formulations.solve import solve
 from .. import sparse
+from ..sparse import digest as _digest
 from .._threads import limit_blas
 from ..kernels import Kernel, check_finite_predictions, make_kernel
 from ._fit_state import kept_on_failure
@@ -134,22 +134,6 @@ SPARSE = ("csr", "csc")
 PREDICT_BLOCK = 2048
 #: ``shared_test_kernel`` holds K(X_test, X_train) for a path's models when it has at most this many entries.
 SHARED_TEST_ENTRIES = 1 << 23
-
-
-def _digest(X: Any) -> int:
-    """CRC-32 of the values of X (dense, or a sparse matrix's data, indices and offsets): cheap (about
-    0.2 ms a megabyte), and changed by any change of an entry in place."""
-    if sparse.issparse(X):
-        parts = [X.data, X.indices, X.indptr] if hasattr(X, "indptr") else [X.toarray()]
-    else:
-        parts = [X]
-    crc = 0
-    for part in parts:
-        part = np.asarray(part)
-        if part.flags.f_contiguous and not part.flags.c_contiguous:
-            part = part.T                                   # the same bytes, C-ordered
-        crc = zlib.crc32(memoryview(np.ascontiguousarray(part)).cast("B"), crc)
-    return crc
 
 
 class _BaseSVM(BaseEstimator):

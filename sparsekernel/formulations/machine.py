@@ -38,7 +38,7 @@ from .._lazy import cvxpy as cp
 from ..validation import check_matrix, check_param, fail
 from ..errors import NonConvexWarning, SolverError, ValidationError, ignored, warn
 from ..kernels import Kernel, check_finite_values, feature_map, make_kernel
-from ..sparse import issparse, read_only_rows, row_squared_norms, to_dense
+from ..sparse import digest, issparse, read_only_rows, row_squared_norms, to_dense
 from ..solvers.standard_qp import BOUND_ROUNDING, RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
 from .solution import Solution
 
@@ -374,6 +374,10 @@ class Machine(abc.ABC):
     ``kkt_conditions(state)``
         Every KKT condition, each a ``Condition`` with its equation tag.
 
+    A machine holds the caller's X by reference, not a copy (its targets and weights are its own
+    copies), and refuses to be solved or checked once that array has been changed in place
+    (``check_unchanged``): what it computed from the old values would sit beside the new ones.
+
     What a machine may declare (defaults here):
 
     ``name``, ``cli_name`` (the command line's and the demo's name), ``demo_label``, ``task``
@@ -415,6 +419,7 @@ class Machine(abc.ABC):
         self.X = check_matrix(to_dense(X) if precomputed and issparse(X) else X, "X", square=precomputed,
                               sparse=True)
         self.t = self._check_targets(t)
+        self._X_digest = digest(self.X)            # X is held by reference: see ``check_unchanged``
         self.psd_tol = float(check_param("psd_tol", psd_tol))
         self.N = int(self.X.shape[0])
         self._formulations: dict[str, Formulation] = {}
@@ -438,6 +443,23 @@ class Machine(abc.ABC):
         self._gram_cache = None
 
     # -- data -----------------------------------------------------------------
+    def check_unchanged(self) -> None:
+        """A ValidationError naming X where the array this machine was built on has been changed in place
+        since (its CRC-32, taken at construction, differs).
+
+        A machine holds its X by reference, not a copy (it can be as large as the data; its targets and
+        weights are its own copies), and keeps what it computed from X when first asked (the QP, the Gram
+        matrix, the feature space, the scales): after a change in place it would be two problems at
+        once. ``formulations.solve``, ``duality.check``, ``categories`` and ``gap`` call this first; build
+        a new machine on the new values (or build it on ``X.copy()`` to change X afterwards)."""
+        expected = self.__dict__.get("_X_digest")
+        if expected is not None and digest(self.X) != expected:
+            raise ValidationError(
+                f"X, the array this {self.name} was built on, has been changed in place since (its CRC-32 "
+                f"differs): the machine holds it by reference, not a copy, beside what it computed from the "
+                f"old values, and would no longer be one problem; build a new machine on the new X, or build "
+                f"it on a copy (X.copy()) to change X afterwards")
+
     @abc.abstractmethod
     def _check_targets(self, t: ArrayLike | None) -> Array | None:
         """The validated targets (None for a novelty machine)."""

@@ -100,6 +100,7 @@ def solve(machine: Machine, method: str = "clarabel", **opts: Any) -> Solution:
     if not isinstance(machine, Machine):
         raise ValidationError(f"machine must be a machine of formulations (SoftMarginSVC(X, t, kernel), ...); "
                               f"got {machine!r}")
+    machine.check_unchanged()
     name = _check_method(method)
     if name == "smo":
         from ..solvers.smo import smo

@@ -206,3 +206,38 @@ def test_a_re_solve_names_a_bad_option_as_the_first_solve_does(solver) -> None:
     with pytest.raises(ValidationError, match=r"^solver must be one of the installed cvxpy solvers .* got None"):
         dual.solve(None)
     assert dual.solve(solver).status == "optimal"
+
+
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_a_machines_data_changed_in_place_after_construction_is_refused_not_mixed(layout) -> None:
+    """A machine held the caller's X, t and sample_weight by reference, and cached what it computed from
+    them (the QP, the Gram matrix, the scales) at different times. Changed in place after a solve, they
+    left a machine of two problems: with t's signs flipped, ``check`` of the solve's own solution failed
+    (0.72) on the new targets beside the old QP; with X[:] = 0 after the QP and Gram matrix were cached,
+    it passed (0.00058), describing the old problem, while a machine built on the new X fails it (1.36);
+    after a cold one, it read the new X. Now t and the weights are the machine's own copies (1-D, cheap)
+    and X, kept by reference (a machine can be as large as its data), has its CRC-32 taken at
+    construction: solve, check, categories and gap refuse a machine whose X has changed, naming X."""
+    import scipy.sparse
+    from sklearn.datasets import load_iris
+
+    from sparsekernel.duality import categories, check
+    from sparsekernel.errors import ValidationError
+    from sparsekernel.kernels import RBF
+
+    X0, y = load_iris(return_X_y=True)
+    t0 = np.where(y > 0, 1.0, -1.0)
+    X = scipy.sparse.csr_matrix(X0) if layout == "csr" else X0.copy()
+    t, w = t0.copy(), np.linspace(0.5, 2.0, t0.size)
+    m = SoftMarginSVC(X, t, RBF(0.5), C=1.0, sample_weight=w)
+    sol = solve(m, "smo")
+    before = check(m, sol, tol=sol.tol)
+    assert before.ok
+    t *= -1.0
+    w *= 100.0
+    after = check(m.set_params(C=1.0), sol, tol=sol.tol)       # the box built again from the weights
+    assert after.ok and [r.violation for r in after.rows] == [r.violation for r in before.rows]
+    (X.data if layout == "csr" else X)[...] = 0.0
+    for read in (lambda: check(m, sol), lambda: solve(m, "smo"), lambda: categories(m, sol)):
+        with pytest.raises(ValidationError, match="X.*changed in place"):
+            read()
