@@ -1225,9 +1225,16 @@ def withheld_start(run: _Run, basis: _Basis, opts: FastOptions, beta_hold: float
     held, ok = held_start(empty, without, opts, beta_hold)
     if not ok:
         return run, False
-    state = _State(pool, run.state.tt, run.state.N, held.state.beta, opts)
+    # the held stages' own pool, the withheld members back: their ``_unrefused`` (``_span_retry``) sweeps
+    # ``without`` and may refill it, and their positions index that pool, not ``narrow`` (mapped through
+    # ``keep`` they named other functions, or none: an IndexError); so found by basis index
+    members = held.state.pool.index
+    index = np.union1d(members, pool.index[~keep])
+    whole = pool if np.array_equal(index, pool.index) else _pool_from(
+        basis.design, index, basis.PhiTt, basis.norms, basis.threads, old=pool)
+    state = _State(whole, run.state.tt, run.state.N, held.state.beta, opts)
     try:
-        value = _start_at(state, np.flatnonzero(keep)[held.state.active], held.state.alpha)
+        value = _start_at(state, np.searchsorted(index, members[held.state.active]), held.state.alpha)
         trial = _Run(state=state, value=value, history=[], iterations=held.iterations, sweeps=held.sweeps)
         ok = converge(trial, basis, opts, sweeps=False) and _polished(trial, basis, opts)
         if ok:

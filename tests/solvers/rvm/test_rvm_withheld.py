@@ -1,0 +1,64 @@
+"""The fast RVR's withheld start (``sequential.withheld_start``) resumes, the bias offered again, at the
+functions and alphas where its held stages stopped, also when those stages refilled their pool.
+
+Its held stages run on the pool without the bias; their ``_unrefused`` (``_span_retry``) sweeps the basis and
+may refill that pool. The start then mapped the run's pool positions through the mask of the pool it began
+with (``np.flatnonzero(keep)[held.state.active]``), as if the pool had not changed: on a random fuzz of
+pool_size < N (RBF, t = 5 + sin 2x + noise) 8 of 40 draws refilled it, 6 resumed at other functions than the
+held stages kept (the alphas of one moved to another) and 2 raised an IndexError out of ``rvm_regression``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sparsekernel.kernels import RBF
+from sparsekernel.solvers.rvm import evidence_report, rvm_regression
+
+
+def _draw(seed):
+    """A draw of that fuzz: N = 30-149 inputs in 1-3 dimensions (the odd seeds with half of them repeated),
+    an RBF of gamma 1e-3-3, a pool of 5 to N - 1 functions."""
+    rng = np.random.default_rng(seed)
+    N = int(rng.integers(30, 150))
+    X = rng.normal(size=(N, int(rng.integers(1, 4))))
+    if seed % 2:
+        X = np.vstack([X, X[: N // 2]])
+    t = 5.0 + np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=X.shape[0])
+    gamma = float(10 ** rng.uniform(-3, 0.5))
+    return RBF(gamma)(X), t, int(rng.integers(5, X.shape[0]))
+
+
+@pytest.mark.parametrize("seed", [18, 26, 38])  # 18: resumed at another function; 26, 38: the IndexError
+def test_the_withheld_start_resumes_where_its_held_stages_stopped_after_a_refill(seed, monkeypatch):
+    from sparsekernel.solvers.rvm import sequential
+
+    held, start_at = sequential.held_start, sequential._start_at
+    stopped, resumed = [], []
+
+    def spy_held(run, basis, opts, beta_hold):
+        trial, ok = held(run, basis, opts, beta_hold)
+        if 0 not in basis.usable and ok:  # the withheld start's held stages
+            stopped.append((trial.state.pool.index.copy(), trial.state.pool.index[trial.state.active],
+                            trial.state.alpha.copy()))
+        return trial, ok
+
+    def spy_start_at(state, positions, alpha):
+        resumed.append((state.pool.index[np.asarray(positions)], np.asarray(alpha).copy()))
+        return start_at(state, positions, alpha)
+
+    monkeypatch.setattr(sequential, "held_start", spy_held)
+    monkeypatch.setattr(sequential, "_start_at", spy_start_at)
+    K, t, pool_size = _draw(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = rvm_regression(K, t, "fast", pool_size=pool_size)
+    assert not r.converged or evidence_report(K, t, r).ok
+    (pool, functions, alpha), = stopped
+    assert pool.size == pool_size  # the case in point: the held stages refilled their pool (pool_size - 1 before)
+    started, started_alpha = resumed[0]
+    np.testing.assert_array_equal(started, functions)
+    np.testing.assert_array_equal(started_alpha, alpha)
