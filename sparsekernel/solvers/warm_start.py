@@ -41,7 +41,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._threads import limit_blas
-from ..sparse import issparse
+from ..sparse import digest, issparse
 from .standard_qp import StandardQP
 
 __all__ = ["warm_start", "scale_into_box", "refill_sums", "same_inputs", "RegularisationPath"]
@@ -59,7 +59,8 @@ def _same_Q(old: StandardQP, new: StandardQP) -> bool:
     """Whether the two QPs share Q (and the variables' points and signs): a path's condition."""
     return (old.n == new.n and old.kernel == new.kernel and old.scale == new.scale
             and old.diagonal is None and new.diagonal is None
-            and np.array_equal(old.index, new.index) and np.array_equal(old.y, new.y))
+            and np.array_equal(old.index, new.index) and np.array_equal(old.y, new.y)
+            and same_inputs(old.X, new.X))
 
 
 def warm_start(old: StandardQP, a: Array, G: Array, new: StandardQP) -> Array | None:
@@ -162,9 +163,18 @@ class RegularisationPath:
     def __init__(self, cache_mb: float, share_rows: bool = True) -> None:
         self.cache_mb = float(cache_mb)
         self.share_rows = bool(share_rows)
-        self._previous: dict[Hashable, tuple[StandardQP, Array, Array]] = {}
-        self._caches: dict[Hashable, Any] = {}
+        self._previous: dict[Hashable, tuple[StandardQP, Array, Array, int]] = {}
+        self._caches: dict[Hashable, tuple[Any, int]] = {}
         self._next = 0
+        self._last: tuple[Any, int] | None = None
+
+    def _digest(self, qp: StandardQP) -> int:
+        """The CRC-32 of ``qp.X``'s values (``sparse.digest``), taken once per QP: a slot's solution and
+        rows are those of the values its X had when they were recorded, and an X changed in place since
+        (the same array, so ``same_inputs`` holds) must not start from them."""
+        if self._last is None or self._last[0] is not qp:
+            self._last = (qp, digest(qp.X))
+        return self._last[1]
 
     def new_fit(self) -> None:
         """The next fit of the path begins: its solves take the slots 0, 1, ... again."""
@@ -183,7 +193,9 @@ class RegularisationPath:
         """The warm start of slot ``key`` for ``qp`` and its gradient where known without kernel rows
         (``warm_start_and_gradient``); (None, None): cold."""
         previous = self._previous.get(key)
-        return (None, None) if previous is None else warm_start_and_gradient(*previous, qp)
+        if previous is None or previous[3] != self._digest(qp):       # none, or X's values since changed
+            return None, None
+        return warm_start_and_gradient(*previous[:3], qp)
 
     def cache(self, key: Hashable, qp: StandardQP) -> Any:
         """Slot ``key``'s row cache for ``qp`` (a new one where the kernel or X changed); None where
@@ -193,25 +205,26 @@ class RegularisationPath:
         from . import kernel_cache
         from .smo import BLAS_THREADS, COMPACT_SHARE
 
-        kept = self._caches.pop(key, None)
-        if kept is not None and same_inputs(kept.X, qp.X) and kept.kernel == qp.kernel:
-            self._caches[key] = kept
+        kept, values = self._caches.pop(key, (None, None))
+        if (kept is not None and same_inputs(kept.X, qp.X) and kept.kernel == qp.kernel
+                and values == self._digest(qp)):       # rows of these values (an X changed in place: new rows)
+            self._caches[key] = (kept, values)
             return kept
         budget = (1.0 - COMPACT_SHARE) * self.cache_mb
         N = int(qp.X.shape[0])
         whole = 8 * N * N <= budget * kernel_cache.MEGABYTE
         dtype = np.float64 if whole else kernel_cache.row_dtype(N)     # float64 where the whole Gram fits
         size = kernel_cache.slots_for(budget, N, dtype) * N * np.dtype(dtype).itemsize
-        held = sum(c.store.nbytes for c in self._caches.values())
+        held = sum(c.store.nbytes for c, _ in self._caches.values())
         if held + size > budget * kernel_cache.MEGABYTE:
             return None
         kept = kernel_cache.KernelRowCache(qp.kernel, qp.X, budget, dtype)
         if kept.n_slots == N:               # the whole Gram matrix fits: in a few large blocks, once
             with limit_blas(BLAS_THREADS):
                 kept.fill_whole(PREFILL_BLOCK, 0)
-        self._caches[key] = kept
+        self._caches[key] = (kept, self._digest(qp))
         return kept
 
     def record(self, key: Hashable, qp: StandardQP, a: Array, G: Array) -> None:
         """Slot ``key``'s solution, the start of its next solve."""
-        self._previous[key] = (qp, np.asarray(a, dtype=np.float64), np.asarray(G, dtype=np.float64))
+        self._previous[key] = (qp, np.asarray(a, dtype=np.float64), np.asarray(G, dtype=np.float64), self._digest(qp))

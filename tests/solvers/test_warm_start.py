@@ -106,3 +106,36 @@ def test_no_gradient_for_a_refilled_start_and_none_without_a_start() -> None:
     assert a0 is not None and G0 is None
     with pytest.raises(ValidationError, match="initial_gradient"):
         smo(c_svc(1.0), initial_gradient=np.zeros(X.shape[0]))
+
+
+@pytest.mark.parametrize("share_rows", [True, False])
+@pytest.mark.parametrize("change", ["in place", "another array"])
+def test_a_path_whose_x_changed_starts_cold_with_new_rows(change, share_rows) -> None:
+    """A ``RegularisationPath`` kept across solves (``solve(machine, "smo", path=..., path_key=...)``)
+    reused a slot's kernel rows while the QP's X was the same array, and warm-started from a solution
+    whose gradient Q a + p was that of the recorded X, its values never compared. With X *= 3 in place
+    between two solves and the rows kept, the second returned multipliers 0.98 away from the cold
+    solve's with a report that passed, on the old rows (a machine's check of it fails); without kept
+    rows, or with another array of the same shape, the start's gradient was the old X's and the SMO's
+    answer failed its certificate (SolverError), where a cold start solves it. Now
+    a slot records the CRC-32 of the values it solved (``sparse.digest``) and the warm start requires the
+    same values: the solve starts cold, with new rows, and is the cold solve."""
+    from sklearn.datasets import load_iris
+
+    from sparsekernel.duality import check
+    from sparsekernel.formulations import SoftMarginSVC, solve
+
+    X0, y = load_iris(return_X_y=True)
+    t = np.where(y > 0, 1.0, -1.0)
+    X = X0.copy()
+    path = RegularisationPath(200, share_rows=share_rows)
+    solve(SoftMarginSVC(X, t, RBF(0.5), C=1.0), "smo", path=path, path_key=0)
+    if change == "in place":
+        X *= 3.0
+    else:
+        X = X0 * 3.0
+    machine = SoftMarginSVC(X, t, RBF(0.5), C=10.0)
+    along = solve(machine, "smo", path=path, path_key=0)
+    cold = solve(SoftMarginSVC(X.copy(), t, RBF(0.5), C=10.0), "smo")
+    assert check(machine, along).ok
+    np.testing.assert_allclose(along.a, cold.a, rtol=0, atol=1e-12)
