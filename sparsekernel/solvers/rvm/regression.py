@@ -191,7 +191,7 @@ def rvm_regression(
         stop at the first one that raises the log evidence by less than
         1 nat. With restarts > 0 the fast method also tries a second start
         with beta held at a quarter of its initial value
-        (``sequential.HOLD_FACTORS``; on bases of at most 500 functions a
+        (``sequential.HOLD_FACTORS``; on bases of at most 1,500 functions a
         second one with the bias column out of its pool until its steps
         converge, ``sequential.withheld_start``), a joint MacKay polish and, on bases
         of at most 500 functions (``sequential.TOP_DOWN_SIZE``), seven
