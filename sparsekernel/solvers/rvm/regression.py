@@ -77,8 +77,16 @@ Array = NDArray[np.float64]
 IntArray = NDArray[np.intp]
 #: Initial noise standard deviation, as a fraction of std(t) (Tipping and Faul's choice).
 INITIAL_NOISE_FRACTION = 0.1
-#: At most this many moves of ``_settle`` (each one orthogonal factorisation of the kept columns).
-SETTLE_ROUNDS = 50
+#: At most this many moves of ``_settle`` (each one orthogonal factorisation of the kept columns, N x M), fewer
+#: where they would cost more than SETTLE_WORK N M^2 multiply-adds together, but at least SETTLE_MIN_ROUNDS
+#: (``settle_budget``). On nearly collinear columns single-alpha moves crawl: friedman2 with raw inputs at N = 800
+#: (gamma "scale") needed 255 (an addition of 274 nats the span test had refused, then 224 re-estimates), and the
+#: fit ended unconverged at 50 with a move of 0.009 nats left; with them it is certified at -5098.0 (15 functions),
+#: above MacKay's best start. Over 148 other fits (rvm_fuzz.py's seeds 4-5, 17 cells at N = 800) no settle took
+#: more than 26 moves.
+SETTLE_ROUNDS = 1000
+SETTLE_MIN_ROUNDS = 50
+SETTLE_WORK = 2e9
 #: Default ``sweep_tol`` per training point (nats).
 SWEEP_TOL_PER_SAMPLE = 1e-3
 #: The fast method's alignment test (a cosine above this: a copy of an included column). With a flat prior
@@ -250,7 +258,10 @@ def rvm_regression(
     else:
         run = _run_iterative(problem, IterativeOptions(
             method, tol, max_iter, alpha_max, problem.beta_max, alpha_init, prior), opts)
-    settled = _settle(problem, run, opts, max_iter) if prior.flat else None
+    # the last moves factorise N x M kept columns, M small: one BLAS thread, as the steps (friedman2 with raw
+    # inputs at N = 800: 255 moves took 54 s with two threads on a loaded two-core machine, 0.6 s with one)
+    with limit_blas(1 if N <= SMALL_BASIS else None):
+        settled = _settle(problem, run, opts, max_iter) if prior.flat else None
     run, post = settled if settled is not None else (run, None)
     if not run.converged:
         if run.undone:
@@ -260,10 +271,11 @@ def rvm_regression(
             reason = (f"stopped at a point that is not a stationary point of the evidence: an excluded function "
                       f"(q^2 > s, with a flat prior) would gain {run.refused:.3g} nats (> tol={tol:g}) but was not "
                       f"added (it lies numerically in the span of the included ones or copies one, or the last "
-                      f"moves' budget of {SETTLE_ROUNDS} ran out)")
+                      f"moves' budget ran out)")
         elif run.left > tol:
-            reason = (f"stopped when its last moves on the orthogonal factorisation (at most {SETTLE_ROUNDS}, each "
-                      f"confirmed by a new factorisation) ran out, with a move of Algorithm 7.2 that would still "
+            reason = (f"stopped when its last moves on the orthogonal factorisation (each confirmed by a new "
+                      f"factorisation; their budget: regression.settle_budget) ran out, with a move of Algorithm 7.2 "
+                      f"that would still "
                       f"gain {run.left:.3g} nats (> tol={tol:g}): not certified a maximum")
         elif run.broken:
             reason = ("stopped where the Cholesky factor of A + beta Phi^T Phi (7.83) failed (not numerically "
@@ -363,7 +375,7 @@ class _RunResult:
     sweeps: int
     refused: float = 0.0  # the largest gain a safeguard refused at the end (nats)
     undone: bool = False  # a last move that did not raise the evidence was undone (``_settle``)
-    left: float = 0.0  # the gain of the move ``_settle`` found when its SETTLE_ROUNDS moves ran out (nats)
+    left: float = 0.0  # the gain of the move ``_settle`` found when its moves (``settle_budget``) ran out (nats)
     broken: bool = False  # MacKay / EM stopped where A + beta Phi^T Phi no longer factored
 
 
@@ -421,7 +433,7 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions,
     """The last moves, on the whitened posterior (``posterior.Whitened``): beta to its fixed point
     (7.88), a kept alpha_i to its optimum (7.101), a kept function deleted (7.99) or an excluded one
     added (Result 7.18(c)), the best one at a time, until none gains more than ``tol`` (at most
-    ``SETTLE_ROUNDS`` moves, within ``max_iter`` for a run that stopped at it; flat prior).
+    ``settle_budget`` moves, within ``max_iter`` for a run that stopped at it; flat prior).
 
     The steps track the evidence through the Cholesky factor of A + beta Phi^T Phi,
     which loses digits where large weights sit on nearly collinear columns (wide
@@ -450,7 +462,8 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions,
     order = np.argsort(run.active, kind="stable")
     active = np.asarray(run.active)[order]
     alpha, beta = np.asarray(run.alpha, dtype=np.float64)[order], float(run.beta)
-    budget = SETTLE_ROUNDS if run.converged else min(SETTLE_ROUNDS, max(max_iter - run.iterations, 0))
+    rounds = settle_budget(problem.t.shape[0], active.size)
+    budget = rounds if run.converged else min(rounds, max(max_iter - run.iterations, 0))
     if not active.size or not np.all(np.isfinite(alpha) & (alpha > 0.0)):
         return None
     history, settled, add, before, undone, left = list(run.history), False, None, None, False, 0.0
@@ -474,7 +487,7 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions,
                 settled = True
                 break
         if round_ == budget:
-            left = value if budget == SETTLE_ROUNDS else 0.0  # out of its own moves, not of max_iter's
+            left = value if budget == rounds else 0.0  # out of its own moves, not of max_iter's
             break
         before = (active, alpha.copy(), beta, post.evidence)
         if move == "beta":
@@ -501,6 +514,14 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions,
     refused = 0.0 if converged else add if run.converged else run.refused  # what the warning names
     return _RunResult(active, alpha, beta, np.asarray(history), run.iterations + moves, converged, run.sweeps,
                       refused, undone, left, run.broken), current
+
+
+def settle_budget(N: int, M: int) -> int:
+    """The number of ``_settle``'s moves for M kept functions of N: ``SETTLE_ROUNDS``, fewer where they would
+    cost more than ``SETTLE_WORK`` N M^2 multiply-adds (each move factorises the N x M kept columns), at least
+    ``SETTLE_MIN_ROUNDS`` (never more than ``SETTLE_ROUNDS``)."""
+    affordable = int(SETTLE_WORK // max(N * max(M, 1) ** 2, 1))
+    return min(SETTLE_ROUNDS, max(SETTLE_MIN_ROUNDS, affordable))
 
 
 def _kept_move(problem: _Problem, active: IntArray, alpha: Array, beta: float,
