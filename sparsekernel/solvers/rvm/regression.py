@@ -78,7 +78,7 @@ IntArray = NDArray[np.intp]
 #: Initial noise standard deviation, as a fraction of std(t) (Tipping and Faul's choice).
 INITIAL_NOISE_FRACTION = 0.1
 #: At most this many moves of ``_settle`` (each one orthogonal factorisation of the kept columns, N x M), fewer
-#: where they would cost more than SETTLE_WORK N M^2 multiply-adds together, but at least SETTLE_MIN_ROUNDS
+#: where, at N M^2 multiply-adds each, they would cost more than SETTLE_WORK together, but at least SETTLE_MIN_ROUNDS
 #: (``settle_budget``). On nearly collinear columns single-alpha moves crawl: friedman2 with raw inputs at N = 800
 #: (gamma "scale") needed 255 (an addition of 274 nats the span test had refused, then 224 re-estimates), and the
 #: fit ended unconverged at 50 with a move of 0.009 nats left; with them it is certified at -5098.0 (15 functions),
@@ -517,9 +517,9 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions,
 
 
 def settle_budget(N: int, M: int) -> int:
-    """The number of ``_settle``'s moves for M kept functions of N: ``SETTLE_ROUNDS``, fewer where they would
-    cost more than ``SETTLE_WORK`` N M^2 multiply-adds (each move factorises the N x M kept columns), at least
-    ``SETTLE_MIN_ROUNDS`` (never more than ``SETTLE_ROUNDS``)."""
+    """The number of ``_settle``'s moves for M kept functions of N: ``SETTLE_ROUNDS``, fewer where, at N M^2
+    multiply-adds each (a move factorises the N x M kept columns), they would cost more than ``SETTLE_WORK``
+    together, at least ``SETTLE_MIN_ROUNDS`` (never more than ``SETTLE_ROUNDS``)."""
     affordable = int(SETTLE_WORK // max(N * max(M, 1) ** 2, 1))
     return min(SETTLE_ROUNDS, max(SETTLE_MIN_ROUNDS, affordable))
 

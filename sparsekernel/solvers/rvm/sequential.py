@@ -238,7 +238,7 @@ TOP_DOWN_SIZE = 500
 TOP_DOWN_WIDE_SIZE = 1500
 #: On bases of at most this many functions (those where a top-down start runs) each held start runs a second
 #: time with ``fast_regression``'s ``withheld`` functions (the bias column) out of its pool until it converges
-#: (``withheld_start``). On friedman2 with raw inputs at N = 800 (gamma "scale") the fit kept 2 functions, noise
+#: (``withheld_start``; where the pool holds them: with ``pool_size`` below N it may not). On friedman2 with raw inputs at N = 800 (gamma "scale") the fit kept 2 functions, noise
 #: sd 332 (the truth 125), RMSE 314, and reaches 18 functions, sd 125, RMSE 37 and 653 nats more with it (reported
 #: unconverged there: nearly collinear columns, an addition the span test refuses would still gain); at N = 1,000
 #: (friedman1, raw inputs, gamma 0.5) it costs 0.02-0.09 s of 0.4. Above, a held start costs seconds (N = 5,000,
@@ -1198,8 +1198,9 @@ def held_start(run: _Run, basis: _Basis, opts: FastOptions, beta_hold: float) ->
 def withheld_start(run: _Run, basis: _Basis, opts: FastOptions, beta_hold: float,
                    withheld: Index) -> tuple[_Run, bool]:
     """A held start (``held_start``) with the ``withheld`` basis functions (the bias column) out of its pool
-    and basis until its steps converge; then they are offered like every other function, and the steps, the
-    polish and the steps its span test refused (``_unrefused``) run over the whole pool. Returns the run
+    and basis until its steps converge; then they are offered like every other function, and the steps and the
+    polish run over the whole pool, and the steps its span test refused (``_unrefused``, which may sweep the
+    basis). Returns the run
     and whether it converged (the run itself and False when the pool holds none of ``withheld``).
 
     A kernel wide enough to nearly span the constant makes the bias and the
