@@ -644,8 +644,11 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
                 if not (t == sign).any():
                     raise ValidationError("sample_weight must leave a positive weight in every class; got "
                                           f"zero weight on every point of class {self.classes_[c]!r}")
-            points = (self._sub(X, index) if class_rows is None else
-                      np.concatenate([class_rows[positive], class_rows[negative]]))     # X[index]
+            if class_rows is None:
+                points = self._sub(X, index)
+            else:                           # X[index], the estimator's own: read-only, so the machine needs no digest
+                points = np.concatenate([class_rows[positive], class_rows[negative]])
+                points.flags.writeable = False
             machine = self.make_machine(points, t, weight[index], kernel)
             sol, report = self._fit_machine(machine, self._pair_cache(blocks, machine, points, positive, negative))
             self.pairs_.append((positive, negative))

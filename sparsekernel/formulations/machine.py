@@ -38,7 +38,7 @@ from .._lazy import cvxpy as cp
 from ..validation import check_matrix, check_param, fail
 from ..errors import NonConvexWarning, SolverError, ValidationError, ignored, warn
 from ..kernels import Kernel, check_finite_values, feature_map, make_kernel
-from ..sparse import digest, issparse, read_only_rows, row_squared_norms, to_dense
+from ..sparse import digest, frozen, issparse, read_only_rows, row_squared_norms, to_dense
 from ..solvers.standard_qp import BOUND_ROUNDING, RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
 from .solution import Solution
 
@@ -419,7 +419,7 @@ class Machine(abc.ABC):
         self.X = check_matrix(to_dense(X) if precomputed and issparse(X) else X, "X", square=precomputed,
                               sparse=True)
         self.t = self._check_targets(t)
-        self._X_digest = digest(self.X)            # X is held by reference: see ``check_unchanged``
+        self._X_digest = None if frozen(self.X) else digest(self.X)   # held by reference: ``check_unchanged``
         self.psd_tol = float(check_param("psd_tol", psd_tol))
         self.N = int(self.X.shape[0])
         self._formulations: dict[str, Formulation] = {}
