@@ -54,6 +54,7 @@ def _tour(args: argparse.Namespace) -> int:
     from .tour import TOUR_METHODS, format_table, rows_to_json, run_tour
 
     methods = args.methods.split(",") if args.methods else list(TOUR_METHODS)
+    _listed_once(methods, args.methods, "--methods", "method")
     if not 4 <= args.n_ripley <= MAX_TOUR_N:
         raise ValidationError(f"--n-ripley must be an integer in [4, {MAX_TOUR_N}] (the tour solves every "
                               f"machine by every method, the cvxpy duals among them); got {args.n_ripley}")
@@ -67,6 +68,18 @@ def _tour(args: argparse.Namespace) -> int:
     if args.figures:
         return _write_figures(args, quiet=args.json, option="--figures") or status
     return status
+
+
+def _listed_once(items: list[str], text: str, option: str, what: str) -> None:
+    """A ValidationError for an empty item of a comma-separated ``option`` or one named twice (each would
+    be run, drawn and listed twice), as ``compare --methods`` refuses them."""
+    if not all(item.strip() for item in items):
+        raise ValidationError(f"{option} must be a comma-separated list of {what}s, none empty; got {text!r}")
+    lowered = [item.lower() for item in items]
+    repeated = sorted({m for m in lowered if lowered.count(m) > 1})
+    if repeated:
+        raise ValidationError(f"{option} must name each {what} once; got {text!r}, which names "
+                              f"{', '.join(repeated)} twice")
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, np.ndarray]:
@@ -322,6 +335,7 @@ def _figure_names(args: argparse.Namespace, option: str = "--out") -> list[str]:
     if out.exists() and not out.is_dir():
         raise ValidationError(f"{option} must be a folder (created if missing); got the file {args.out!r}")
     names = args.only.split(",") if args.only else list(FIGURES)
+    _listed_once(names, args.only, "--only", "figure")
     unknown = sorted(set(names) - set(FIGURES))
     if unknown:
         raise ValidationError(f"--only must name figures among {sorted(FIGURES)}; got {unknown}")

@@ -294,7 +294,7 @@ def _decompressing(path: Path) -> Any:
 
 
 def load_libsvm(path: str | os.PathLike[str], dense: bool = False) -> tuple[Any, Array]:
-    """Read a LIBSVM/svmlight file with scikit-learn's reader.
+    """Read a LIBSVM/svmlight file with scikit-learn's reader (a UTF-8 byte order mark is read past).
 
     Parameters
     ----------
@@ -315,7 +315,10 @@ def load_libsvm(path: str | os.PathLike[str], dense: bool = False) -> tuple[Any,
     if not p.is_file():
         raise ValidationError(f"path must be an existing LIBSVM-format file; got {str(path)!r}")
     try:
-        X, t = load_svmlight_file(str(p))
+        with (_decompressing(p) or open)(p, "rb") as handle:
+            if handle.read(3) != b"\xef\xbb\xbf":    # a UTF-8 byte order mark is read past, as load_csv does
+                handle.seek(0)
+            X, t = load_svmlight_file(handle)
     except (ValueError, OverflowError) as exc:  # OverflowError: a feature index beyond the C reader's int
         raise ValidationError(f"{str(path)!r} is not a valid LIBSVM-format file: {exc}") from exc
     if X.shape[0] == 0:
@@ -383,6 +386,12 @@ def _text_head(path: Path, name: str = "path") -> str:
     """The first ``HEAD_BYTES`` of a file (decompressed: ``COMPRESSED``) as text; ValidationError, calling
     the file ``name``, for a NUL byte or one that is not UTF-8, or a compressed file that does not open."""
     opener = _decompressing(path) or open
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:                           # a file this user may not read (chmod 000)
+        raise ValidationError(f"{name} must be a readable data file; got {str(path)!r} ({exc.strerror or exc})") \
+            from exc
+    handle.close()
     try:
         with opener(path, "rb") as handle:
             head = handle.read(HEAD_BYTES)

@@ -150,6 +150,9 @@ def parse_libsvm_model(path: str | Path) -> LibsvmModel:
         raise fail("model", "an existing LIBSVM model file", str(path))
     try:
         lines = p.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:                           # a file this user may not read (chmod 000)
+        raise ValidationError(f"model must be a readable LIBSVM model file; got {str(path)!r} "
+                              f"({exc.strerror or exc})") from exc
     except UnicodeDecodeError as exc:
         raise ValidationError(f"model must be a LIBSVM model file (text); got {str(path)!r}, whose byte "
                               f"{exc.object[exc.start:exc.start + 1]!r} at offset {exc.start} is not text") from exc

@@ -486,3 +486,76 @@ def test_python_dash_m_sparsekernel_is_the_command_line() -> None:
     bad = subprocess.run([sys.executable, "-m", "sparsekernel", "tour", "--methods", "nope"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "got 'nope'" in bad.stderr
+
+
+def _unreadable(monkeypatch, path) -> None:
+    """``path`` as chmod 000 makes it for a user who is not root: opening it raises PermissionError (the
+    tests may run as root, who reads any file)."""
+    import builtins
+    import pathlib
+
+    real_open, real_read_text = builtins.open, pathlib.Path.read_text
+
+    def refuse(file, *args, **kwargs):
+        if os.fspath(file) == str(path):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(file, *args, **kwargs)
+
+    def refuse_text(self, *args, **kwargs):
+        if str(self) == str(path):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_read_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", refuse)
+    monkeypatch.setattr(pathlib.Path, "read_text", refuse_text)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["kkt", "soft", "--data", "{csv}"], "--data must be a readable data file; got "),
+    (["rvm", "regression", "--data", "{csv}"], "--data must be a readable data file; got "),
+    (["check", "--model", "{model}", "--data", "{other}"], "model must be a readable LIBSVM model file; got "),
+])
+def test_an_unreadable_file_is_named_as_unreadable(tmp_path, capsys, monkeypatch, args, words) -> None:
+    """Found by running the command on a chmod 000 file as a user who is not root: --data was called a file
+    that 'does not decompress' ('compressed as its name says (.csv)'), and --model was a bare
+    PermissionError that named neither the option nor what it expects."""
+    files = _bad_files(tmp_path)
+    (tmp_path / "other.csv").write_text("1,2,1\n2,3,-1\n3,1,1\n0,0,-1\n")
+    files["other"] = str(tmp_path / "other.csv")
+    argv = [a.format(**files) for a in args]
+    _unreadable(monkeypatch, files["model" if "--model" in args else "csv"])
+    code = main(argv)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, lines
+    assert words in lines[0] and "Permission denied" in lines[0] and "decompress" not in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["tour", "--methods", "smo,smo", "--n-ripley", "4"], "--methods must name each method once; got 'smo,smo'"),
+    (["tour", "--methods", "smo,", "--n-ripley", "4"], "--methods must be a comma-separated list of methods"),
+    (["figures", "--out", "{folder}", "--only", "fig7_1,fig7_1"], "--only must name each figure once"),
+])
+def test_a_list_option_naming_one_item_twice_is_refused(tmp_path, capsys, args, words) -> None:
+    """Found by probing the list options: ``tour --methods smo,smo`` solved every machine twice and printed
+    each row twice (compare refuses it), ``figures --only fig7_1,fig7_1`` drew and listed the figure twice,
+    and ``tour --methods smo,`` was refused as "method must be ...; got ''", naming no option."""
+    argv = [a.format(folder=str(tmp_path / "figs")) for a in args]
+    code = main(argv)
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and words in lines[0], captured.err
+    assert captured.out == "" and not (tmp_path / "figs").exists()
+
+
+def test_a_libsvm_file_with_a_byte_order_mark_is_read(tmp_path, capsys) -> None:
+    """Found by probing data files saved by Windows editors: a CSV file's UTF-8 byte order mark is read past,
+    a LIBSVM file's was refused as "could not convert string to float: b'\\xef\\xbb\\xbf-1'"."""
+    rows = "".join(f"{(-1) ** i} 1:{i % 5} 2:{(3 * i) % 7}\n" for i in range(12))
+    (tmp_path / "plain.libsvm").write_text(rows)
+    (tmp_path / "bom.libsvm").write_text(rows, encoding="utf-8-sig")
+    outs = []
+    for name in ("plain.libsvm", "bom.libsvm"):
+        assert main(["kkt", "soft", "--data", str(tmp_path / name), "--json", "--quiet"]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert outs[0]["title"] == outs[1]["title"] and outs[0]["categories"] == outs[1]["categories"]
+    assert (tmp_path / "bom.libsvm").read_bytes().startswith(b"\xef\xbb\xbf")    # the file is left as it was
