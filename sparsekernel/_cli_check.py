@@ -164,6 +164,11 @@ def _vector_file(path: str, name: str) -> np.ndarray:
     return np.asarray(v)
 
 
+#: ``Machine.solution``'s parameters and the options of ``check --multipliers`` that give them
+_SOLUTION_OPTIONS = {"a": "--multipliers", "a_hat": "--a-hat", "b": "--b", "rho": "--rho", "R2": "--R2",
+                     "epsilon": "--tube-epsilon"}
+
+
 def _multiplier_report(args: argparse.Namespace) -> tuple[str, list[str], Any]:
     from .cli import machine_from_args
     from .duality import check
@@ -171,8 +176,14 @@ def _multiplier_report(args: argparse.Namespace) -> tuple[str, list[str], Any]:
     machine, notes = machine_from_args(args)
     a = _vector_file(args.multipliers, "--multipliers")
     a_hat = None if args.a_hat is None else _vector_file(args.a_hat, "--a-hat")
-    sol = machine.solution(a, args.b, a_hat, rho=args.rho, epsilon=args.tube_epsilon, R2=args.R2,
-                           convention=args.convention, solver=Path(args.multipliers).name)
+    try:
+        sol = machine.solution(a, args.b, a_hat, rho=args.rho, epsilon=args.tube_epsilon, R2=args.R2,
+                               convention=args.convention, solver=Path(args.multipliers).name)
+    except ValidationError as exc:          # named by the library's parameter: named here by the option too
+        first, _, rest = str(exc).partition(" ")
+        if first in _SOLUTION_OPTIONS and rest:
+            raise ValidationError(f"{_SOLUTION_OPTIONS[first]} ({first}) {rest}") from exc
+        raise
     report = check(machine, sol, args.tol)
     title = f"{Path(args.multipliers).name}: {machine.name} on {Path(args.data).name}, N = {machine.N}"
     return title, notes, report

@@ -559,3 +559,22 @@ def test_a_libsvm_file_with_a_byte_order_mark_is_read(tmp_path, capsys) -> None:
         outs.append(json.loads(capsys.readouterr().out))
     assert outs[0]["title"] == outs[1]["title"] and outs[0]["categories"] == outs[1]["categories"]
     assert (tmp_path / "bom.libsvm").read_bytes().startswith(b"\xef\xbb\xbf")    # the file is left as it was
+
+
+@pytest.mark.parametrize("args, words", [
+    (["nu-svr", "--tube-epsilon", "nan"], "--tube-epsilon (epsilon) must be a finite real number"),
+    (["eps-svr"], "--a-hat (a_hat) must be the 4 multipliers of (7.54) for EpsilonSVR; got None"),
+    (["soft", "--b", "inf"], "--b (b) must be a finite real number"),
+    (["svdd", "--R2", "nan"], "--R2 (R2) must be a finite real number"),
+])
+def test_check_multipliers_errors_name_the_option(tmp_path, capsys, args, words) -> None:
+    """Found by probing ``check --multipliers``: the errors of the multipliers and scalars named the library's
+    parameters, 'epsilon must be a finite real number' for --tube-epsilon (where --epsilon is another option)
+    and 'a_hat must be the 4 multipliers ...' where --a-hat was missing."""
+    import numpy as np
+
+    files = _bad_files(tmp_path)
+    np.save(tmp_path / "a.npy", np.zeros(4))
+    code = main(["check", "--multipliers", str(tmp_path / "a.npy"), args[0], "--data", files["csv"], *args[1:]])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and words in lines[0], lines

@@ -299,7 +299,7 @@ def test_check_command_on_bad_input_exits_2_with_one_line(tmp_path, capsys) -> N
     np.save(tmp_path / "a.npy", np.zeros(3))
     assert main(["check", "--multipliers", str(tmp_path / "a.npy"), "soft", "--data", str(data_file)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "a must be an array of shape (80,)" in err[0]
+    assert len(err) == 1 and "--multipliers (a) must be an array of shape (80,)" in err[0]
     assert main(["check", "--multipliers", str(tmp_path / "a.npy"), "--data", str(data_file)]) == 2
     assert "MACHINE must be given with --multipliers" in capsys.readouterr().err
 
@@ -328,7 +328,7 @@ def test_check_refuses_the_options_its_source_does_not_read(folder, tmp_path, ca
     assert "--solver-tol applies to kkt and compare" in capsys.readouterr().err
     np.save(tmp_path / "c.npy", np.zeros(80) + 1j)                  # its imaginary part used to be dropped
     assert main(["check", "--multipliers", str(tmp_path / "c.npy"), "soft", "--data", str(two)]) == 2
-    assert "a must be an array of 80 finite real numbers; got an array of shape (80,) and dtype complex128" in capsys.readouterr().err
+    assert "--multipliers (a) must be an array of 80 finite real numbers; got an array of shape (80,) and dtype complex128" in capsys.readouterr().err
     as_text = tmp_path / "three.txt"
     np.savetxt(as_text, np.column_stack([X.toarray() if hasattr(X, "toarray") else X, y]), delimiter=",")
     assert main(["check", "--model", str(path), "--data", str(as_text), "--C", "2"]) == 0
