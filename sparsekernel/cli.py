@@ -261,7 +261,10 @@ def _compare_methods(text: str, machine: Any) -> list[str]:
             raise ValidationError(f"--methods auto has only the SMO for {machine.name} at N = {machine.N} > "
                                   f"{AUTO_DUAL_MAX_N} (LIBSVM has no such machine): name two methods; got 'auto'")
         return methods
-    methods = [auto_method(machine) if m == "auto" else m for m in text.split(",") if m]
+    from .formulations.solve import _check_method
+
+    # each name checked before any is solved (a typo in the last would otherwise end the command after the others)
+    methods = [auto_method(machine) if m == "auto" else _check_method(m) for m in text.split(",") if m]
     if len(methods) < 2:
         raise ValidationError(f"--methods must name at least two methods; got {text!r}")
     repeated = sorted({m for m in methods if methods.count(m) > 1})
