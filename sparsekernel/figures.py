@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -554,10 +555,19 @@ def write_figures(out: str | Path, names: list[str] | None = None) -> list[Figur
     results = []
     for name in names or list(FIGURES):
         result = FIGURES[name]()
-        result.figure.savefig(directory / f"{name}.png")
-        result.figure.savefig(directory / f"{name}.svg")
-        (directory / f"{name}.txt").write_text(result.text() + "\n")
-        (directory / f"{name}.json").write_text(json.dumps({"caption": result.caption, "numbers": result.numbers},
-                                                           indent=2, default=str) + "\n")
+        # each file written beside its place under a temporary name, the four moved there once all are written:
+        # an error or Ctrl-C while writing leaves no partial file, nor a figure's PNG without its SVG
+        temporary = {suffix: directory / f".{name}{suffix}.{os.getpid()}.tmp" for suffix in OUTPUT_SUFFIXES}
+        try:
+            result.figure.savefig(temporary[".png"], format="png")
+            result.figure.savefig(temporary[".svg"], format="svg")
+            temporary[".txt"].write_text(result.text() + "\n")
+            temporary[".json"].write_text(json.dumps({"caption": result.caption, "numbers": result.numbers},
+                                                     indent=2, default=str) + "\n")
+            for suffix, path in temporary.items():
+                os.replace(path, directory / f"{name}{suffix}")
+        finally:
+            for path in temporary.values():
+                path.unlink(missing_ok=True)
         results.append(result)
     return results

@@ -598,3 +598,24 @@ def test_compare_refuses_a_misspelled_method_before_solving_any(data_files, caps
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "method must be 'smo'" in err[0] and "got 'clarabl'" in err[0], err
     assert solved == []
+
+
+def test_figures_interrupted_while_writing_leave_no_partial_file(tmp_path, capsys, monkeypatch) -> None:
+    """Found by sending SIGINT to ``sparsekernel figures``: the four files of a figure were written one by
+    one in place, so a Ctrl-C (or an error) while writing its SVG left its PNG without the SVG, and one
+    inside savefig a truncated file. Here the SVG's savefig is interrupted: no file of that figure is left."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    savefig = Figure.savefig
+
+    def interrupted(self, fname, *args, **kwargs):
+        if str(fname).endswith(".svg") or kwargs.get("format") == "svg":
+            raise KeyboardInterrupt
+        return savefig(self, fname, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", interrupted)
+    out = tmp_path / "figs"
+    assert main(["figures", "--out", str(out), "--only", "fig7_1", "--quiet"]) == 130
+    assert capsys.readouterr().err.strip() == "sparsekernel figures: interrupted"
+    assert sorted(p.name for p in out.iterdir()) == []
