@@ -26,6 +26,7 @@ traceback). Progress goes to stderr while it is a terminal, unless ``--quiet``.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 import warnings
@@ -381,7 +382,13 @@ def _write_figures(args: argparse.Namespace, quiet: bool, option: str = "--out")
 def _demo(args: argparse.Namespace) -> int:
     from .demo import serve
 
-    serve(port=args.port, open_browser=not args.no_browser)
+    try:
+        serve(port=args.port, open_browser=not args.no_browser)
+    except OSError as exc:
+        if exc.errno not in (errno.EADDRINUSE, errno.EACCES):
+            raise
+        raise ValidationError(f"--port must be a port free on 127.0.0.1 (0: any free one); got {args.port} "
+                              f"({exc.strerror})") from exc
     return 0
 
 

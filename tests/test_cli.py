@@ -619,3 +619,18 @@ def test_figures_interrupted_while_writing_leave_no_partial_file(tmp_path, capsy
     assert main(["figures", "--out", str(out), "--only", "fig7_1", "--quiet"]) == 130
     assert capsys.readouterr().err.strip() == "sparsekernel figures: interrupted"
     assert sorted(p.name for p in out.iterdir()) == []
+
+
+def test_demo_on_a_port_in_use_names_port(capsys) -> None:
+    """Found by running ``demo --port P`` with P taken: the error was a bare 'OSError: [Errno 98] Address
+    already in use (while attempting to bind ...)', naming no option."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["demo", "--port", str(port), "--no-browser"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and f"--port must be a port free on 127.0.0.1 (0: any free one); got {port}" in lines[0]
+    assert "Address already in use" in lines[0]
