@@ -319,7 +319,8 @@ def load_libsvm(path: str | os.PathLike[str], dense: bool = False) -> tuple[Any,
             if handle.read(3) != b"\xef\xbb\xbf":    # a UTF-8 byte order mark is read past, as load_csv does
                 handle.seek(0)
             X, t = load_svmlight_file(handle)
-    except (ValueError, OverflowError) as exc:  # OverflowError: a feature index beyond the C reader's int
+    except (ValueError, OverflowError, EOFError, zlib.error) as exc:  # OverflowError: a feature index beyond
+        # the C reader's int; EOFError, zlib.error: a .gz or .bz2 cut short or damaged past the format check's head
         raise ValidationError(f"{str(path)!r} is not a valid LIBSVM-format file: {exc}") from exc
     if X.shape[0] == 0:
         raise ValidationError(f"{str(path)!r} must hold at least one data row; got none")

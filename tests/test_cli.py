@@ -634,3 +634,21 @@ def test_demo_on_a_port_in_use_names_port(capsys) -> None:
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and f"--port must be a port free on 127.0.0.1 (0: any free one); got {port}" in lines[0]
     assert "Address already in use" in lines[0]
+
+
+def test_a_truncated_compressed_libsvm_file_is_one_line_with_status_2(tmp_path, capsys) -> None:
+    """Found by probing compressed data files: a .libsvm.gz cut short after its first 64 KiB (which the
+    format check reads) ended in 'EOFError: Compressed file ended ...' with status 3, 'not foreseen'; the
+    same cut in a .csv.gz was refused with status 2."""
+    import gzip
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    text = "".join(f"{(-1) ** i} 1:{rng.normal()} 2:{rng.normal()} 3:{rng.normal()}\n" for i in range(5000))
+    packed = gzip.compress(text.encode())
+    (tmp_path / "cut.libsvm.gz").write_bytes(packed[: len(packed) * 2 // 3])
+    assert main(["kkt", "soft", "--data", str(tmp_path / "cut.libsvm.gz"), "--quiet"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "is not a valid LIBSVM-format file" in lines[0]
+    assert "Compressed file ended" in lines[0] and "not foreseen" not in lines[0], lines
