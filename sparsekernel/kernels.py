@@ -39,7 +39,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.metrics import pairwise
 from sklearn.utils.extmath import safe_sparse_dot
 
-from .sparse import as_rows, issparse, row_squared_norms, to_dense
+from .sparse import as_rows, issparse, row_squared_norms, to_dense, used_columns
 from .validation import check_matrix, check_param, check_real_dtype
 from .errors import ValidationError
 
@@ -67,6 +67,9 @@ class Kernel:
     #: on particular data).
     always_psd: bool = True
     name: str = "kernel"
+    #: True when k(x, x') depends on x and x' only through x^T x', ||x||^2 and ||x'||^2 (not on which
+    #: columns hold their values): sparse rows may then have their unused columns dropped (``used_columns``).
+    of_dot_products: bool = False
 
     def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
         A = kernel_rows(X, "X")
@@ -78,6 +81,8 @@ class Kernel:
             )
         if A.shape[0] == 0 or B.shape[0] == 0:       # every kernel alike (scikit-learn's refuse no rows)
             return np.zeros((A.shape[0], B.shape[0]))
+        if self.of_dot_products:                     # sparse rows of far more columns than values: those used
+            A, B = (used_columns(A) * 2) if Y is None else used_columns(A, B)
         return self._gram(A, B)
 
     def _gram(self, A: Array, B: Array) -> Array:  # pragma: no cover - abstract
@@ -105,6 +110,7 @@ class Linear(Kernel):
     """k(x, x') = x^T x'."""
 
     name = "linear"
+    of_dot_products = True
 
     def _gram(self, A: Array, B: Array) -> Array:
         return safe_sparse_dot(A, B.T, dense_output=True)
@@ -133,6 +139,7 @@ class Polynomial(Kernel):
     gamma: float = 1.0
     coef0: float = 1.0
     name = "poly"
+    of_dot_products = True
 
     def __post_init__(self) -> None:
         check_param("degree", self.degree)
@@ -196,6 +203,7 @@ class RBF(Kernel):
 
     gamma: float = 1.0
     name = "rbf"
+    of_dot_products = True
 
     def __post_init__(self) -> None:
         check_param("gamma", self.gamma)
@@ -222,6 +230,7 @@ class Sigmoid(Kernel):
     gamma: float = 1.0
     coef0: float = 0.0
     name = "sigmoid"
+    of_dot_products = True
     always_psd = False
 
     def __post_init__(self) -> None:

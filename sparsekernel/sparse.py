@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 from .errors import ValidationError
 
 __all__ = ["issparse", "as_rows", "to_dense", "row_squared_norms", "variance", "read_only_rows", "same_rows",
-           "check_sparse_matrix", "compact_indices", "digest", "frozen"]
+           "check_sparse_matrix", "compact_indices", "digest", "frozen", "used_columns"]
 
 Array = NDArray[np.float64]
 
@@ -140,6 +140,30 @@ def compact_indices(A: sp.csr_matrix) -> sp.csr_matrix:
         return A
     out = sp.csr_matrix((A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)), shape=A.shape)
     return out
+
+
+#: ``used_columns`` renumbers the columns where X has more than this many per stored value (and at least
+#: USED_COLUMNS_MIN): a product with X^T, sparse times sparse, builds an index with one entry per column,
+#: 8 GB for a LIBSVM file whose one feature index is 2e9, and 383 MB at 10^8 columns for 6 stored values.
+USED_COLUMNS_RATIO = 4
+USED_COLUMNS_MIN = 1 << 20
+
+
+def used_columns(*matrices: Any) -> tuple[Any, ...]:
+    """Sparse matrices of one column space with their columns renumbered to those any of them uses, in
+    order, where their columns far outnumber their stored values (``USED_COLUMNS_RATIO``); else the
+    matrices themselves. Dot products and distances of their rows are unchanged (each stored value keeps
+    its partner, and the order of the columns), and so are the kernels of them."""
+    if not all(sp.issparse(M) for M in matrices):
+        return matrices
+    n_columns = matrices[0].shape[1]
+    stored = sum(M.nnz for M in matrices)
+    if n_columns <= max(USED_COLUMNS_MIN, USED_COLUMNS_RATIO * stored):
+        return matrices
+    rows = [sp.csr_matrix(M) for M in matrices]
+    used = np.unique(np.concatenate([M.indices for M in rows]))
+    return tuple(sp.csr_matrix((M.data, np.searchsorted(used, M.indices).astype(M.indices.dtype), M.indptr),
+                               shape=(M.shape[0], used.size)) for M in rows)
 
 
 def digest(X: Any) -> int:

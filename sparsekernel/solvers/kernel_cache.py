@@ -52,13 +52,13 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..kernels import RBF, Kernel, Linear, Polynomial, Precomputed, Sigmoid
-from ..sparse import issparse, row_squared_norms
+from ..sparse import issparse, row_squared_norms, used_columns
 from ._smo_loops import claim_slots, exp_inplace, rbf_exponents
 from ._smo_numba import RBF_CHUNK
 
@@ -356,21 +356,29 @@ class KernelRowCache:
         ``CentredRBF`` (float32 rows, which the compiled loop computes); else None."""
         if self._shared_operand is None:
             if issparse(self.X):
-                self._shared_operand = self.X.T.tocsr()
+                self._sparse_X, = used_columns(self.X)          # far more columns than values: those used
+                self._shared_operand = self._sparse_X.T.tocsr()
             elif isinstance(self.kernel, RBF) and self._direct is not None:   # float32 rows: no Z kept
                 self._shared_operand = CentredRBF(self.X, self.kernel.gamma)
             elif isinstance(self.kernel, RBF):
                 self._shared_operand = rbf_operands(self.X, self.kernel.gamma)
         return self._shared_operand
 
+    def _rows_of(self) -> Any:
+        """X as the products read it: for a sparse X the one ``_shared`` renumbered with its X^T (its
+        columns those used, where they far outnumber its values), else X."""
+        return self.__dict__.get("_sparse_X", self.X) if issparse(self.X) else self.X
+
     def _block(self, rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.floating]) -> None:
         if self._block_fn is None:
-            self._block_fn = _block_function(self.kernel, self.X, self._shared())
+            shared = self._shared()
+            self._block_fn = _block_function(self.kernel, self._rows_of(), shared)
         self._block_fn(rows, c0, c1, out)
 
     def _exact(self, cols: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], Array]:
         if self._exact_fn is None:
-            self._exact_fn = _exact_function(self.kernel, self.X, self._shared())
+            shared = self._shared()
+            self._exact_fn = _exact_function(self.kernel, self._rows_of(), shared)
         return self._exact_fn(cols)
 
     def products(self, rows: NDArray[np.intp], cols: NDArray[np.intp], coef: Array) -> Array:

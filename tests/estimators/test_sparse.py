@@ -238,3 +238,55 @@ def test_a_matrix_storing_a_column_twice_in_a_row_is_the_matrix_it_sums_to(make)
     np.testing.assert_allclose(values(make(gamma=1.0, tol=1e-8).fit(D, t), X), expected, atol=1e-7)
     np.testing.assert_allclose(values(dense, D), expected, atol=1e-12)
     assert D.data.size == 9 and np.array_equal(D.data, stored) and not D.has_canonical_format
+
+
+@pytest.mark.parametrize("estimator", ["SVC", "SVC-poly", "SVR", "RVR", "RVC"])
+def test_sparse_rows_of_far_more_columns_than_values_cost_memory_by_their_values(estimator) -> None:
+    """A LIBSVM file whose one feature index is 2e9 made every fit build X^T's index, one entry per column
+    (8 GB there; under a 4 GB limit the command line ended in a MemoryError, a helper's probe). Kernels of
+    dot products need only the columns some row uses (``sparse.used_columns``): the same rows spread over
+    10^8 columns fit and predict exactly as on 40, in little memory (383 MB more at its peak before)."""
+    import tracemalloc
+
+    import scipy.sparse
+
+    from sparsekernel import estimators
+
+    rng = np.random.default_rng(0)
+    rows = np.repeat(np.arange(60), 5)
+    cols = rng.integers(0, 40, size=rows.size)
+    values = rng.normal(size=rows.size)
+    narrow = scipy.sparse.csr_matrix((values, (rows, cols)), shape=(60, 40))
+    spread = np.sort(rng.choice(10**8, size=40, replace=False))          # the same columns, far apart
+    wide = scipy.sparse.csr_matrix((values, (rows, spread[cols])), shape=(60, 10**8))
+    labels, targets = (rng.normal(size=60) > 0).astype(int), rng.normal(size=60)
+    name, _, kernel = estimator.partition("-")
+    params = {"gamma": 0.5} | ({"kernel": kernel} if kernel else {})
+    target = targets if name in ("SVR", "RVR") else labels
+    out = "decision_function" if name in ("SVC", "RVC") else "predict"
+    reference = getattr(getattr(estimators, name)(**params).fit(narrow, target), out)(narrow)
+    tracemalloc.start()
+    try:
+        fitted = getattr(estimators, name)(**params).fit(wide, target)
+        values_wide = getattr(fitted, out)(wide)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(values_wide, reference)
+    assert peak < 50e6, peak
+
+
+def test_used_columns_renumbers_only_where_columns_far_outnumber_values() -> None:
+    import scipy.sparse
+
+    from sparsekernel.sparse import USED_COLUMNS_MIN, used_columns
+
+    A = scipy.sparse.csr_matrix(([1.0, 2.0, 3.0], ([0, 0, 1], [5, 10**9, 7])), shape=(2, 2 * 10**9))
+    B = scipy.sparse.csr_matrix(([4.0, 5.0], ([0, 1], [10**9, 3])), shape=(2, 2 * 10**9))
+    Ac, Bc = used_columns(A, B)
+    assert Ac.shape == (2, 4) and Bc.shape == (2, 4)                     # columns 3, 5, 7 and 1e9, in order
+    np.testing.assert_array_equal((Ac @ Bc.T).toarray(), [[8.0, 0.0], [0.0, 0.0]])   # 2 x 4 at column 1e9
+    small = scipy.sparse.csr_matrix(np.eye(3))
+    assert used_columns(small)[0] is small                               # few columns: left as they are
+    wide = scipy.sparse.csr_matrix(([1.0], ([0], [0])), shape=(1, USED_COLUMNS_MIN))
+    assert used_columns(wide)[0] is wide
