@@ -115,7 +115,6 @@ from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
 from ..formulations.solve import solve
 from .. import sparse
-from ..sparse import digest as _digest
 from .._threads import limit_blas
 from ..kernels import Kernel, check_finite_predictions, make_kernel
 from ._fit_state import kept_on_failure
@@ -378,14 +377,17 @@ class _BaseSVM(BaseEstimator):
         """The inputs a sub-machine trained on ``index`` needs at prediction time."""
         return X[:, index] if self._precomputed else X
 
-    def _keep_training_X(self, X: Any) -> None:
-        """Hold the training X by reference (``machines_``, ``machine_`` read it after fit) with its CRC-32."""
-        self._fit_X, self._fit_X_digest = X, _digest(X)
+    def _keep_training_X(self, X: Any, machine: Machine | None = None) -> None:
+        """Hold the training X by reference (``machines_``, ``machine_`` read it after fit) with its CRC-32:
+        ``machine``'s, taken at its construction, where it was built on this very array (one pass over X
+        for the two), else its own."""
+        same = machine is not None and machine.X is X and machine.__dict__.get("_X_digest") is not None
+        self._fit_X, self._fit_X_digest = X, (machine._X_digest if same else sparse.digest(X))
 
     def _check_training_X(self) -> None:
         """ValidationError where the training X held by reference has been changed in place since fit."""
         X = self.__dict__.get("_fit_X")
-        if X is not None and _digest(X) != self._fit_X_digest:
+        if X is not None and sparse.digest(X) != self._fit_X_digest:
             raise ValidationError(
                 f"X, the array this {type(self).__name__} was fitted on, has been changed in place since fit (its "
                 f"CRC-32 differs): the fitted model holds it by reference, not a copy, and its machines would no "
@@ -431,7 +433,7 @@ class _BaseSVM(BaseEstimator):
         machine._drop_gram()                # its eigenvalue check's Gram matrix, not kept for the model's life
         self.shape_fit_ = X.shape
         self._machine, self._index = machine, index
-        self._keep_training_X(X)
+        self._keep_training_X(X, machine)
         support = index[sol.support]
         self.support_ = support.astype(np.int32)
         self.support_vectors_, sol = self._shared_support_vectors(X, support, sol, sol.support)
@@ -631,7 +633,6 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         self.pairs_, self._solutions, self._problems, self._index, reports = [], [], [], [], []
         self._sigmoids: list[Sigmoid] = []
         self._kernel = kernel
-        self._keep_training_X(X)
         groups = self._groups(labels, weight)
         blocks = self._group_blocks(X, groups, kernel)
         # a pair's inputs X[index] are its two classes' rows: where the pairs are small enough to share
@@ -658,6 +659,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
             self._index.append(index)
             if self.probability:
                 self._sigmoids.append(self._platt(X, index, t, weight[index], kernel))
+        self._keep_training_X(X, machine)            # a binary fit's one machine read X itself
         self.kkt_report_ = reports[0] if len(reports) == 1 else reports
 
     def _groups(self, labels: NDArray[np.intp], weight: Array) -> list[NDArray[np.intp]]:
@@ -929,7 +931,7 @@ def shared_test_kernel(models: list[Any], X_test: Any) -> Iterator[Any]:
         usable = (sum(m.support_.shape[0] for m in models) > n_train
                   and X.shape[0] * n_train <= SHARED_TEST_ENTRIES)
     if usable:      # the array's values still each model's fit's: a caller may have changed it in place since
-        digest = _digest(first._fit_X)
+        digest = sparse.digest(first._fit_X)
         usable = all(m.__dict__.get("_fit_X_digest") == digest for m in models)
     if not usable:
         yield X_test

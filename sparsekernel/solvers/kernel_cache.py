@@ -156,6 +156,7 @@ class KernelRowCache:
         self._block_fn: BlockFunction | None = None          # built on first use
         self._exact_fn: ExactFunction | None = None
         self._shared_operand = None                          # see ``_shared``, built once
+        self._sparse_X = None                                # a sparse X as the products read it, with it
         self._direct = None
         if isinstance(kernel, RBF) and self.dtype == np.float32 and not issparse(X):
             sums = np.empty(2 * RBF_CHUNK, dtype=np.float32)          # rbf_exponents' two rows' sums
@@ -367,18 +368,17 @@ class KernelRowCache:
     def _rows_of(self) -> Any:
         """X as the products read it: for a sparse X the one ``_shared`` renumbered with its X^T (its
         columns those used, where they far outnumber its values), else X."""
-        return self.__dict__.get("_sparse_X", self.X) if issparse(self.X) else self.X
+        self._shared()
+        return self.X if self._sparse_X is None else self._sparse_X
 
     def _block(self, rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.floating]) -> None:
         if self._block_fn is None:
-            shared = self._shared()
-            self._block_fn = _block_function(self.kernel, self._rows_of(), shared)
+            self._block_fn = _block_function(self.kernel, self._rows_of(), self._shared())
         self._block_fn(rows, c0, c1, out)
 
     def _exact(self, cols: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], Array]:
         if self._exact_fn is None:
-            shared = self._shared()
-            self._exact_fn = _exact_function(self.kernel, self._rows_of(), shared)
+            self._exact_fn = _exact_function(self.kernel, self._rows_of(), self._shared())
         return self._exact_fn(cols)
 
     def products(self, rows: NDArray[np.intp], cols: NDArray[np.intp], coef: Array) -> Array:
