@@ -22,8 +22,10 @@ its C path. The results (``cv_results_``, ``best_params_``, ``best_score_``,
 ``best_index_``, ``best_estimator_``, ``scorer_``, ``n_splits_``,
 ``refit_time_``, and the best estimator's ``classes_``, ``n_features_in_`` and
 ``feature_names_in_``) have GridSearchCV's names, keys and ranking rule (the mean
-test score, ties to the first candidate of ``ParameterGrid`` order); one
-metric only.
+test score, ties to the first candidate of ``ParameterGrid`` order). Several
+metrics (``scoring`` a list, a dict or a callable returning a dict) give
+``cv_results_`` one set of keys per metric (``mean_test_<name>``, ...), and
+``refit`` names the metric that picks the best, as GridSearchCV's.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
+from sklearn.metrics._scorer import _check_multimetric_scoring, _MultimetricScorer
 from sklearn.model_selection import ParameterGrid, check_cv
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import _safe_indexing, indexable
@@ -154,9 +157,12 @@ def _scores(fitted: list[Any], scorer: Any, X_test: Any, y_test: Any, scored: di
     return scores, score_times
 
 
-def _score(model: Any, scorer: Any, X_test: Any, y_test: Any, scored: dict[str, Any], error_score: Any) -> float:
+def _score(model: Any, scorer: Any, X_test: Any, y_test: Any, scored: dict[str, Any],
+           error_score: Any) -> float | dict[str, float]:
     """``scorer(model, X_test, y_test)``, as GridSearchCV's ``_score``: where the scorer raises, ``error_score``
-    with a UserWarning (or the exception, for "raise"); a score that is no number is a ValueError either way."""
+    with a UserWarning (or the exception, for "raise"); a score that is no number is a ValueError either way.
+    Several metrics (a ``_MultimetricScorer``, or a callable that returns a dict) give a dict {name: score},
+    each metric that raised scored ``error_score`` alone (its traceback in the warning)."""
     try:
         score = scorer(model, X_test, y_test, **scored)
     except Exception:
@@ -164,6 +170,20 @@ def _score(model: Any, scorer: Any, X_test: Any, y_test: Any, scored: dict[str, 
             raise
         warnings.warn(f"Scoring failed. The score on this train-test partition for these parameters will be set to "
                       f"{error_score}. Details: \n{traceback.format_exc()}", UserWarning, stacklevel=2)
+        return float(error_score)
+    if isinstance(score, dict):
+        raised = isinstance(scorer, _MultimetricScorer)      # its metrics that raised: their tracebacks
+        return {name: _metric(value, name, error_score, raised) for name, value in score.items()}
+    return _metric(score, scorer, error_score)
+
+
+def _metric(score: Any, scorer: Any, error_score: Any, raised: bool = False) -> float:
+    """One score as a float: a 0-d array's item; with ``raised``, a string (the traceback of a metric of a
+    ``_MultimetricScorer`` that raised) ``error_score`` with GridSearchCV's UserWarning; anything else that is
+    no number a ValueError."""
+    if raised and isinstance(score, str):
+        warnings.warn(f"Scoring failed. The score on this train-test partition for these parameters will be set to "
+                      f"{error_score}. Details: \n{score}", UserWarning, stacklevel=3)
         return float(error_score)
     if hasattr(score, "item"):
         try:
@@ -278,7 +298,40 @@ def _report_failures(failures: list[Any], error_score: Any) -> None:
 def _warn_non_finite(kind: str, means: Array) -> None:
     """GridSearchCV's UserWarning where a mean score (of a failed fit or score, say) is not finite."""
     if not np.all(np.isfinite(means)):
-        warnings.warn(f"One or more of the {kind} scores are non-finite: {means}", UserWarning, stacklevel=4)
+        warnings.warn(f"One or more of the {kind} scores are non-finite: {means}", UserWarning, stacklevel=5)
+
+
+def _metric_names(out: list[tuple[list, list, list, list, list]]) -> list[str] | None:
+    """The metrics a callable ``scoring`` scored: the keys of the first score that is a dict (several
+    metrics), else None (one; every score a number, a failed fit's ``error_score`` included)."""
+    for result in out:
+        for value in result[0]:
+            if isinstance(value, dict):
+                return list(value)
+    return None
+
+
+def _of_metric(value: float | dict[str, float], name: str) -> float:
+    """A fit's score of metric ``name``: a number stands for every metric (a failed fit's ``error_score``)."""
+    return value[name] if isinstance(value, dict) else value
+
+
+def _store(results: dict[str, Any], key: str, scores: Array, ranked: bool) -> None:
+    """``split<k>_<key>``, ``mean_<key>``, ``std_<key>`` (and ``rank_<key>``: failed candidates tie with the
+    worst, as in GridSearchCV) of per-split ``scores`` (candidates x splits), with GridSearchCV's warning
+    where a mean is not finite."""
+    for f in range(scores.shape[1]):
+        results[f"split{f}_{key}"] = scores[:, f]
+    means = scores.mean(axis=1)
+    results[f"mean_{key}"], results[f"std_{key}"] = means, scores.std(axis=1)
+    _warn_non_finite(key.split("_")[0], means)
+    if not ranked:
+        return
+    if np.all(np.isnan(means)):
+        results[f"rank_{key}"] = np.ones(scores.shape[0], dtype=np.int32)
+    else:
+        filled = np.where(np.isnan(means), np.nanmin(means) - 1, means)
+        results[f"rank_{key}"] = rankdata(-filled, method="min").astype(np.int32)
 
 
 def _estimator_has(name: str):
@@ -287,6 +340,12 @@ def _estimator_has(name: str):
         getattr(target, name)
         return True
     return check
+
+
+def _is_scorer_name(name: Any) -> bool:
+    from sklearn.metrics import get_scorer_names
+
+    return isinstance(name, str) and name in get_scorer_names()
 
 
 class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
@@ -298,15 +357,20 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         scikit-learn estimator (fitted cold per candidate then)
     param_grid : dict or list of dicts
         As GridSearchCV's (``ParameterGrid``).
-    scoring : None, str or callable
-        One metric, as ``sklearn.metrics.check_scoring`` takes it (None: ``estimator.score``).
+    scoring : None, str, callable, list, tuple, set or dict
+        One metric, as ``sklearn.metrics.check_scoring`` takes it (None: ``estimator.score``), or several,
+        as GridSearchCV takes them: distinct scorer names, a dict {name: scorer name or callable}, or a
+        callable returning a dict {name: score}; ``cv_results_`` then has ``mean_test_<name>`` (and the
+        rest) for each, ``scorer_`` is the dict of scorers and ``multimetric_`` is True.
     n_jobs : int or None
         Tasks (one group of candidates on one fold) run at once by joblib; the active joblib
         backend (``joblib.parallel_backend("dask")``) decides where.
-    refit : bool or callable
+    refit : bool, str or callable
         Fit ``best_estimator_`` on all of X with ``best_params_``. A callable, as GridSearchCV's, takes
         ``cv_results_`` and returns ``best_index_`` (an integer index of a candidate); the search then has
-        no ``best_score_``.
+        no ``best_score_``. With several metrics, the name of the one whose ranks pick the best (True names
+        none: refused, as GridSearchCV refuses it), or False, which leaves no ``best_index_``,
+        ``best_params_`` or ``best_score_``; with one metric named by a string, that string is True.
     cv : int, cross-validation generator or iterable
         As GridSearchCV's (``check_cv``: stratified k-fold for classifiers).
     verbose : int
@@ -356,8 +420,9 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         return tags
 
     def _check_params(self) -> None:
-        if not (isinstance(self.refit, (bool, np.bool_)) or callable(self.refit)):
-            raise fail("refit", "True, False or a callable taking cv_results_ and returning best_index_", self.refit)
+        if not (isinstance(self.refit, (bool, np.bool_, str)) or callable(self.refit)):
+            raise fail("refit", "True, False, a callable taking cv_results_ and returning best_index_, or the name "
+                                "of a metric of scoring", self.refit)
         if not isinstance(self.return_train_score, (bool, np.bool_)):
             raise fail("return_train_score", "True or False", self.return_train_score)
         verbose = self.verbose
@@ -368,18 +433,38 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         estimator = self.estimator
         if isinstance(estimator, type) or not (hasattr(estimator, "fit") and hasattr(estimator, "get_params")):
             raise fail("estimator", "an estimator instance, with fit and get_params (SVC(), say)", estimator)
-        scoring = self.scoring
-        if not (scoring is None or callable(scoring) or isinstance(scoring, str)):
-            raise fail("scoring", "None, a scorer name or a callable (one metric)", scoring)
-        if isinstance(scoring, str):
-            from sklearn.metrics import get_scorer_names
-
-            if scoring not in get_scorer_names():
-                raise fail("scoring", "None, a callable (one metric) or a scorer name, one of "
-                                      "sklearn.metrics.get_scorer_names()", scoring)
+        self._check_scoring()
         jobs = self.n_jobs
         if not (jobs is None or isinstance(jobs, numbers.Integral) and not isinstance(jobs, bool) and jobs != 0):
             raise fail("n_jobs", "None or a non-zero integer", jobs)
+
+    def _check_scoring(self) -> None:
+        """``scoring`` one metric (None, a scorer name, a callable) or several (a list, tuple or set of
+        distinct scorer names, a dict {name: scorer name or callable}); a ``refit`` given as a string names
+        one of them (for one metric named by a string, that string)."""
+        scoring = self.scoring
+        domain = ("None, a scorer name (one of sklearn.metrics.get_scorer_names()), a callable, a list of distinct "
+                  "scorer names or a dict {name: scorer name or callable}")
+        if isinstance(scoring, (list, tuple, set)):
+            names = list(scoring)
+            if not names or len(set(map(repr, names))) < len(names) or not all(map(_is_scorer_name, names)):
+                raise fail("scoring", domain, scoring)
+        elif isinstance(scoring, dict):
+            names = list(scoring)
+            if not names or not all(isinstance(k, str) for k in names) or not all(
+                    callable(v) or _is_scorer_name(v) for v in scoring.values()):
+                raise fail("scoring", domain, scoring)
+        elif scoring is None or callable(scoring) or _is_scorer_name(scoring):
+            names = [scoring] if isinstance(scoring, str) else []
+        else:
+            raise fail("scoring", domain, scoring)
+        several = isinstance(scoring, (list, tuple, set, dict))
+        if isinstance(self.refit, str) and self.refit not in names and not callable(scoring):
+            raise fail("refit", f"True, False, a callable or the name of a metric of scoring ({names})", self.refit)
+        if several and (self.refit is True or isinstance(self.refit, np.bool_) and self.refit):
+            raise fail("refit", f"False, a callable or the name of the metric of scoring that picks the best "
+                                f"parameters (one of {names}): with several metrics, GridSearchCV's True names "
+                                f"none", self.refit)
 
     def _candidates(self) -> list[dict[str, Any]]:
         """``ParameterGrid(param_grid)``, each name a parameter of the estimator; its TypeErrors and
@@ -430,7 +515,7 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             _check_lengths(X, y=y, groups=groups, sample_weight=sample_weight)
             X, y, groups, sample_weight = indexable(X, y, groups, sample_weight)
             estimator = self.estimator
-            self.scorer_ = check_scoring(estimator, self.scoring)
+            scorer = self._scorer()
             candidates = self._candidates()
             splits = self._splits(X, y, groups)
             self.n_splits_ = len(splits)
@@ -443,18 +528,14 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             progress = int(self.verbose) if self.verbose > 1 else 0       # joblib's lines, beyond GridSearchCV's first
             out = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch, verbose=progress)(
                 delayed(_fit_and_score_path)(estimator, grouped[g][0], path, grouped[g][2], X, y, *splits[f],
-                                             self.scorer_, self.error_score, sample_weight,
+                                             scorer, self.error_score, sample_weight,
                                              bool(self.return_train_score), fit_params)
                 for g, f in tasks)
             _report_failures([failure for result in out for failure in result[4]], self.error_score)
-            self.cv_results_ = self._results(candidates, grouped, tasks, out)
-            self.best_index_ = self._best_index(self.cv_results_)
-            self.best_params_ = candidates[self.best_index_]
-            if callable(self.refit):        # GridSearchCV's: no best_score_ for a chosen index
-                self.__dict__.pop("best_score_", None)
-            else:
-                self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
-            self.multimetric_ = False
+            names = list(self.scorer_) if isinstance(self.scorer_, dict) else _metric_names(out)
+            self.multimetric_ = names is not None
+            self.cv_results_ = self._results(candidates, grouped, tasks, out, names or ["score"])
+            self._best(candidates)
             if self.refit:
                 start = time.perf_counter()
                 weights = {} if sample_weight is None else {"sample_weight": sample_weight}
@@ -466,12 +547,44 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                     self.__dict__.pop(name, None)
             return self
 
+    def _scorer(self) -> Any:
+        """What each task calls to score a fit; ``scorer_`` set as GridSearchCV's: the one scorer, or for several
+        metrics the dict {name: scorer} (their ``_MultimetricScorer`` scores each fit, predicting once)."""
+        if not isinstance(self.scoring, (list, tuple, set, dict)):
+            self.scorer_ = check_scoring(self.estimator, self.scoring)
+            return self.scorer_
+        self.scorer_ = _check_multimetric_scoring(self.estimator, self.scoring)
+        return _MultimetricScorer(scorers=self.scorer_, raise_exc=self.error_score == "raise")
+
+    @property
+    def _refit_metric(self) -> str:
+        """The metric whose ranks pick the best: ``refit``'s name with several metrics, else "score"."""
+        return self.refit if self.multimetric_ else "score"
+
+    def _best(self, candidates: list[dict[str, Any]]) -> None:
+        """``best_index_``, ``best_params_`` and ``best_score_`` as GridSearchCV sets them: none with several
+        metrics and ``refit=False`` (a previous fit's removed), no ``best_score_`` for a callable ``refit``. A
+        callable ``scoring`` that returned several metrics is checked against ``refit`` here, as GridSearchCV
+        does once it knows."""
+        names = [key[len("rank_test_"):] for key in self.cv_results_ if key.startswith("rank_test_")]
+        if self.multimetric_ and not (callable(self.refit) or not self.refit or self.refit in names):
+            raise fail("refit", f"False, a callable or the name of the metric of scoring that picks the best "
+                                f"parameters (one of {names})", self.refit)
+        for name in ("best_index_", "best_params_", "best_score_"):
+            self.__dict__.pop(name, None)
+        if not (self.refit or not self.multimetric_):
+            return
+        self.best_index_ = self._best_index(self.cv_results_)
+        self.best_params_ = candidates[self.best_index_]
+        if not callable(self.refit):        # GridSearchCV's: no best_score_ for a chosen index
+            self.best_score_ = float(self.cv_results_[f"mean_test_{self._refit_metric}"][self.best_index_])
+
     def _best_index(self, results: dict[str, Any]) -> int:
         """The best candidate: the first of rank 1, or where ``refit`` is a callable, the index it returns
         from ``cv_results_`` (GridSearchCV's TypeError for one that is no integer, IndexError for one out of
         range)."""
         if not callable(self.refit):
-            return int(np.argmin(results["rank_test_score"]))
+            return int(np.argmin(results[f"rank_test_{self._refit_metric}"]))
         index = self.refit(results)
         if not isinstance(index, numbers.Integral) or isinstance(index, (bool, np.bool_)):
             raise TypeError(f"refit, a callable, must return best_index_, an integer; got {index!r}")
@@ -481,38 +594,30 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         return int(index)
 
     def _results(self, candidates: list[dict[str, Any]], grouped: list, tasks: list[tuple[int, int]],
-                 out: list[tuple[list[float], list[float], list[float], list[float], list]]) -> dict[str, Any]:
+                 out: list[tuple[list, list[float], list[float], list, list]], names: list[str]) -> dict[str, Any]:
         """GridSearchCV's ``cv_results_``: per-split scores, means, stds, ranks, times, params (and the
-        training scores with ``return_train_score``)."""
+        training scores with ``return_train_score``), under ``<kind>_<name>`` for each metric of ``names``
+        (["score"] for one), in GridSearchCV's order of keys."""
         shape = (len(candidates), self.n_splits_)
-        scores, fit_times, score_times = np.full(shape, np.nan), np.zeros(shape), np.zeros(shape)
-        train_scores = np.full(shape, np.nan)
+        fit_times, score_times = np.zeros(shape), np.zeros(shape)
+        scores = {name: np.full(shape, np.nan) for name in names}
+        train_scores = {name: np.full(shape, np.nan) for name in names}
         for (g, f), (s, ft, st, ts, _) in zip(tasks, out):
             rows = grouped[g][1]
-            scores[rows, f], fit_times[rows, f], score_times[rows, f] = s, ft, st
-            if self.return_train_score:
-                train_scores[rows, f] = ts
+            fit_times[rows, f], score_times[rows, f] = ft, st
+            for name in names:
+                scores[name][rows, f] = [_of_metric(value, name) for value in s]
+                if self.return_train_score:
+                    train_scores[name][rows, f] = [_of_metric(value, name) for value in ts]
         results: dict[str, Any] = {}
         for name, array in (("fit_time", fit_times), ("score_time", score_times)):
             results[f"mean_{name}"], results[f"std_{name}"] = array.mean(axis=1), array.std(axis=1)
         results.update(_masked_params(candidates))
         results["params"] = candidates
-        for f in range(self.n_splits_):
-            results[f"split{f}_test_score"] = scores[:, f]
-        means = scores.mean(axis=1)
-        results["mean_test_score"], results["std_test_score"] = means, scores.std(axis=1)
-        _warn_non_finite("test", means)
-        if np.all(np.isnan(means)):
-            results["rank_test_score"] = np.ones(len(candidates), dtype=np.int32)
-        else:               # failed candidates tie with the worst, as in GridSearchCV
-            filled = np.where(np.isnan(means), np.nanmin(means) - 1, means)
-            results["rank_test_score"] = rankdata(-filled, method="min").astype(np.int32)
-        if self.return_train_score:       # after the ranks, in GridSearchCV's order of keys
-            for f in range(self.n_splits_):
-                results[f"split{f}_train_score"] = train_scores[:, f]
-            results["mean_train_score"] = train_scores.mean(axis=1)
-            results["std_train_score"] = train_scores.std(axis=1)
-            _warn_non_finite("train", results["mean_train_score"])
+        for name in names:
+            _store(results, f"test_{name}", scores[name], ranked=True)
+            if self.return_train_score:       # after the ranks, as GridSearchCV orders its keys
+                _store(results, f"train_{name}", train_scores[name], ranked=False)
         return results
 
     # -- the refitted best estimator ----------------------------------------------------
@@ -549,9 +654,16 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         return self._of_best("feature_names_in_")
 
     def score(self, X: ArrayLike, y: ArrayLike | None = None) -> float:
-        """``scorer_`` on the best estimator."""
+        """``scorer_`` on the best estimator; with several metrics, the one ``refit`` names, as GridSearchCV's."""
         self._check_refitted()
-        return float(self.scorer_(self.best_estimator_, X, y))
+        if not self.multimetric_:
+            return float(self.scorer_(self.best_estimator_, X, y))
+        if not isinstance(self.refit, str):
+            raise fail("refit", "the name of a metric of scoring for score() to use after a search of several "
+                                "metrics", self.refit)
+        if isinstance(self.scorer_, dict):
+            return float(self.scorer_[self.refit](self.best_estimator_, X, y))
+        return float(self.scorer_(self.best_estimator_, X, y)[self.refit])
 
     @available_if(_estimator_has("predict"))
     def predict(self, X: ArrayLike) -> NDArray:

@@ -68,11 +68,135 @@ def test_the_search_on_a_dask_cluster_equals_the_local_one() -> None:
     np.testing.assert_array_equal(remote.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"])
 
 
-def test_several_metrics_are_refused() -> None:
+def _several(estimator_ours, estimator_theirs, grid, *args, weights=None, **kwargs):
+    """Our search and GridSearchCV's on the same arguments (GridSearchCV's warnings about scorers that take no
+    weights silenced)."""
+    fit = {} if weights is None else {"sample_weight": weights}
+    ours = SVMGridSearchCV(estimator_ours, grid, *args, **kwargs).fit(X, Y, **fit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = GridSearchCV(estimator_theirs, grid, *args, **kwargs).fit(X, Y, **fit)
+    return ours, theirs
+
+
+def _accuracy_and_f1(estimator, X, y):
+    from sklearn.metrics import accuracy_score, f1_score
+
+    predicted = estimator.predict(X)
+    return {"accuracy": accuracy_score(y, predicted), "f1": f1_score(y, predicted)}
+
+
+@pytest.mark.parametrize("scoring, refit", [
+    (["accuracy", "f1"], "f1"),
+    (("balanced_accuracy", "roc_auc", "precision"), "roc_auc"),
+    ({"acc": "accuracy", "f1": "f1"}, "acc"),
+    (_accuracy_and_f1, "f1"),
+])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_several_metrics_are_gridsearchcvs(scoring, refit, weighted) -> None:
+    """Several metrics (a list, a tuple, a dict, a callable returning a dict) were refused ("one metric only"):
+    a GridSearchCV user's multi-metric search failed on the swap. Now cv_results_ has GridSearchCV's keys, in
+    its order, with its values (tol 1e-8 on both sides: equal to rounding), with and without training scores
+    and sample weights; refit names the metric that picks best_params_ and best_score_, which score() uses."""
+    w = np.random.default_rng(3).uniform(0.2, 5.0, size=Y.shape[0]) if weighted else None
+    for train in (False, True):
+        ours, theirs = _several(SVC(tol=1e-8), svm.SVC(tol=1e-8), GRID, cv=4, scoring=scoring, refit=refit,
+                                return_train_score=train, weights=w)
+        assert list(ours.cv_results_) == list(theirs.cv_results_)
+        for key in [k for k in theirs.cv_results_ if "test" in k or "train" in k]:
+            np.testing.assert_allclose(ours.cv_results_[key], theirs.cv_results_[key], atol=1e-9, err_msg=key)
+        assert ours.multimetric_ and theirs.multimetric_
+        assert ours.best_params_ == theirs.best_params_ and ours.best_index_ == theirs.best_index_
+        assert ours.best_score_ == pytest.approx(theirs.best_score_, abs=1e-9)
+        assert ours.score(X, Y) == pytest.approx(theirs.score(X, Y), abs=1e-9)
+        names = [k[len("mean_test_"):] for k in ours.cv_results_ if k.startswith("mean_test_")]
+        assert len(names) == (2 if scoring is _accuracy_and_f1 else len(scoring)) and refit in names
+        # the metrics differ: the search did not score one metric under several names
+        assert not np.allclose(ours.cv_results_[f"mean_test_{names[0]}"], ours.cv_results_[f"mean_test_{names[1]}"])
+
+
+def test_several_metrics_with_refit_false_leave_no_best_as_gridsearchcv() -> None:
+    """refit=False with several metrics: cv_results_ alone, no best_index_, best_params_ or best_score_ (those of
+    a previous fit removed); predict says the search was not refitted."""
+    from sklearn.exceptions import NotFittedError
+
+    search = SVMGridSearchCV(SVC(), GRID, cv=3, scoring=["accuracy", "f1"], refit="f1").fit(X, Y)
+    assert search.best_params_ in search.cv_results_["params"]
+    search.set_params(refit=False).fit(X, Y)
+    theirs = GridSearchCV(svm.SVC(), GRID, cv=3, scoring=["accuracy", "f1"], refit=False).fit(X, Y)
+    for name in ("best_index_", "best_params_", "best_score_", "best_estimator_"):
+        assert hasattr(search, name) == hasattr(theirs, name) == False, name     # noqa: E712
+    assert "rank_test_f1" in search.cv_results_
+    with pytest.raises(NotFittedError, match="initialized with refit=False"):
+        search.predict(X)
+
+
+def test_a_metric_that_raises_scores_error_score_alone_as_gridsearchcvs() -> None:
+    """Of several metrics, one whose scorer raises scores error_score (with GridSearchCV's UserWarning) and the
+    others their values; error_score="raise" raises."""
+    def fragile(estimator, X, y):
+        raise RuntimeError("this metric fails")
+
+    scoring = {"acc": "accuracy", "fragile": fragile}
+    with pytest.warns(UserWarning, match="Scoring failed"):
+        ours = SVMGridSearchCV(SVC(tol=1e-8), GRID, cv=3, scoring=scoring, refit="acc", error_score=-1.0).fit(X, Y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = GridSearchCV(svm.SVC(tol=1e-8), GRID, cv=3, scoring=scoring, refit="acc", error_score=-1.0).fit(X, Y)
+    assert np.all(ours.cv_results_["mean_test_fragile"] == -1.0)
+    np.testing.assert_allclose(ours.cv_results_["mean_test_acc"], theirs.cv_results_["mean_test_acc"], atol=1e-9)
+    assert ours.cv_results_["mean_test_acc"].min() > 0.5
+    assert ours.best_params_ == theirs.best_params_
+    with pytest.raises(RuntimeError, match="this metric fails"):
+        SVMGridSearchCV(SVC(), GRID, cv=3, scoring=scoring, refit="acc", error_score="raise").fit(X, Y)
+
+
+def test_a_failed_fit_scores_error_score_in_every_metric() -> None:
+    """A candidate whose fits fail scores error_score in each metric (with one FitFailedWarning), ranked last."""
+    from sklearn.exceptions import FitFailedWarning
+
+    grid = {"C": [1.0], "kernel": ["rbf", "not-a-kernel"]}
+    with pytest.warns(FitFailedWarning):
+        search = SVMGridSearchCV(SVC(), grid, cv=3, scoring=["accuracy", "f1"], refit="f1", error_score=0.0).fit(X, Y)
+    for name in ("accuracy", "f1"):
+        assert search.cv_results_[f"mean_test_{name}"][1] == 0.0 < search.cv_results_[f"mean_test_{name}"][0]
+        np.testing.assert_array_equal(search.cv_results_[f"rank_test_{name}"], [1, 2])
+    assert search.best_params_["kernel"] == "rbf"
+
+
+@pytest.mark.parametrize("search, words", [
+    (lambda: SVMGridSearchCV(SVC(), GRID, scoring=["accuracy", "f1"]).fit(X, Y),
+     r"^refit must be False, a callable or the name of the metric of scoring that picks the best parameters "
+     r"\(one of \['accuracy', 'f1'\]\): .*; got True"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, scoring=_accuracy_and_f1).fit(X, Y),
+     r"^refit must be False, a callable or the name of the metric .* \(one of \['accuracy', 'f1'\]\); got True"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, scoring=_accuracy_and_f1, refit="auc").fit(X, Y),
+     r"^refit must be .* \(one of \['accuracy', 'f1'\]\); got 'auc'"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, scoring=["accuracy", "f1"], refit="auc").fit(X, Y),
+     r"^refit must be True, False, a callable or the name of a metric of scoring \(\['accuracy', 'f1'\]\); got 'auc'"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, scoring=["accuracy", "accuracy"], refit=False).fit(X, Y),
+     r"^scoring must be .* a list of distinct scorer names .*; got \['accuracy', 'accuracy'\]"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, scoring=[], refit=False).fit(X, Y), r"^scoring must be .*; got \[\]"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, scoring=["accuracy", "acc"], refit=False).fit(X, Y),
+     r"^scoring must be .*; got \['accuracy', 'acc'\]"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, scoring={"a": 3}, refit=False).fit(X, Y), r"^scoring must be .*; got \{'a': 3\}"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, scoring={1: "accuracy"}, refit=False).fit(X, Y),
+     r"^scoring must be .*; got \{1: 'accuracy'\}"),
+])
+def test_bad_metrics_are_a_validation_error_naming_the_argument(search, words: str) -> None:
     from sparsekernel.errors import ValidationError
 
-    with pytest.raises(ValidationError, match="scoring must be"):
-        SVMGridSearchCV(SVC(), GRID, scoring=["accuracy", "f1"]).fit(X, Y)
+    with pytest.raises(ValidationError, match=words):
+        search()
+
+
+def test_score_after_several_metrics_and_a_callable_refit_names_refit() -> None:
+    search = SVMGridSearchCV(SVC(), GRID, cv=3, scoring=["accuracy", "f1"], refit=lambda results: 0).fit(X, Y)
+    assert search.best_index_ == 0 and not hasattr(search, "best_score_")
+    from sparsekernel.errors import ValidationError
+
+    with pytest.raises(ValidationError, match=r"^refit must be the name of a metric of scoring for score\(\)"):
+        search.score(X, Y)
 
 
 def test_a_failed_fit_scores_error_score_alone() -> None:
@@ -499,11 +623,13 @@ _n = X.shape[0]
     (lambda: SVMGridSearchCV(SVC(), GRID, cv=GroupKFold(3)).fit(X, Y),
      r"^groups must be an array of one group label per row of X, for cv=GroupKFold.*; got None"),
     (lambda: SVMGridSearchCV(SVC(), GRID, scoring="acc").fit(X, Y),
-     r"^scoring must be None, a callable \(one metric\) or a scorer name, one of .*; got 'acc'"),
+     r"^scoring must be None, a scorer name \(one of sklearn.metrics.get_scorer_names\(\)\), .*; got 'acc'"),
     (lambda: SVMGridSearchCV(SVC(), GRID, scoring=3).fit(X, Y), r"^scoring must be None, a scorer name .*; got 3"),
     (lambda: SVMGridSearchCV(SVC, GRID).fit(X, Y), r"^estimator must be an estimator instance, .*; got <class"),
     (lambda: SVMGridSearchCV(None, GRID).fit(X, Y), r"^estimator must be an estimator instance, .*; got None"),
-    (lambda: SVMGridSearchCV(SVC(), GRID, refit="yes").fit(X, Y), r"^refit must be True, False or a callable .*; got 'yes'"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, refit="yes").fit(X, Y),
+     r"^refit must be True, False, a callable or the name of a metric of scoring \(\[\]\); got 'yes'"),
+    (lambda: SVMGridSearchCV(SVC(), GRID, refit=2).fit(X, Y), r"^refit must be True, False, a callable taking cv_results_ .*; got 2"),
     (lambda: SVMGridSearchCV(SVC(), GRID, return_train_score="yes").fit(X, Y),
      r"^return_train_score must be True or False; got 'yes'"),
     (lambda: SVMGridSearchCV(SVC(), GRID, n_jobs="a").fit(X, Y), r"^n_jobs must be None or a non-zero integer; got 'a'"),
