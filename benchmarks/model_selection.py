@@ -5,13 +5,17 @@ Run from the repository root (the Dask rows need ``pip install -e .[dask]``):
     python benchmarks/model_selection.py                      # N = 2,000 and 5,000, one repeat
     python benchmarks/model_selection.py --sizes 2000 --repeats 3
     python benchmarks/model_selection.py --sizes 2000 --grid 4 --no-dask     # a quick look
+    python benchmarks/model_selection.py --sizes 2000 --no-dask --pipeline   # make_pipeline(StandardScaler(), SVC())
 
 The problem: ``make_classification(N, 20 features, random_state=0)``, raw X;
 an RBF SVC with tol = 1e-3 and a 200 MB cache (both libraries' defaults); a
 grid of ``--grid`` x ``--grid`` values, C = logspace(-2, 3) and gamma =
 logspace(-3, 0) (scikit-learn's "scale" is about 0.05 here); 5-fold
 stratified CV (GridSearchCV's default split, so both see the same folds);
-accuracy; refit of the best on all of X. Both run with one thread
+accuracy; refit of the best on all of X. With ``--pipeline`` each library's
+SVC is the last step of ``make_pipeline(StandardScaler(), SVC())`` and the
+grid names ``svc__C`` and ``svc__gamma`` (standardised X: "scale" is then
+0.05, inside the grid's range). Both run with one thread
 (``n_jobs=None``; BLAS limited to one thread: LIBSVM is single-threaded, and
 on a shared machine threaded BLAS only adds noise), repeats interleaved
 (ours first on even repeats, scikit-learn's first on odd ones), median
@@ -67,19 +71,35 @@ from sparsekernel.model_selection import SVMGridSearchCV  # noqa: E402
 FOLDS, TOL, CACHE_MB, FEATURES = 5, 1e-3, 200, 20
 
 
+#: --pipeline: the SVC is the last step of make_pipeline(StandardScaler(), SVC()) (set by main)
+PIPELINE = False
+
+
 def grid(size: int) -> dict[str, list[float]]:
-    return {"C": np.logspace(-2, 3, size).tolist(), "gamma": np.logspace(-3, 0, size).tolist()}
+    prefix = "svc__" if PIPELINE else ""
+    return {f"{prefix}C": np.logspace(-2, 3, size).tolist(), f"{prefix}gamma": np.logspace(-3, 0, size).tolist()}
+
+
+def estimator(svc: object) -> object:
+    """The searched estimator: ``svc``, or with --pipeline make_pipeline(StandardScaler(), svc)."""
+    if not PIPELINE:
+        return svc
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), svc)
 
 
 def ours(X: np.ndarray, y: np.ndarray, size: int, n_jobs: int | None = None) -> tuple[float, SVMGridSearchCV]:
     start = time.perf_counter()
-    search = SVMGridSearchCV(SVC(tol=TOL, cache_size=CACHE_MB), grid(size), cv=FOLDS, n_jobs=n_jobs).fit(X, y)
+    search = SVMGridSearchCV(estimator(SVC(tol=TOL, cache_size=CACHE_MB)), grid(size), cv=FOLDS,
+                             n_jobs=n_jobs).fit(X, y)
     return time.perf_counter() - start, search
 
 
 def theirs(X: np.ndarray, y: np.ndarray, size: int) -> tuple[float, GridSearchCV]:
     start = time.perf_counter()
-    search = GridSearchCV(sklearn.svm.SVC(tol=TOL, cache_size=CACHE_MB), grid(size), cv=FOLDS).fit(X, y)
+    search = GridSearchCV(estimator(sklearn.svm.SVC(tol=TOL, cache_size=CACHE_MB)), grid(size), cv=FOLDS).fit(X, y)
     return time.perf_counter() - start, search
 
 
@@ -131,7 +151,8 @@ def run(N: int, size: int, repeats: int, dask: bool) -> dict[str, object]:
 
 
 def fmt(best: dict[str, float]) -> str:
-    return f"C={best['C']:.3g} gamma={best['gamma']:.3g}"
+    prefix = "svc__" if PIPELINE else ""
+    return f"C={best[prefix + 'C']:.3g} gamma={best[prefix + 'gamma']:.3g}"
 
 
 def main() -> None:
@@ -140,11 +161,15 @@ def main() -> None:
     parser.add_argument("--grid", type=int, default=10, help="values of C and of gamma (grid x grid cells)")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--no-dask", action="store_true")
+    parser.add_argument("--pipeline", action="store_true", help="search make_pipeline(StandardScaler(), SVC())")
     args = parser.parse_args()
+    global PIPELINE
+    PIPELINE = args.pipeline
     with threadpool_limits(1):
         warm_up()
         print(f"{args.grid} x {args.grid} grid (C, gamma), {FOLDS}-fold CV, make_classification, "
-              f"{FEATURES} features; median of {args.repeats} interleaved run(s)")
+              f"{FEATURES} features{', in make_pipeline(StandardScaler(), SVC())' if PIPELINE else ''}; median of "
+              f"{args.repeats} interleaved run(s)")
         print(f"{'N':>6} {'ours s':>8} {'sklearn s':>10} {'ratio':>6}  {'best (ours)':<24} {'best (sklearn)':<24} "
               f"{'same':>5} {'cv score ours/sk':>17} {'max|dscore|':>11} {'dask 2w s':>9} {'dask=local':>10}")
         for N in args.sizes:

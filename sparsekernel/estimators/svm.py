@@ -821,7 +821,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         if self._precomputed:
             return X[:, self.support_] @ coef + b
         held = self.__dict__.get("_held_test")
-        if held is not None and held[0] is X:  # within ``shared_test_kernel``: K(X, X_train) is at hand
+        if held is not None and _same_rows(held[0], X):  # within ``shared_test_kernel``: K(X, X_train) at hand
             if coef.shape[1] > 1:            # several pairs: the support's columns, then a small product
                 return held[1][:, self.support_] @ coef + b
             W = np.zeros((held[1].shape[1], 1))
@@ -886,6 +886,13 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
     def predict_log_proba(self, X: ArrayLike) -> Array:
         return np.log(self.predict_proba(X))
 
+
+def _same_rows(held: Array, X: Array) -> bool:
+    """Whether ``X`` is the test X whose kernel ``shared_test_kernel`` holds: that array, or one of the same
+    values (a Pipeline's steps transform the test X again, into a new array, for each model scored; equal
+    values have the same kernel, and comparing them costs a pass over X, not a kernel evaluation)."""
+    return held is X or (isinstance(X, np.ndarray) and held.shape == X.shape and held.dtype == X.dtype
+                         and np.array_equal(held, X))
 
 
 @contextlib.contextmanager

@@ -30,11 +30,12 @@ metrics (``scoring`` a list, a dict or a callable returning a dict) give
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import time
 import traceback
 import warnings
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -86,12 +87,52 @@ def path_groups(candidates: list[dict[str, Any]], path: str | None,
 
 def _path_param(estimator: Any, candidates: list[dict[str, Any]]) -> str | None:
     """The estimator's path parameter that takes the most values in the grid (None: no path, or
-    a solver other than the SMO, whose fits are cold anyway)."""
+    a solver other than the SMO, whose fits are cold anyway). For a Pipeline, its last step's, named as
+    the grid names it (``svc__C``), unless the grid replaces that step itself."""
+    prefix = ""
+    step = _last_step(estimator)
+    if step is not None:
+        name, estimator = step
+        if any(name in c for c in candidates):
+            return None
+        prefix = f"{name}__"
     names = tuple(getattr(estimator, "path_params", ()))
     if not names or getattr(estimator, "solver", "smo") != "smo":
         return None
-    counts = [len({_key(c[name]) for c in candidates if name in c}) for name in names]
-    return names[int(np.argmax(counts))]
+    counts = [len({_key(c[prefix + name]) for c in candidates if prefix + name in c}) for name in names]
+    return prefix + names[int(np.argmax(counts))]
+
+
+def _last_step(estimator: Any) -> tuple[str, Any] | None:
+    """A Pipeline's last step (its name and estimator); None for any other estimator."""
+    from sklearn.pipeline import Pipeline
+
+    return estimator.steps[-1] if isinstance(estimator, Pipeline) and estimator.steps else None
+
+
+def _fit_path(estimator: Any, X: Any, y: Any, values: list[Any], path: str,
+              weights: dict[str, Any]) -> list[Any]:
+    """``estimator.fit_path`` along ``path``. A Pipeline's other steps are fitted once
+    (``fit_transform``) and its last step walks the path on their output: each fitted copy is the
+    Pipeline of those fitted steps and one estimator of the path, as a cold fit of the Pipeline at that
+    value would be."""
+    step = _last_step(estimator)
+    if step is None:
+        return estimator.fit_path(X, y, values, param=path, **weights)
+    name, last = step
+    transformed = estimator[:-1].fit_transform(X, y) if len(estimator.steps) > 1 else X
+    models = last.fit_path(transformed, y, values, param=path[len(name) + 2:], **weights)
+    return [_with_last_step(estimator, name, model) for model in models]
+
+
+def _with_last_step(pipeline: Any, name: str, model: Any) -> Any:
+    """``pipeline`` (its other steps fitted) with ``model`` as its last step: a shallow copy, so that the
+    copies of one path share the fitted steps before it."""
+    import copy
+
+    fitted = copy.copy(pipeline)
+    fitted.steps = [*pipeline.steps[:-1], (name, model)]
+    return fitted
 
 
 def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None, values: list[Any],
@@ -117,7 +158,7 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
         if path is None:
             fitted: list[Any] = [estimator.fit(X_train, y_train, **weights, **extra)]
         else:
-            fitted = estimator.fit_path(X_train, y_train, values, param=path, **weights)
+            fitted = _fit_path(estimator, X_train, y_train, values, path, weights)
         fit_times = [(time.perf_counter() - start) / len(fitted)] * len(fitted)
         failures: list[Any] = [None] * len(fitted)
     except Exception as exc:
@@ -147,7 +188,7 @@ def _scores(fitted: list[Any], scorer: Any, X_test: Any, y_test: Any, scored: di
     the kernel between X_test and the models' support vectors evaluated once for all."""
     scores, score_times = [], []
     begin = time.perf_counter()
-    with shared_test_kernel([m for m in fitted if m is not None], X_test) as X_scored:
+    with _held_kernel([m for m in fitted if m is not None], X_test) as X_scored:
         shared = (time.perf_counter() - begin) / len(fitted)  # the one kernel evaluation, shared out
         for model in fitted:
             begin = time.perf_counter()
@@ -155,6 +196,25 @@ def _scores(fitted: list[Any], scorer: Any, X_test: Any, y_test: Any, scored: di
                                                                           error_score))
             score_times.append(time.perf_counter() - begin + shared)
     return scores, score_times
+
+
+@contextlib.contextmanager
+def _held_kernel(models: list[Any], X_test: Any) -> Iterator[Any]:
+    """``shared_test_kernel`` for the models of one path: the estimators themselves, or Pipelines whose
+    steps before the last are the same fitted objects (``_fit_path``), whose last steps then hold the
+    kernel of the test X as those steps transform it (each Pipeline's prediction transforms it again, into
+    equal values, which ``shared_test_kernel`` recognises)."""
+    step = _last_step(models[0]) if models else None
+    if step is None:
+        with shared_test_kernel(models, X_test) as X_scored:
+            yield X_scored
+        return
+    head = models[0].steps[:-1]
+    if not head or not all(_last_step(m) is not None and m.steps[:-1] == head for m in models):
+        yield X_test
+        return
+    with shared_test_kernel([m.steps[-1][1] for m in models], models[0][:-1].transform(X_test)):
+        yield X_test
 
 
 def _score(model: Any, scorer: Any, X_test: Any, y_test: Any, scored: dict[str, Any],
@@ -519,7 +579,9 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             candidates = self._candidates()
             splits = self._splits(X, y, groups)
             self.n_splits_ = len(splits)
-            path = None if fit_params else _path_param(estimator, candidates)
+            # a Pipeline takes no sample_weight (GridSearchCV's fits of it fail alike): its fits stay cold
+            cold = fit_params or (sample_weight is not None and _last_step(estimator) is not None)
+            path = None if cold else _path_param(estimator, candidates)
             grouped = path_groups(candidates, path, estimator.get_params())
             tasks = [(g, f) for g in range(len(grouped)) for f in range(len(splits))]
             if self.verbose > 0:
