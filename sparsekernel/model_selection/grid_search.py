@@ -112,17 +112,28 @@ def _last_step(estimator: Any) -> tuple[str, Any] | None:
 
 def _fit_path(estimator: Any, X: Any, y: Any, values: list[Any], path: str,
               weights: dict[str, Any]) -> list[Any]:
-    """``estimator.fit_path`` along ``path``. A Pipeline's other steps are fitted once
-    (``fit_transform``) and its last step walks the path on their output: each fitted copy is the
-    Pipeline of those fitted steps and one estimator of the path, as a cold fit of the Pipeline at that
-    value would be."""
+    """``estimator.fit_path`` along ``path`` (``weights``: its ``sample_weight``, if any). A Pipeline's other
+    steps are fitted once (``fit_transform``) and its last step walks the path on their output, weighted by
+    ``<step>__sample_weight`` where given: each fitted copy is the Pipeline of those fitted steps and one
+    estimator of the path, as a cold fit of the Pipeline at that value would be."""
     step = _last_step(estimator)
     if step is None:
         return estimator.fit_path(X, y, values, param=path, **weights)
     name, last = step
     transformed = estimator[:-1].fit_transform(X, y) if len(estimator.steps) > 1 else X
-    models = last.fit_path(transformed, y, values, param=path[len(name) + 2:], **weights)
+    own = {"sample_weight": weights[f"{name}__sample_weight"]} if weights else {}
+    models = last.fit_path(transformed, y, values, param=path[len(name) + 2:], **own)
     return [_with_last_step(estimator, name, model) for model in models]
+
+
+def _walks_with(estimator: Any, sample_weight: Any, fit_params: dict[str, Any]) -> bool:
+    """Whether a path can take these fit arguments: none for an estimator; for a Pipeline, its last step's
+    ``sample_weight`` alone (``<step>__sample_weight``; a Pipeline refuses a bare ``sample_weight``, as
+    GridSearchCV's fits of it then fail, and other parameters may go to its other steps: cold fits)."""
+    step = _last_step(estimator)
+    if step is None:
+        return not fit_params
+    return sample_weight is None and set(fit_params) <= {f"{step[0]}__sample_weight"}
 
 
 def _with_last_step(pipeline: Any, name: str, model: Any) -> Any:
@@ -158,7 +169,7 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
         if path is None:
             fitted: list[Any] = [estimator.fit(X_train, y_train, **weights, **extra)]
         else:
-            fitted = _fit_path(estimator, X_train, y_train, values, path, weights)
+            fitted = _fit_path(estimator, X_train, y_train, values, path, {**weights, **extra})
         fit_times = [(time.perf_counter() - start) / len(fitted)] * len(fitted)
         failures: list[Any] = [None] * len(fitted)
     except Exception as exc:
@@ -569,7 +580,8 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         GridSearchCV does with it without metadata routing. Other ``fit_params`` go to the estimator's
         ``fit``, as GridSearchCV passes them (``svc__sample_weight`` for a Pipeline, say): each fold's
         fits take the training rows of those with one entry per row of X, the others whole; every
-        candidate is then fitted cold, as ``fit_path`` takes no other fit parameter."""
+        candidate is then fitted cold, as ``fit_path`` takes no other fit parameter, except that a
+        Pipeline's path is walked with its last step's ``sample_weight`` (``svc__sample_weight``)."""
         with kept_on_failure(self):
             self._check_params()
             _check_lengths(X, y=y, groups=groups, sample_weight=sample_weight)
@@ -579,9 +591,7 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             candidates = self._candidates()
             splits = self._splits(X, y, groups)
             self.n_splits_ = len(splits)
-            # a Pipeline takes no sample_weight (GridSearchCV's fits of it fail alike): its fits stay cold
-            cold = fit_params or (sample_weight is not None and _last_step(estimator) is not None)
-            path = None if cold else _path_param(estimator, candidates)
+            path = _path_param(estimator, candidates) if _walks_with(estimator, sample_weight, fit_params) else None
             grouped = path_groups(candidates, path, estimator.get_params())
             tasks = [(g, f) for g in range(len(grouped)) for f in range(len(splits))]
             if self.verbose > 0:

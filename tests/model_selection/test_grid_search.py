@@ -729,3 +729,20 @@ def test_the_held_test_kernel_serves_equal_values_and_no_others() -> None:
             assert len(calls) == 2
     finally:
         RBF.__call__ = call
+
+
+def test_a_pipelines_path_takes_its_last_steps_sample_weight_as_gridsearchcv_routes_it(monkeypatch) -> None:
+    """fit(X, y, svc__sample_weight=w), GridSearchCV's way of weighing a Pipeline's SVM: every cell was fitted
+    cold; now the path is walked with each fold's training weights, with GridSearchCV's scores (unweighted
+    scoring, as GridSearchCV scores without metadata routing)."""
+    w = np.random.default_rng(4).uniform(0.2, 5.0, size=Y.shape[0])
+    paths = []
+    fit_path = SVC.fit_path
+    monkeypatch.setattr(SVC, "fit_path", lambda self, *a, **k: paths.append(k) or fit_path(self, *a, **k))
+    ours = SVMGridSearchCV(_pipeline(SVC(tol=1e-8)), PIPELINE_GRID, cv=4).fit(X, Y, svc__sample_weight=w)
+    theirs = GridSearchCV(_pipeline(svm.SVC(tol=1e-8)), PIPELINE_GRID, cv=4).fit(X, Y, svc__sample_weight=w)
+    assert len(paths) == 2 * 4 and all(k["sample_weight"].shape[0] == 180 for k in paths)
+    _compare(ours, theirs)
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"], theirs.cv_results_["mean_test_score"], atol=1e-12)
+    unweighted = SVMGridSearchCV(_pipeline(SVC(tol=1e-8)), PIPELINE_GRID, cv=4).fit(X, Y)
+    assert not np.allclose(unweighted.cv_results_["mean_test_score"], ours.cv_results_["mean_test_score"])
