@@ -422,7 +422,8 @@ class _BaseSVM(BaseEstimator):
 
     def _fit_one(self, X: Array, y: Array | None, sample_weight: ArrayLike | None) -> Solution:
         """The one machine of a regression or one-class fit, on the points of positive weight (the
-        others drop out, as in LIBSVM); sets the fitted attributes the two share."""
+        others drop out, as in LIBSVM); sets the fitted attributes the two share. The support is LIBSVM's,
+        the points of non-zero coefficient (``_nonzero_support``)."""
         weight = None if sample_weight is None else _sample_weight(sample_weight, X.shape[0])
         index = np.arange(X.shape[0]) if weight is None else np.flatnonzero(weight > 0)
         kernel = self._make_kernel(X)
@@ -431,6 +432,7 @@ class _BaseSVM(BaseEstimator):
         with self._warned_once():
             sol, self.kkt_report_ = self._fit_machine(machine)
         machine._drop_gram()                # its eigenvalue check's Gram matrix, not kept for the model's life
+        sol = _nonzero_support(sol)
         self.shape_fit_ = X.shape
         self._machine, self._index = machine, index
         self._keep_training_X(X, machine)
@@ -448,6 +450,19 @@ class _BaseSVM(BaseEstimator):
         tags.input_tags.pairwise = self._kernel_name == "precomputed"      # the parameter's, as scikit-learn's
         tags.input_tags.sparse = self._kernel_name != "precomputed"
         return tags
+
+
+def _nonzero_support(sol: Solution) -> Solution:
+    """``sol`` with LIBSVM's support vectors, the points of non-zero coefficient (svm_train counts
+    fabs(alpha) > 0): a regression point whose two multipliers cancel, a_n = a_hat_n > 0 (nu-SVR's tube
+    closed to epsilon = 0, as on a constant y), is in the notes' support (a multiplier above its bound)
+    but has coefficient a_n - a_hat_n = 0 in (7.64) and no term in y(x); ``sol`` itself where there is none."""
+    keep = sol.coef[sol.support] != 0
+    if keep.all():
+        return sol
+    rows = None if sol.support_vectors is None else sol.support_vectors[keep]
+    note = "support: the points of non-zero coefficient a_n - a_hat_n (LIBSVM's support vectors)"
+    return sol.evolve(support=sol.support[keep], support_vectors=rows, notes=(*sol.notes, note))
 
 
 def _number(value: Any, kind: type = numbers.Real) -> bool:
