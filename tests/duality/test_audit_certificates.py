@@ -1,0 +1,60 @@
+"""Certificates audited against answers known to be right (or wrong) by other means.
+
+- Boxes far below the solution's size (sample weights of 1e-6 next to weights of 1): an interior-point
+  solver leaves the multipliers of those boxes within its absolute resolution (about 1e-12 here) of a
+  bound, which is a large share of a box of 2.6e-8. Counted as free, they set rho, b or epsilon to
+  their gradients, which are not the optimum's; the correct multipliers then failed their certificate
+  (SolverError), while the same multipliers with the SMO's rho pass at 4e-11.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sparsekernel import datasets
+from sparsekernel.duality import check
+from sparsekernel.formulations import NuSVC, OneClassSVM, SoftMarginSVC
+from sparsekernel.kernels import RBF
+from sparsekernel.solvers.standard_qp import bound_masks
+
+
+def _weighted(seed: int = 4) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """80 points of Ripley's mixture, weights in [0.1, 3) but five of 1e-6."""
+    X, t = datasets.ripley_mixture(seed=2)
+    weights = np.random.default_rng(seed).uniform(0.1, 3.0, 80)
+    weights[:5] = 1e-6
+    return X[:80], t[:80], weights
+
+
+@pytest.mark.parametrize("machine", ["one-class", "nu-svc"])
+def test_tiny_boxes_do_not_set_the_scalars_of_an_interior_point_answer(machine: str) -> None:
+    X, t, weights = _weighted()
+    m = (OneClassSVM(X, RBF(1.0), nu=0.3, sample_weight=weights) if machine == "one-class"
+         else NuSVC(X, t, RBF(1.0), nu=0.4, sample_weight=weights))
+    reference = m.solve("smo", tol=1e-10)
+    solution = m.solve("clarabel")                     # SolverError on the old code
+    assert solution.status == "optimal"
+    assert check(m, solution).ok
+    assert abs(solution.rho - reference.rho) <= 1e-6 * m.output_scale
+    assert abs(solution.b - reference.b) <= 1e-6 * m.output_scale
+
+
+def test_a_box_below_the_resolution_is_at_its_nearer_bound() -> None:
+    """Width 2.6e-8 next to a largest multiplier of 0.07: below BOUND_TOL times the solution's size, so
+    at a bound (the nearer one), never free; boxes above that are read as before."""
+    upper = np.array([2.6e-8, 2.6e-8, 2.6e-8, 0.1, 0.1, 0.1])
+    a = np.array([2.6e-8 - 1.5e-12, 6.4e-13, 1.4e-8, 0.07, 0.1 - 1e-9, 1e-9])
+    at_lower, at_upper = bound_masks(a, np.zeros(6), upper, 1e-5)
+    assert at_lower.tolist() == [False, True, False, False, False, True]
+    assert at_upper.tolist() == [True, False, True, False, True, False]
+
+
+def test_weighted_soft_margin_with_tiny_boxes_is_unchanged() -> None:
+    """The C-SVC's b reads the same rule; its certified answers agree with the SMO's."""
+    X, t, weights = _weighted()
+    m = SoftMarginSVC(X, t, RBF(1.0), C=2.0, sample_weight=weights)
+    reference = m.solve("smo", tol=1e-10)
+    solution = m.solve("clarabel")
+    assert solution.status == "optimal"
+    assert abs(solution.b - reference.b) <= 1e-5
