@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from ..kernels import check_finite_predictions
+from ..kernels import Kernel, check_finite_predictions
 from ..solvers.rvm.certificate import evidence_report, laplace_report
 from ..sparse import issparse
 from ..validation import check_matrix, check_real_dtype, check_real_targets, check_same_length
@@ -48,9 +48,10 @@ def _validated(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike = _NO_Y, res
     of X finite (``validation.check_matrix``: the index of the first NaN or inf), none of it text (numbers written
     as text, which validate_data parses, are refused by ``validation.check_real_dtype``). A scipy.sparse X is kept
     sparse (CSR: the kernels take its rows by sparse products, as the SVMs' do), but a sparse precomputed Gram
-    matrix is refused with a SparseInputError (a ValidationError and a TypeError) naming X, as the SVMs refuse it."""
+    matrix is refused with a SparseInputError (a ValidationError and a TypeError) naming X, as the SVMs refuse it
+    (the kernel given as "precomputed" or as ``Precomputed()``; at prediction, the fitted one: ``_kernel_name``)."""
     sparse = issparse(X)
-    if sparse and getattr(estimator, "kernel", None) == "precomputed":
+    if sparse and _kernel_name(estimator, fitted=not reset) == "precomputed":
         raise SparseInputError(f"X must be a dense Gram matrix for {type(estimator).__name__} with "
                                f"kernel='precomputed'; got a scipy.sparse matrix of shape {X.shape} (pass "
                                f"X.toarray())")
@@ -67,6 +68,19 @@ def _validated(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike = _NO_Y, res
     checked = check_matrix(out if y is _NO_Y else out[0], "X", sparse=sparse)    # CSR, its entries finite
     return checked if y is _NO_Y else (checked, out[1])
 
+
+
+def _kernel_name(estimator: BaseEstimator, fitted: bool = False) -> str | None:
+    """The name of an RVM's kernel: ``kernel_.name`` where ``fitted`` and the estimator is fitted (a kernel
+    set by ``set_params`` since takes effect at the next fit), else the parameter's: the string given, a
+    Kernel's ``name`` (``Precomputed()`` is "precomputed", as the SVMs read it), "callable" for a function.
+    Comparing the parameter with "precomputed" missed ``Precomputed()``: its Gram matrix rows were kept as
+    relevance vectors, and predict raised numpy's matmul ValueError."""
+    kernel = getattr(estimator, "kernel_", None) if fitted else None
+    kernel = getattr(estimator, "kernel", None) if kernel is None else kernel
+    if kernel is None or isinstance(kernel, str):
+        return kernel
+    return kernel.name if isinstance(kernel, Kernel) else "callable"
 
 
 def _warn_if_uncertified(estimator: Any, converged: bool) -> None:
@@ -100,7 +114,7 @@ class RVMEstimatorBase(BaseEstimator):
         self.all_pruned_ = bool(result.all_pruned)
         self.beta_ = float(result.beta)
         self.result_ = result
-        precomputed = self.kernel == "precomputed"
+        precomputed = kernel.name == "precomputed"      # the fitted kernel: "precomputed" or Precomputed()
         self.X_relevance_ = None if precomputed else X[self.relevance_vectors_].copy()
 
     def _relevant_columns(self, X: ArrayLike) -> Array:
@@ -117,8 +131,8 @@ class RVMEstimatorBase(BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        tags.input_tags.sparse = self.kernel != "precomputed"
+        tags.input_tags.pairwise = _kernel_name(self) == "precomputed"      # the parameter's, as scikit-learn's
+        tags.input_tags.sparse = _kernel_name(self) != "precomputed"
         return tags
 
 
