@@ -515,13 +515,15 @@ def _validated(estimator: Any, X: Any, y: Any, reset: bool, **options: Any) -> A
 def _input_error(X: Any, y: Any, exc: ValueError, numeric: bool) -> ValidationError:
     """``validate_data``'s ValueError as a ValidationError naming the argument: where the checks of
     ``validation`` find the fault (X's dtype, dimensions, emptiness; y's dtype where it must be numeric,
-    its dimensions, its length), their message, with scikit-learn's words after it; otherwise
-    scikit-learn's message as it is (a width or feature names that differ from the fit's, a y that is
-    None or not finite: each names its argument already)."""
+    its dimensions, its length; a numeric y's NaN or inf, with its index), their message, with scikit-learn's
+    words after it; otherwise scikit-learn's message as it is (a width or feature names that differ from
+    the fit's, a y that is None: each names its argument already)."""
     try:
         A = check_matrix(X, "X", sparse=True)
         if y is not _NO_Y and y is not None:
             check_target_layout(y, A.shape[0], "y", numeric=numeric)
+            if numeric:                           # a column y (one warning from scikit-learn) read as its entries
+                check_real_targets(np.ravel(np.asarray(y)), "y")
     except ValidationError as named:
         return ValidationError(f"{named}; scikit-learn's check: {exc}")
     return ValidationError(str(exc))

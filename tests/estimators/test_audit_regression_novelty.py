@@ -5,9 +5,11 @@ before its fix."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from sklearn import svm
 
-from sparsekernel.estimators import NuSVR
+from sparsekernel.errors import ValidationError
+from sparsekernel.estimators import SVR, NuSVR
 
 
 def test_nu_svr_support_leaves_out_points_whose_two_multipliers_cancel() -> None:
@@ -24,3 +26,15 @@ def test_nu_svr_support_leaves_out_points_whose_two_multipliers_cancel() -> None
     assert ours.support_vectors_.shape == theirs.support_vectors_.shape == (0, 2)
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-12)
     np.testing.assert_allclose(ours.intercept_, theirs.intercept_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [SVR, NuSVR])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_target_that_is_not_finite_is_named_with_its_domain_and_index(cls, bad) -> None:
+    """X's NaN was 'X must contain only finite values; got NaN or inf at index (14, 0)', y's only scikit-learn's
+    'Input y contains NaN.' (no domain, no place): validate_data's check of y runs before ours."""
+    X = np.random.default_rng(3).normal(size=(15, 2))
+    y = X[:, 0].copy()
+    y[9] = bad
+    with pytest.raises(ValidationError, match=r"y must contain only finite values; got NaN or inf at index 9"):
+        cls().fit(X, y)
