@@ -5,6 +5,8 @@
   bound, which is a large share of a box of 2.6e-8. Counted as free, they set rho, b or epsilon to
   their gradients, which are not the optimum's; the correct multipliers then failed their certificate
   (SolverError), while the same multipliers with the SMO's rho pass at 4e-11.
+- LIBSVM's float32 kernel cache: its answer fails the matched 1e-6 by its cache's rounding, which is
+  LIBSVM's resolution, not a wrong answer ("inaccurate", not SolverError).
 """
 
 from __future__ import annotations
@@ -58,3 +60,32 @@ def test_weighted_soft_margin_with_tiny_boxes_is_unchanged() -> None:
     solution = m.solve("clarabel")
     assert solution.status == "optimal"
     assert abs(solution.b - reference.b) <= 1e-5
+
+
+def _sine_svr_gram() -> tuple[np.ndarray, np.ndarray]:
+    """60 noisy samples of sin(2 pi x) and their RBF(5) Gram matrix."""
+    rng = np.random.default_rng(1)
+    X = np.sort(rng.uniform(0.0, 1.0, 60))[:, None]
+    t = np.sin(2 * np.pi * X[:, 0]) + 0.2 * rng.standard_normal(60)
+    return RBF(5.0)(X, X), t
+
+
+def test_libsvms_float32_cache_is_not_a_failed_answer() -> None:
+    """LIBSVM caches its kernel rows as float32: on this plain 60-point epsilon-SVR (C = 10) its gradients
+    carry 1e-6 of the output scale of rounding and its answer fails (7.65) by 1.1e-6 at the matched 1e-6.
+    The same Gram matrix rounded to float32 beforehand (no rounding left in the cache) is certified at 2e-9:
+    the failure is the cache's resolution, not a wrong answer, so the answer is "inaccurate" with a
+    ConvergenceWarning that says so (it was a SolverError, as if LIBSVM had failed)."""
+    from sparsekernel.errors import ConvergenceWarning
+    from sparsekernel.formulations import EpsilonSVR
+    from sparsekernel.kernels import Precomputed
+
+    K, t = _sine_svr_gram()
+    exact = EpsilonSVR(K.astype(np.float32).astype(np.float64), t, Precomputed(), C=10.0, epsilon=0.1)
+    assert exact.solve("libsvm").status == "optimal"
+    m = EpsilonSVR(K, t, Precomputed(), C=10.0, epsilon=0.1)
+    with pytest.warns(ConvergenceWarning, match="float32"):
+        solution = m.solve("libsvm")
+    assert solution.status == "inaccurate" and not solution.report.ok
+    reference = m.solve("qp-clarabel")
+    assert solution.dual_objective == pytest.approx(reference.dual_objective, rel=1e-7)
