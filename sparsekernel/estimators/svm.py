@@ -131,6 +131,13 @@ KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 SPARSE = ("csr", "csc")
 #: rows of X per kernel block at prediction (the block is PREDICT_BLOCK x n_SV)
 PREDICT_BLOCK = 2048
+#: The class blocks of a multiclass fit's kernel (``_group_blocks``) serve its pairs where a kernel value computed
+#: from them rounds by at most this much (``GroupBlocks.entry_error``: their operands are centred at the mean of
+#: every class's points; a class far from the others, or a large gamma, makes that cancellation coarse): 1e-10,
+#: about 5e5 eps, 7.7e-16 on digits at gamma "scale". Beyond it each pair computes its own Gram matrix, from
+#: operands centred at its own mean: with a third class 1e4 away from two unit-spread ones at gamma 300, the
+#: blocks' values were off by 9.7e-8, the pair's own by 9e-13.
+GROUP_BLOCKS_ENTRY_ERROR = 1e-10
 #: ``shared_test_kernel`` holds K(X_test, X_train) for a path's models when it has at most this many entries.
 SHARED_TEST_ENTRIES = 1 << 23
 
@@ -707,7 +714,10 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         largest = int(sizes[-1] + sizes[-2])
         if largest > SMALL_GRAM_POINTS or slots_for(self._row_budget(), largest, np.float64) < largest:
             return None
-        return GroupBlocks(kernel, X, groups)
+        blocks = GroupBlocks(kernel, X, groups)
+        if max(blocks.entry_error(c, c) for c in range(len(groups))) > GROUP_BLOCKS_ENTRY_ERROR:
+            return None         # each pair's own operands, centred at its mean, round less
+        return blocks
 
     def _pair_cache(self, blocks: Any, machine: Machine, points: Array, positive: int, negative: int) -> Any:
         """The pair's SMO row cache filled from ``blocks``, where the machine's QP is the kernel on the
@@ -720,6 +730,10 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         if (qp.X is not points or qp.kernel != blocks.kernel or qp.diagonal is not None or qp.n != n
                 or not np.array_equal(qp.index, np.arange(n))):
             return None
+        # the certificate's bound on a kernel value's rounding is that of the blocks' operands, centred at the
+        # mean of every class's points: the machine would compute it about the pair's own mean, which no value
+        # here was computed from (and in a pass over the pair's inputs, 100 us a pair on digits)
+        machine.__dict__["kernel_entry_error"] = blocks.entry_error(positive, negative)
         return blocks.cache(positive, negative, points, self._row_budget())
 
     def _row_budget(self) -> float:

@@ -473,6 +473,16 @@ class GroupBlocks:
             _product_block(self.kernel, self._rows[c], self._rows[d], s_c, s_d, out)
         self.entries_computed += out.size
 
+    def entry_error(self, c: int, d: int) -> float:
+        """A bound on the rounding of one kernel value between the points of groups c and d as computed
+        here, beyond eps max k(x, x): ``Machine.kernel_entry_error``'s 4 eps gamma R^2 with R the largest
+        distance of their points from the mean of all the groups' points, at which the operands are
+        centred (not the pair's own mean); 0 for a kernel other than the RBF."""
+        if self._s is None:
+            return 0.0
+        reach = max(-float(self._s[c].min(initial=0.0)), -float(self._s[d].min(initial=0.0)))   # gamma R^2
+        return 4.0 * float(np.finfo(np.float64).eps) * max(reach, 0.0)
+
     def within(self, c: int) -> Array:
         """K(X_c, X_c), computed on first use and kept."""
         if c not in self._within:

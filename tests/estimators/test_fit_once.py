@@ -152,6 +152,57 @@ def test_a_multiclass_fit_computes_each_class_block_once_and_equals_the_pairs_ow
     assert np.mean(shared.predict(X) == getattr(svm, estimator)(**params).fit(X, y).predict(X)) >= 0.99
 
 
+def _far_class(gamma: float):
+    """Two unit-spread classes 3 apart and a third 1e4 away: the class blocks' operands, centred at the mean of
+    all three, are thousands from the first two's points."""
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(20, 2)), rng.normal(size=(20, 2)) + [3.0, 0.0],
+                   rng.normal(size=(20, 2)) + [1e4, 0.0]])
+    return X, np.repeat([0, 1, 2], 20)
+
+
+def test_the_class_blocks_rounding_bound_holds_for_their_values_and_far_classes_get_their_own() -> None:
+    """The certificate bounds a kernel value's rounding by 4 eps gamma R^2 (``Machine.kernel_entry_error``),
+    R the inputs' distance from the mean its operands are centred at. A pair's machine computed R about its own
+    mean, but the class blocks that fill its rows are centred at the mean of all classes: with a class 1e4
+    away, at gamma 300, the blocks' values for the two near classes were off by 9.7e-8 against a bound of
+    2.7e-12, and the pair's certificate was computed from that bound. Now the blocks state their own bound
+    (``GroupBlocks.entry_error``, which holds), a pair filled from them is certified with it, and where it
+    exceeds ``GROUP_BLOCKS_ENTRY_ERROR`` every pair computes its own Gram matrix, as a two-class fit does."""
+    from sparsekernel.estimators import svm as ours
+    from sparsekernel.formulations import SoftMarginSVC
+    from sparsekernel.kernels import RBF
+    from sparsekernel.solvers import kernel_cache
+
+    X, y = _far_class(300.0)
+    groups = [np.flatnonzero(y == c) for c in range(3)]
+    blocks = kernel_cache.GroupBlocks(RBF(300.0), X, groups)
+    pair = X[:40]
+    K = blocks.cache(0, 1, pair, 10.0).store[:40]
+    exact = np.exp(-300.0 * ((pair[:, None, :] - pair[None, :, :]) ** 2).sum(-1))
+    error = float(np.max(np.abs(K - exact)))
+    assert SoftMarginSVC(pair, np.repeat([1.0, -1.0], 20), RBF(300.0)).kernel_entry_error < error <= \
+        blocks.entry_error(0, 1)
+    assert blocks.entry_error(0, 1) > ours.GROUP_BLOCKS_ENTRY_ERROR
+    # the fit leaves the blocks out, and its pair (0, 1) is the two-class fit on those 40 points
+    from sparsekernel.errors import ConvergenceWarning
+
+    with pytest.warns(ConvergenceWarning, match="2 of the 3 solves"):     # the pairs with the far class: rightly
+        multi = SVC(gamma=300.0, tol=1e-8, decision_function_shape="ovo").fit(X, y)
+    binary = SVC(gamma=300.0, tol=1e-8).fit(pair, y[:40])
+    assert multi.solutions_[0].status == "optimal"
+    # (7e-9 apart, the two SMOs' stopping points at tol 1e-8; 8e-8 with the blocks, whose solve is inaccurate)
+    np.testing.assert_allclose(multi.decision_function(pair)[:, 0], -binary.decision_function(pair), rtol=0,
+                               atol=3e-8)
+    # on digits the blocks serve (7.7e-16 against 1e-10), and each pair is certified with their bound
+    from sklearn.datasets import load_digits
+
+    Xd, yd = load_digits(return_X_y=True)
+    fitted = SVC().fit(Xd, yd)
+    digits_blocks = kernel_cache.GroupBlocks(fitted._kernel, Xd, [np.flatnonzero(yd == c) for c in range(10)])
+    assert fitted.machines_[0].kernel_entry_error < digits_blocks.entry_error(0, 1) <= ours.GROUP_BLOCKS_ENTRY_ERROR
+
+
 def test_a_multiclass_fit_with_a_cache_too_small_for_a_pair_computes_rows_on_demand() -> None:
     """Review finding: with ``cache_size`` below a pair's whole Gram matrix the class blocks cannot
     fill the pair's cache (it raised ValueError); the pairs then fetch rows on demand, and the fit
