@@ -40,9 +40,22 @@ def class_labels(y: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.intp]]:
     except TypeError as exc:                      # labels that do not sort together: numbers and strings
         raise _mixed_labels(y) from exc
     except ValueError as exc:                     # "Unknown label type: continuous", kept in the message
+        if not _sortable(y):                      # a mix whose first entry is not a string: type "unknown"
+            raise _mixed_labels(y) from exc
         raise ValidationError(f"y must hold class labels (integers, strings, booleans, or floats of integer "
                               f"value); got: {exc}") from exc
     return _two_or_more(classes), labels
+
+
+def _sortable(y: NDArray[Any]) -> bool:
+    """Whether the labels sort together (np.unique raises no TypeError). scikit-learn's type_of_target calls
+    an object array whose first entry is not a string "unknown" before np.unique is reached: [1, "a", ...]
+    was refused as "Unknown label type: unknown", where ["a", 1, ...] was named a mix of int and str."""
+    try:
+        np.unique(np.asarray(y, dtype=object).ravel())
+    except TypeError:
+        return False
+    return True
 
 
 def _mixed_labels(y: NDArray[Any]) -> ValidationError:

@@ -48,3 +48,24 @@ def test_a_sparse_gram_matrix_is_refused_for_a_precomputed_kernel_object(Estimat
     K, _, targets = _gram_problem()
     with pytest.raises(SparseInputError, match=r"X must be a dense Gram matrix .* got a scipy.sparse matrix"):
         Estimator(kernel=Precomputed()).fit(sp.csr_matrix(K), targets[Estimator])
+
+
+@pytest.mark.parametrize("Estimator", [RVC, "SVC"])
+@pytest.mark.parametrize("labels, kinds", [
+    ([1, "a"], "int and str"),           # a number first: "Unknown label type: unknown", no word of the mix
+    (["a", 1], "int and str"),           # a string first: the mix was named (np.unique's TypeError)
+    ([None, "a"], "NoneType and str"),   # a missing label among strings
+])
+def test_labels_of_two_kinds_are_named_as_a_mix_whichever_comes_first(Estimator, labels, kinds: str) -> None:
+    """The same y of numbers and strings got two messages, by the type of its first entry: scikit-learn's
+    type_of_target calls an object array whose first entry is not a string 'unknown', and the error said
+    "Unknown label type: unknown", neither the kinds found nor that they do not sort together."""
+    from sparsekernel.errors import ValidationError
+    from sparsekernel.estimators import SVC
+
+    Estimator = SVC if Estimator == "SVC" else Estimator
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    y = np.array(labels * 15, dtype=object)
+    with pytest.raises(ValidationError, match=rf"^y must hold class labels of one kind, all numbers or all "
+                                              rf"strings; got a mix of {kinds}"):
+        Estimator().fit(X, y)
