@@ -25,8 +25,9 @@ spread for regression (``Machine.output_scale``). The SMO stops when its
 maximal violation m(a) - M(a) is below ``tol * qp.tol_scale`` (the gradient is
 ``qp.scale`` times the outputs); the KKT report divides every output row by
 the same ``output_scale`` and the gap by ``gap_scale``; so multiplying the
-kernel or the targets by a constant changes neither the iterations nor the
-verdict. ``tol_units="libsvm"`` reads a tolerance as LIBSVM's on a problem of
+kernel or the targets by a constant changes neither the stopping rule nor the
+verdict (nor the iterations under a power of two; under another constant the
+rounding may change the steps' path). ``tol_units="libsvm"`` reads a tolerance as LIBSVM's on a problem of
 unit output scale: LIBSVM's multipliers, and so its gradients, are
 ``machine.libsvm_scale`` times the notes' (nu-SVC: N; one-class: nu N), and
 ``libsvm_tol`` divides by that, here and only here. The ``"libsvm"`` method
