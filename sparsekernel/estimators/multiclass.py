@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from ..errors import ValidationError
 from ..validation import shown
 
-__all__ = ["class_labels", "one_versus_one_pairs", "votes", "votes_and_confidences", "libsvm_dual_coef", "one_versus_one_coef"]
+__all__ = ["check_no_missing_labels", "class_labels", "one_versus_one_pairs", "votes", "votes_and_confidences", "libsvm_dual_coef", "one_versus_one_coef"]
 
 Array = NDArray[np.float64]
 
@@ -45,6 +45,44 @@ def class_labels(y: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.intp]]:
         raise ValidationError(f"y must hold class labels (integers, strings, booleans, or floats of integer "
                               f"value); got: {exc}") from exc
     return _two_or_more(classes), labels
+
+
+def check_no_missing_labels(y: Any, name: str = "y") -> None:
+    """Refuse labels with a missing entry (None, NaN, NaT or pandas.NA), naming ``name`` and the index of the
+    first, before scikit-learn's validation sees them: for an object y it says "Input contains NaN" (which of
+    X and y, and where, untold), and pandas.NA (a pandas 'string' column's gap) raises TypeError: boolean
+    value of NA is ambiguous. Numeric arrays are left to that validation (its words name y); only labels held
+    as objects (strings, pandas extension arrays) are read, one entry at a time.
+
+    Raises
+    ------
+    ValidationError
+        ``name`` must hold a class label in every row, with the missing value and its index.
+    """
+    if y is None:                                # no y: scikit-learn's words
+        return
+    try:
+        values = np.asarray(y)
+    except (TypeError, ValueError):              # ragged or not array-like: scikit-learn's validation words it
+        return
+    if values.dtype != object:
+        return
+    for index, value in enumerate(values.ravel().tolist()):      # a column (n, 1): its row
+        if _is_missing(value):
+            raise ValidationError(f"{name} must hold a class label in every row; got a missing value "
+                                  f"({shown(value)}) at index {index}")
+
+
+def _is_missing(value: Any) -> bool:
+    """None, or a value unequal to itself (NaN, NaT), or pandas.NA (whose comparison has no truth value)."""
+    if value is None:
+        return True
+    try:
+        return bool(value != value)
+    except TypeError:                           # pandas.NA != pandas.NA is NA: "boolean value of NA is ambiguous"
+        return True
+    except ValueError:                          # an array as a label: not missing; scikit-learn refuses it
+        return False
 
 
 def _sortable(y: NDArray[Any]) -> bool:

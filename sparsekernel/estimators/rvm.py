@@ -33,7 +33,7 @@ from ..solvers.rvm.checks import check_target_scale
 from ..solvers.rvm.design import estimator_design, estimator_kernel
 from ..solvers.rvm.poisson import COUNTS, check_counts
 from ._fit_state import kept_on_failure
-from .multiclass import class_labels
+from .multiclass import check_no_missing_labels, class_labels
 
 __all__ = ["RVR", "RVC", "PoissonRVR", "RVMEstimatorBase", "LaplaceRVMBase"]
 
@@ -325,6 +325,7 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RVC":
         """Fit the RVM classifier to (X, y); returns self."""
         with kept_on_failure(self):
+            check_no_missing_labels(y)              # None, NaN or pandas.NA in y, named before validate_data
             X, y = _validated(self, X, y)
             self.classes_, labels = class_labels(y)
             kernel, design, _ = self._kernel_and_design(X)

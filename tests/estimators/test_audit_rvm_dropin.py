@@ -54,12 +54,13 @@ def test_a_sparse_gram_matrix_is_refused_for_a_precomputed_kernel_object(Estimat
 @pytest.mark.parametrize("labels, kinds", [
     ([1, "a"], "int and str"),           # a number first: "Unknown label type: unknown", no word of the mix
     (["a", 1], "int and str"),           # a string first: the mix was named (np.unique's TypeError)
-    ([None, "a"], "NoneType and str"),   # a missing label among strings
+    ([1.5, "a"], "float and str"),
 ])
 def test_labels_of_two_kinds_are_named_as_a_mix_whichever_comes_first(Estimator, labels, kinds: str) -> None:
     """The same y of numbers and strings got two messages, by the type of its first entry: scikit-learn's
     type_of_target calls an object array whose first entry is not a string 'unknown', and the error said
-    "Unknown label type: unknown", neither the kinds found nor that they do not sort together."""
+    "Unknown label type: unknown", neither the kinds found nor that they do not sort together. (A None among
+    them is a missing label: test_a_missing_class_label_is_named_in_y_with_its_index.)"""
     from sparsekernel.errors import ValidationError
     from sparsekernel.estimators import SVC
 
@@ -69,3 +70,29 @@ def test_labels_of_two_kinds_are_named_as_a_mix_whichever_comes_first(Estimator,
     with pytest.raises(ValidationError, match=rf"^y must hold class labels of one kind, all numbers or all "
                                               rf"strings; got a mix of {kinds}"):
         Estimator().fit(X, y)
+
+
+def _labels_with_a_gap(kind: str):
+    """30 labels 'a'/'b', the one at index 28 missing, as pandas and numpy users hold them."""
+    import pandas as pd
+
+    labels = ["a", "b"] * 14 + [None, "a"]
+    return {"object-nan": np.array([np.nan if v is None else v for v in labels], dtype=object),
+            "object-none": np.array(labels, dtype=object),
+            "series-none": pd.Series(labels),
+            "categorical": pd.Series(labels).astype("category"),
+            "string-dtype": pd.Series(labels, dtype="string")}[kind]
+
+
+@pytest.mark.parametrize("kind", ["object-nan", "object-none", "series-none", "categorical", "string-dtype"])
+def test_a_missing_class_label_is_named_in_y_with_its_index(kind: str) -> None:
+    """A label missing from y (NaN, None or pandas.NA, as a pandas column of strings holds it) was refused as
+    "X (...) and y (...) must be valid input for RVC; got: Input contains NaN" (scikit-learn's words, which
+    do not say which of X and y), and a pandas 'string' column's NA raised TypeError: boolean value of NA is
+    ambiguous (not a ValueError, naming nothing)."""
+    from sparsekernel.errors import ValidationError
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.raises(ValidationError, match=r"^y must hold a class label in every row; got a missing value "
+                                              r"\(.*\) at index 28"):
+        RVC().fit(X, _labels_with_a_gap(kind))
