@@ -88,6 +88,10 @@ SPARSE_GROUP_ENTRIES = 1 << 20
 #: each block cost 15% of the products (issue 18's N = 5,000); above it (inputs of norm 1e7, say) a
 #: rounding can make an exponent of 0 a large positive one, and exp overflow.
 EXPONENT_ROUNDING_FREE = 1e-12
+#: ``RBFOperands`` forms the exponent from the differences z_n - z_m, not as one product, where the product's
+#: rounding bound (D + 2) eps 4 max |s| exceeds this (gamma ||x - mean||^2 above about 1e4): its terms cancel
+#: to -gamma ||x_n - x_m||^2 with an error of that bound, which at gamma = 1e300 made k(x, x) 0 or inf
+DIRECT_EXPONENT_ROUNDING = 1e-10
 
 
 def row_dtype(n_points: int) -> type:
@@ -304,7 +308,10 @@ class KernelRowCache:
             return False
         if isinstance(self.kernel, RBF):
             ops = self._shared()
-            _product_block(self.kernel, ops.Z, ops.Z, ops.s, ops.s, K)
+            if ops.direct:                       # the product's terms cancel beyond double precision
+                exp_in_place(ops.exponent(np.arange(self.N), 0, self.N, K))
+            else:
+                _product_block(self.kernel, ops.Z, ops.Z, ops.s, ops.s, K)
         else:
             X = np.ascontiguousarray(self.X, dtype=np.float64)
             _product_block(self.kernel, X, X, None, None, K)
@@ -583,9 +590,13 @@ class RBFOperands:
 
     Z: Array
     s: Array
+    #: the exponent from the differences (``direct_exponent``), where the product's rounding is too large
+    direct: bool = False
 
     def exponent(self, rows: NDArray[np.int64], c0: int, c1: int, out: Array) -> Array:
         """out[:] = -gamma ||x_r - x_m||^2 for r in ``rows``, m in [c0, c1) (float64)."""
+        if self.direct:
+            return direct_exponent(self.Z[rows], self.Z[c0:c1], out)
         np.matmul(self.Z[rows], self.Z[c0:c1].T, out=out)
         out += self.s[rows, None]
         out += self.s[None, c0:c1]
@@ -648,10 +659,27 @@ class CentredRBF:
 
 
 def rbf_operands(X: Array, gamma: float) -> RBFOperands:
-    """``RBFOperands`` of a dense X: the rows of ``CentredRBF`` (the same values), formed at once and kept."""
+    """``RBFOperands`` of a dense X: the rows of ``CentredRBF`` (the same values), formed at once and kept;
+    ``direct`` where the product's rounding bound exceeds ``DIRECT_EXPONENT_ROUNDING``."""
     Z = np.subtract(X, X.mean(axis=0), dtype=np.float64)
     Z *= math.sqrt(2.0 * gamma)
-    return RBFOperands(Z, -0.5 * np.einsum("ij,ij->i", Z, Z))           # s = -gamma ||x - mean||^2
+    with np.errstate(over="ignore"):                                    # inf: an exponent of -inf, k = 0
+        s = -0.5 * np.einsum("ij,ij->i", Z, Z)                           # s = -gamma ||x - mean||^2
+    rounding = (X.shape[1] + 2) * np.finfo(np.float64).eps * 4.0 * float(np.max(-s, initial=0.0))
+    return RBFOperands(Z, s, rounding > DIRECT_EXPONENT_ROUNDING)
+
+
+def direct_exponent(A: Array, B: Array, out: Array) -> Array:
+    """out[:] = -||a_r - b_m||^2 / 2 (-gamma ||x_r - x_m||^2 for rows of Z), summed from the differences:
+    within a few ulps of the result, and 0 for equal points (k(x, x) = 1), where the product's terms,
+    of the size of gamma ||x - mean||^2, cancel; blocks of ``PRODUCT_ENTRIES`` differences."""
+    step = max(1, PRODUCT_ENTRIES // max(1, B.shape[0] * B.shape[1]))
+    with np.errstate(over="ignore", invalid="ignore"):                 # inf: k = 0
+        for r0 in range(0, A.shape[0], step):
+            d = A[r0:r0 + step, None, :] - B[None, :, :]
+            np.einsum("rmd,rmd->rm", d, d, out=out[r0:r0 + step])
+    out *= -0.5
+    return out
 
 
 def _rbf_block(ops: RBFOperands) -> BlockFunction:
@@ -765,11 +793,13 @@ def _rbf_exact(ops: RBFOperands) -> ExactFunction:
 
     def columns(cols: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], Array]:
         whole = 2 * cols.size >= N
-        part = None if whole else RBFOperands(np.ascontiguousarray(ops.Z[cols]), ops.s[cols])
+        part = None if whole else RBFOperands(np.ascontiguousarray(ops.Z[cols]), ops.s[cols], ops.direct)
 
         def rbf(rows: NDArray[np.int64]) -> Array:
             if whole:
                 block = ops.exponent(rows, 0, N, work.get(rows.size, N))[:, cols]
+            elif ops.direct:
+                block = direct_exponent(ops.Z[rows], part.Z, work.get(rows.size, cols.size))
             else:
                 block = work.get(rows.size, cols.size)
                 np.matmul(ops.Z[rows], part.Z.T, out=block)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from sklearn import svm
 
-from sparsekernel.errors import ValidationError
-from sparsekernel.estimators import SVR, NuSVR
+from sparsekernel.errors import ConvergenceWarning, ValidationError
+from sparsekernel.estimators import SVR, NuSVR, OneClassSVM
 
 
 def test_nu_svr_support_leaves_out_points_whose_two_multipliers_cancel() -> None:
@@ -38,3 +38,23 @@ def test_a_target_that_is_not_finite_is_named_with_its_domain_and_index(cls, bad
     y[9] = bad
     with pytest.raises(ValidationError, match=r"y must contain only finite values; got NaN or inf at index 9"):
         cls().fit(X, y)
+
+
+def test_one_class_rbf_rows_at_a_huge_gamma_keep_k_of_x_and_x_equal_to_1() -> None:
+    """gamma = 1e300: K = I, so every multiplier is nu N / N = 0.5 (scikit-learn's dual_coef_). The SMO's
+    float64 rows formed the exponent as one product of sqrt(2 gamma) (X - mean), whose terms (1e300) cancel
+    to -gamma ||x - x'||^2 with an error of 1e284: k(x_4, x_4) came out 0, a_4 went to its box (1), the
+    others to 0.4643, and kkt_report_ passed on those rows while duality.check on the machine's Gram matrix
+    failed (gap 8.9e-3 relative). Now the rows are exact (the answer is scikit-learn's) and the fit says, as
+    it does for such a gamma, that the kernel's rounding bound is beyond double precision."""
+    from sparsekernel import duality
+
+    X = np.random.default_rng(7).normal(size=(15, 2))
+    with pytest.warns(ConvergenceWarning, match="beyond double precision"):
+        ours = OneClassSVM(gamma=1e300, tol=1e-8).fit(X)
+    theirs = svm.OneClassSVM(gamma=1e300, tol=1e-8).fit(X)
+    np.testing.assert_allclose(ours.dual_coef_, theirs.dual_coef_, rtol=1e-8)
+    np.testing.assert_allclose(ours.offset_, theirs.offset_, rtol=1e-8)
+    np.testing.assert_allclose(ours.score_samples(X), theirs.score_samples(X), rtol=1e-8)
+    check = duality.check(ours.machine_, ours.solution_)
+    assert check.ok and ours.kkt_report_.ok == check.ok
