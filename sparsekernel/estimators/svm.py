@@ -118,7 +118,7 @@ from .. import sparse
 from .._threads import limit_blas
 from ..kernels import Kernel, check_finite_predictions, make_kernel
 from ._fit_state import kept_on_failure
-from .multiclass import class_labels, libsvm_dual_coef, one_versus_one_coef, one_versus_one_pairs, votes, votes_and_confidences
+from .multiclass import check_no_missing_labels, class_labels, libsvm_dual_coef, one_versus_one_coef, one_versus_one_pairs, votes, votes_and_confidences
 from .probability import MIN_PROBABILITY, Sigmoid, consistent_with, couple, fit_platt
 
 __all__ = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM"]
@@ -601,6 +601,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "_ClassifierBase":
         with kept_on_failure(self):
             self._check_params()
+            check_no_missing_labels(y)              # None, NaN or pandas.NA in y, named before validation
             X, y = _validated(self, X, y, True)
             X = check_matrix(X, "X", sparse=not self._precomputed)
             if self._precomputed and X.shape[0] != X.shape[1]:

@@ -96,3 +96,16 @@ def test_a_missing_class_label_is_named_in_y_with_its_index(kind: str) -> None:
     with pytest.raises(ValidationError, match=r"^y must hold a class label in every row; got a missing value "
                                               r"\(.*\) at index 28"):
         RVC().fit(X, _labels_with_a_gap(kind))
+
+
+@pytest.mark.parametrize("estimator", ["SVC", "NuSVC"])
+@pytest.mark.parametrize("kind", ["object-nan", "object-none", "series-none", "categorical", "string-dtype"])
+def test_the_svm_classifiers_name_a_missing_class_label_as_rvc_does(estimator: str, kind: str) -> None:
+    """The same gaps in y for SVC and NuSVC: "Input contains NaN" (and a TypeError for pandas.NA) before."""
+    from sparsekernel import estimators
+    from sparsekernel.errors import ValidationError
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.raises(ValidationError, match=r"^y must hold a class label in every row; got a missing value "
+                                              r"\(.*\) at index 28"):
+        getattr(estimators, estimator)().fit(X, _labels_with_a_gap(kind))
