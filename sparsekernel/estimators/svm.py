@@ -131,13 +131,6 @@ KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 SPARSE = ("csr", "csc")
 #: rows of X per kernel block at prediction (the block is PREDICT_BLOCK x n_SV)
 PREDICT_BLOCK = 2048
-#: The class blocks of a multiclass fit's kernel (``_group_blocks``) serve its pairs where a kernel value computed
-#: from them rounds by at most this much (``GroupBlocks.entry_error``: their operands are centred at the mean of
-#: every class's points; a class far from the others, or a large gamma, makes that cancellation coarse): 1e-10,
-#: about 5e5 eps, 7.7e-16 on digits at gamma "scale". Beyond it each pair computes its own Gram matrix, from
-#: operands centred at its own mean: with a third class 1e4 away from two unit-spread ones at gamma 300, the
-#: blocks' values were off by 9.7e-8, the pair's own by 9e-13.
-GROUP_BLOCKS_ENTRY_ERROR = 1e-10
 #: ``shared_test_kernel`` holds K(X_test, X_train) for a path's models when it has at most this many entries.
 SHARED_TEST_ENTRIES = 1 << 23
 
@@ -716,9 +709,11 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         if largest > SMALL_GRAM_POINTS or slots_for(self._row_budget(), largest, np.float64) < largest:
             return None
         blocks = GroupBlocks(kernel, X, groups)
-        if max(blocks.entry_error(c, c) for c in range(len(groups))) > GROUP_BLOCKS_ENTRY_ERROR:
-            return None         # each pair's own operands, centred at its mean, round less
-        return blocks
+        # operands centred at the mean of every class's points whose products round beyond
+        # ``kernel_cache.DIRECT_EXPONENT_ROUNDING`` (a class far from the others, or a large gamma): each pair's
+        # own, centred at its own mean, round less. With a third class 1e4 away from two unit-spread ones at gamma
+        # 300, the blocks' values for the near pair were off by 9.7e-8, the pair's own by 9e-13.
+        return None if blocks.direct else blocks
 
     def _pair_cache(self, blocks: Any, machine: Machine, points: Array, positive: int, negative: int) -> Any:
         """The pair's SMO row cache filled from ``blocks``, where the machine's QP is the kernel on the

@@ -451,6 +451,10 @@ class GroupBlocks:
             rows, s = ops.Z, ops.s
         else:
             rows, s = np.ascontiguousarray(inputs, dtype=np.float64), None
+        #: the blocks' products round beyond ``DIRECT_EXPONENT_ROUNDING`` (their operands centred at the mean of all
+        #: the groups' points): a caller leaves them out (the pairs' own operands, centred at their own means,
+        #: round less, or are summed from differences where they too would not)
+        self.direct = s is not None and ops.direct
         self.sizes = [p.size for p in position]
         self._rows = [rows[p] for p in position]                # each group's operand rows, gathered once
         self._s = None if s is None else [s[p] for p in position]

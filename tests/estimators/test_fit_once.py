@@ -167,9 +167,9 @@ def test_the_class_blocks_rounding_bound_holds_for_their_values_and_far_classes_
     mean, but the class blocks that fill its rows are centred at the mean of all classes: with a class 1e4
     away, at gamma 300, the blocks' values for the two near classes were off by 9.7e-8 against a bound of
     2.7e-12, and the pair's certificate was computed from that bound. Now the blocks state their own bound
-    (``GroupBlocks.entry_error``, which holds), a pair filled from them is certified with it, and where it
-    exceeds ``GROUP_BLOCKS_ENTRY_ERROR`` every pair computes its own Gram matrix, as a two-class fit does."""
-    from sparsekernel.estimators import svm as ours
+    (``GroupBlocks.entry_error``, which holds), a pair filled from them is certified with it, and where their
+    products round beyond ``DIRECT_EXPONENT_ROUNDING`` every pair computes its own Gram matrix, as a two-class
+    fit does."""
     from sparsekernel.formulations import SoftMarginSVC
     from sparsekernel.kernels import RBF
     from sparsekernel.solvers import kernel_cache
@@ -183,7 +183,7 @@ def test_the_class_blocks_rounding_bound_holds_for_their_values_and_far_classes_
     error = float(np.max(np.abs(K - exact)))
     assert SoftMarginSVC(pair, np.repeat([1.0, -1.0], 20), RBF(300.0)).kernel_entry_error < error <= \
         blocks.entry_error(0, 1)
-    assert blocks.entry_error(0, 1) > ours.GROUP_BLOCKS_ENTRY_ERROR
+    assert blocks.direct           # their products round beyond DIRECT_EXPONENT_ROUNDING: the fit leaves them out
     # the fit leaves the blocks out, and its pair (0, 1) is the two-class fit on those 40 points
     from sparsekernel.errors import ConvergenceWarning
 
@@ -200,7 +200,8 @@ def test_the_class_blocks_rounding_bound_holds_for_their_values_and_far_classes_
     Xd, yd = load_digits(return_X_y=True)
     fitted = SVC().fit(Xd, yd)
     digits_blocks = kernel_cache.GroupBlocks(fitted._kernel, Xd, [np.flatnonzero(yd == c) for c in range(10)])
-    assert fitted.machines_[0].kernel_entry_error < digits_blocks.entry_error(0, 1) <= ours.GROUP_BLOCKS_ENTRY_ERROR
+    assert not digits_blocks.direct
+    assert fitted.machines_[0].kernel_entry_error < digits_blocks.entry_error(0, 1) < 1e-15
 
 
 def test_a_multiclass_fit_with_a_cache_too_small_for_a_pair_computes_rows_on_demand() -> None:
