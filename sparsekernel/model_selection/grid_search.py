@@ -115,15 +115,18 @@ def _fit_path(estimator: Any, X: Any, y: Any, values: list[Any], path: str,
     """``estimator.fit_path`` along ``path`` (``weights``: its ``sample_weight``, if any). A Pipeline's other
     steps are fitted once (``fit_transform``) and its last step walks the path on their output, weighted by
     ``<step>__sample_weight`` where given: each fitted copy is the Pipeline of those fitted steps and one
-    estimator of the path, as a cold fit of the Pipeline at that value would be."""
+    estimator of the path, as a cold fit of the Pipeline at that value would be. The fitted steps are those of
+    the head's ``fit_transform``: a Pipeline with ``memory`` fits clones of its steps (joblib's cache), not the
+    steps themselves."""
     step = _last_step(estimator)
     if step is None:
         return estimator.fit_path(X, y, values, param=path, **weights)
     name, last = step
-    transformed = estimator[:-1].fit_transform(X, y) if len(estimator.steps) > 1 else X
+    head = estimator[:-1]
+    transformed = head.fit_transform(X, y) if head.steps else X
     own = {"sample_weight": weights[f"{name}__sample_weight"]} if weights else {}
     models = last.fit_path(transformed, y, values, param=path[len(name) + 2:], **own)
-    return [_with_last_step(estimator, name, model) for model in models]
+    return [_with_last_step(estimator, head.steps, name, model) for model in models]
 
 
 def _walks_with(estimator: Any, sample_weight: Any, fit_params: dict[str, Any]) -> bool:
@@ -136,13 +139,13 @@ def _walks_with(estimator: Any, sample_weight: Any, fit_params: dict[str, Any]) 
     return sample_weight is None and set(fit_params) <= {f"{step[0]}__sample_weight"}
 
 
-def _with_last_step(pipeline: Any, name: str, model: Any) -> Any:
-    """``pipeline`` (its other steps fitted) with ``model`` as its last step: a shallow copy, so that the
+def _with_last_step(pipeline: Any, head: list[tuple[str, Any]], name: str, model: Any) -> Any:
+    """``pipeline`` with the fitted steps ``head`` and ``model`` as its last step: a shallow copy, so that the
     copies of one path share the fitted steps before it."""
     import copy
 
     fitted = copy.copy(pipeline)
-    fitted.steps = [*pipeline.steps[:-1], (name, model)]
+    fitted.steps = [*head, (name, model)]
     return fitted
 
 

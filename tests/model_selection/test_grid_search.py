@@ -746,3 +746,24 @@ def test_a_pipelines_path_takes_its_last_steps_sample_weight_as_gridsearchcv_rou
     np.testing.assert_allclose(ours.cv_results_["mean_test_score"], theirs.cv_results_["mean_test_score"], atol=1e-12)
     unweighted = SVMGridSearchCV(_pipeline(SVC(tol=1e-8)), PIPELINE_GRID, cv=4).fit(X, Y)
     assert not np.allclose(unweighted.cv_results_["mean_test_score"], ours.cv_results_["mean_test_score"])
+
+
+def _two_scalers_pipeline(svc, memory):
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+    return Pipeline([("standard", StandardScaler()), ("minmax", MinMaxScaler()), ("svc", svc)], memory=memory)
+
+
+def test_a_pipeline_with_memory_walks_its_path_on_the_steps_it_fitted(tmp_path) -> None:
+    """A Pipeline with ``memory`` fits clones of its steps (joblib's cache), not the steps themselves: the path's
+    models were built from the Pipeline's own steps, never fitted, and with two steps before the SVM the search
+    raised NotFittedError (StandardScaler) from scoring. The fitted copies now take the steps that were fitted."""
+    from joblib import Memory
+
+    ours = SVMGridSearchCV(_two_scalers_pipeline(SVC(tol=1e-8), Memory(tmp_path / "ours", verbose=0)),
+                           PIPELINE_GRID, cv=3).fit(X, Y)
+    theirs = GridSearchCV(_two_scalers_pipeline(svm.SVC(tol=1e-8), Memory(tmp_path / "theirs", verbose=0)),
+                          PIPELINE_GRID, cv=3).fit(X, Y)
+    _compare(ours, theirs)
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"], theirs.cv_results_["mean_test_score"], atol=1e-12)
