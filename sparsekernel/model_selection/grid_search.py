@@ -186,7 +186,7 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
             for value in values:
                 begin = time.perf_counter()
                 model, failure = _fit_or_fail(clone(estimator).set_params(**{path: value}), X_train, y_train,
-                                              weights)
+                                              {**weights, **extra})
                 fitted.append(model)
                 failures.append(failure)
                 fit_times.append(time.perf_counter() - begin)

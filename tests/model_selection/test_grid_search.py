@@ -767,3 +767,18 @@ def test_a_pipeline_with_memory_walks_its_path_on_the_steps_it_fitted(tmp_path) 
                           PIPELINE_GRID, cv=3).fit(X, Y)
     _compare(ours, theirs)
     np.testing.assert_allclose(ours.cv_results_["mean_test_score"], theirs.cv_results_["mean_test_score"], atol=1e-12)
+
+
+def test_a_pipelines_failed_path_fits_its_values_cold_with_the_last_steps_sample_weight() -> None:
+    """A path that fails (here C = -1 among the values) is fitted value by value, cold: those fits left out
+    ``svc__sample_weight``, so the values that succeed were scored unweighted (up to 0.008 off GridSearchCV's
+    means)."""
+    w = np.random.default_rng(4).uniform(0.2, 5.0, size=Y.shape[0])
+    grid = {"svc__C": [-1.0, 0.1, 1.0, 10.0]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = SVMGridSearchCV(_pipeline(SVC(tol=1e-8)), grid, cv=4).fit(X, Y, svc__sample_weight=w)
+        theirs = GridSearchCV(_pipeline(svm.SVC(tol=1e-8)), grid, cv=4).fit(X, Y, svc__sample_weight=w)
+    assert np.isnan(ours.cv_results_["mean_test_score"][0])
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"][1:], theirs.cv_results_["mean_test_score"][1:],
+                               atol=1e-12)
