@@ -160,7 +160,8 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
     of the path's time and its own scoring time, with ``train_score`` each fit's score on ``train``
     (weighted likewise; else an empty list), and each fit's failure (``_failure``'s; None for a fit
     that succeeded)."""
-    estimator = clone(estimator).set_params(**params)
+    # the values cloned, as GridSearchCV's: an estimator of the grid is set into each fit unfitted, and stays so
+    estimator = clone(estimator).set_params(**clone(params, safe=False))
     X_train, y_train = _safe_split(estimator, X, y, train)
     X_test, y_test = _safe_split(estimator, X, y, test, train)
     weights = {} if sample_weight is None else {"sample_weight": _safe_indexing(sample_weight, train)}
@@ -614,8 +615,8 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             if self.refit:
                 start = time.perf_counter()
                 weights = {} if sample_weight is None else {"sample_weight": sample_weight}
-                self.best_estimator_ = clone(estimator).set_params(**self.best_params_).fit(X, y, **weights,
-                                                                                           **fit_params)
+                best = clone(estimator).set_params(**clone(self.best_params_, safe=False))
+                self.best_estimator_ = best.fit(X, y, **weights, **fit_params)
                 self.refit_time_ = time.perf_counter() - start
             else:       # a previous fit's refit is not this fit's best estimator
                 for name in ("best_estimator_", "refit_time_"):

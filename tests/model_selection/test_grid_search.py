@@ -782,3 +782,19 @@ def test_a_pipelines_failed_path_fits_its_values_cold_with_the_last_steps_sample
     assert np.isnan(ours.cv_results_["mean_test_score"][0])
     np.testing.assert_allclose(ours.cv_results_["mean_test_score"][1:], theirs.cv_results_["mean_test_score"][1:],
                                atol=1e-12)
+
+
+def test_estimators_in_the_grid_are_cloned_for_each_fit_as_gridsearchcv_clones_them() -> None:
+    """GridSearchCV clones a grid's values (clone(params, safe=False)) before each fit and the refit: the search
+    set the grid's own StandardScaler into every fit, fitted in place (the caller's object changed, the tasks of a
+    threading backend fitting one object at once, a refitted best_params_ the best estimator's own step)."""
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler()
+    grid = {"scale": [scaler, "passthrough"], "svc__C": [0.1, 1.0, 10.0]}
+    ours = SVMGridSearchCV(Pipeline([("scale", "passthrough"), ("svc", SVC(tol=1e-8))]), grid, cv=3).fit(X, Y)
+    theirs = GridSearchCV(Pipeline([("scale", "passthrough"), ("svc", svm.SVC(tol=1e-8))]), grid, cv=3).fit(X, Y)
+    assert not hasattr(scaler, "mean_")
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"], theirs.cv_results_["mean_test_score"], atol=1e-12)
+    assert ours.best_params_ == theirs.best_params_ and not hasattr(scaler, "mean_")       # after the refit too
