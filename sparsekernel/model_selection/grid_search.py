@@ -215,6 +215,19 @@ def _scores(fitted: list[Any], scorer: Any, X_test: Any, y_test: Any, scored: di
 
 @contextlib.contextmanager
 def _held_kernel(models: list[Any], X_test: Any) -> Iterator[Any]:
+    """``_shared_kernel``, or where holding the kernel raises (a step, or the SVM's validation, refusing the
+    test X), ``X_test`` as given: each model's scoring then meets that error itself, scored ``error_score``
+    with GridSearchCV's warning (or raised, for "raise")."""
+    with contextlib.ExitStack() as stack:
+        try:
+            X_scored = stack.enter_context(_shared_kernel(models, X_test))
+        except Exception:
+            X_scored = X_test
+        yield X_scored
+
+
+@contextlib.contextmanager
+def _shared_kernel(models: list[Any], X_test: Any) -> Iterator[Any]:
     """``shared_test_kernel`` for the models of one path: the estimators themselves, or Pipelines whose
     steps before the last are the same fitted objects (``_fit_path``), whose last steps then hold the
     kernel of the test X as those steps transform it (each Pipeline's prediction transforms it again, into

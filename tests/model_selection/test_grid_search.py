@@ -798,3 +798,26 @@ def test_estimators_in_the_grid_are_cloned_for_each_fit_as_gridsearchcv_clones_t
     assert not hasattr(scaler, "mean_")
     np.testing.assert_allclose(ours.cv_results_["mean_test_score"], theirs.cv_results_["mean_test_score"], atol=1e-12)
     assert ours.best_params_ == theirs.best_params_ and not hasattr(scaler, "mean_")       # after the refit too
+
+
+def test_a_pipeline_whose_steps_refuse_the_test_x_scores_error_score_as_gridsearchcv() -> None:
+    """A step whose output for the test rows the SVM refuses (an inf) fails each score, error_score with a
+    warning, in GridSearchCV: the search transformed the test X for its shared kernel outside the scoring, and
+    the SVM's ValidationError ended the search."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    def inf_in_small_sets(Z):
+        Z = np.array(Z, dtype=np.float64)
+        if Z.shape[0] < 100:        # the test folds (80 rows), not the training ones (160)
+            Z[0, 0] = np.inf
+        return Z
+
+    grid = {"svc__C": [0.1, 1.0, 10.0]}
+    with pytest.warns(UserWarning, match="Scoring failed"):
+        ours = SVMGridSearchCV(make_pipeline(FunctionTransformer(inf_in_small_sets), SVC(tol=1e-8)), grid,
+                               cv=3).fit(X, Y)
+    theirs = GridSearchCV(make_pipeline(FunctionTransformer(inf_in_small_sets), svm.SVC(tol=1e-8)), grid,
+                          cv=3).fit(X, Y)
+    assert np.isnan(theirs.cv_results_["mean_test_score"]).all()
+    assert np.isnan(ours.cv_results_["mean_test_score"]).all()
