@@ -129,3 +129,18 @@ def test_a_multiplier_left_at_rounding_of_a_bound_is_at_the_bound() -> None:
         cold = clone(base).set_params(epsilon=value).fit(X, y)
         np.testing.assert_allclose(warm.intercept_, cold.intercept_, rtol=0, atol=1e-9)
         np.testing.assert_array_equal(warm.support_, cold.support_)
+
+
+@pytest.mark.parametrize("kernel", [dict(kernel="sigmoid"), dict(kernel="poly", coef0=-1.0, degree=3)],
+                         ids=["sigmoid", "poly-coef0-negative"])
+def test_a_path_whose_dual_is_not_convex_is_the_cold_fits(kernel) -> None:
+    """A kernel that is not positive semidefinite on X makes the dual non-convex: the SMO stops at a KKT point
+    that depends on where it starts. Warm-started, a sigmoid SVC's path on X_C ended elsewhere than the cold fits
+    (decision values 5.5 off at C = 1, 43 at C = 10), so SVMGridSearchCV scored other models than GridSearchCV's
+    cold fits. Such a path now solves cold, each copy the cold fit."""
+    estimator = SVC(tol=1e-8, **kernel)
+    values = [0.1, 1.0, 10.0]
+    path = estimator.fit_path(X_C, Y_C, values)
+    for model, C in zip(path, values):
+        cold = clone(estimator).set_params(C=C).fit(X_C, Y_C)
+        np.testing.assert_allclose(model.decision_function(X_C), cold.decision_function(X_C), rtol=0, atol=1e-9)
