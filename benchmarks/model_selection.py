@@ -39,7 +39,10 @@ against 183.9 s (0.22), same best (C = 1.67, gamma = 0.0464), largest score
 difference 2e-4. Earlier, on a shared machine (load 3-9 from other jobs):
 Dask 19.8 s at N = 2,000 and 116.5 s at N = 5,000, equal to the local runs;
 the two workers share the same two busy cores, so the cluster is not faster
-here; it shows that the search runs there unchanged.
+here; it shows that the search runs there unchanged. 2026-12-07, quiet
+machine, one run each at N = 2,000: 6.6 s against 30.3 s (0.22), same best;
+``--pipeline`` 7.5 s against 35.6 s (0.21), same best (C = 5.99, gamma =
+0.00464), largest score difference 5e-4 (one test point of a fold).
 """
 
 from __future__ import annotations
