@@ -57,7 +57,8 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from ..kernels import RBF, Kernel, Linear, Polynomial, Precomputed, Sigmoid
+from ..kernels import (DIRECT_EXPONENT_ROUNDING, RBF, Kernel, Linear, Polynomial, Precomputed, Sigmoid,
+                       direct_exponent, product_rounding)
 from ..sparse import issparse, row_squared_norms, used_columns
 from ._smo_loops import claim_slots, exp_inplace, rbf_exponents
 from ._smo_numba import RBF_CHUNK
@@ -88,10 +89,6 @@ SPARSE_GROUP_ENTRIES = 1 << 20
 #: each block cost 15% of the products (issue 18's N = 5,000); above it (inputs of norm 1e7, say) a
 #: rounding can make an exponent of 0 a large positive one, and exp overflow.
 EXPONENT_ROUNDING_FREE = 1e-12
-#: ``RBFOperands`` forms the exponent from the differences z_n - z_m, not as one product, where the product's
-#: rounding bound (D + 2) eps 4 max |s| exceeds this (gamma ||x - mean||^2 above about 1e4): its terms cancel
-#: to -gamma ||x_n - x_m||^2 with an error of that bound, which at gamma = 1e300 made k(x, x) 0 or inf
-DIRECT_EXPONENT_ROUNDING = 1e-10
 
 
 def row_dtype(n_points: int) -> type:
@@ -669,21 +666,7 @@ def rbf_operands(X: Array, gamma: float) -> RBFOperands:
     Z *= math.sqrt(2.0 * gamma)
     with np.errstate(over="ignore"):                                    # inf: an exponent of -inf, k = 0
         s = -0.5 * np.einsum("ij,ij->i", Z, Z)                           # s = -gamma ||x - mean||^2
-    rounding = (X.shape[1] + 2) * np.finfo(np.float64).eps * 4.0 * float(np.max(-s, initial=0.0))
-    return RBFOperands(Z, s, rounding > DIRECT_EXPONENT_ROUNDING)
-
-
-def direct_exponent(A: Array, B: Array, out: Array) -> Array:
-    """out[:] = -||a_r - b_m||^2 / 2 (-gamma ||x_r - x_m||^2 for rows of Z), summed from the differences:
-    within a few ulps of the result, and 0 for equal points (k(x, x) = 1), where the product's terms,
-    of the size of gamma ||x - mean||^2, cancel; blocks of ``PRODUCT_ENTRIES`` differences."""
-    step = max(1, PRODUCT_ENTRIES // max(1, B.shape[0] * B.shape[1]))
-    with np.errstate(over="ignore", invalid="ignore"):                 # inf: k = 0
-        for r0 in range(0, A.shape[0], step):
-            d = A[r0:r0 + step, None, :] - B[None, :, :]
-            np.einsum("rmd,rmd->rm", d, d, out=out[r0:r0 + step])
-    out *= -0.5
-    return out
+    return RBFOperands(Z, s, product_rounding(X.shape[1], float(np.max(-s, initial=0.0))) > DIRECT_EXPONENT_ROUNDING)
 
 
 def _rbf_block(ops: RBFOperands) -> BlockFunction:

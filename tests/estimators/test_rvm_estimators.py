@@ -573,5 +573,12 @@ def test_the_fast_rvr_goes_on_from_its_other_starts_where_the_steps_lose_definit
     assert fast.report_.ok and mackay.report_.ok
     assert fast.log_evidence_[-1] == pytest.approx(mackay.log_evidence_[-1], abs=1e-2)
     np.testing.assert_allclose(fast.predict(X), mackay.predict(X), rtol=1e-9)
+    # the error stands without the other starts, on the Gram matrix as scikit-learn's rbf_kernel forms it, from
+    # uncentred products (the kernel now centres its inputs, and on its own matrix those steps stay definite)
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    K = rbf_kernel(X, X, gamma=1.0 / (X.shape[1] * X.var()))
     with pytest.raises(SolverError, match="not numerically positive definite"):
-        RVR(restarts=0).fit(X, t)
+        RVR(kernel="precomputed", restarts=0).fit(K, t)
+    recovered = RVR(kernel="precomputed").fit(K, t)
+    assert recovered.report_.ok and recovered.log_evidence_[-1] == pytest.approx(mackay.log_evidence_[-1], abs=1e-2)

@@ -346,32 +346,30 @@ def test_a_certified_solution_predicts_the_outputs_it_certified(method: str) -> 
     assert np.max(np.abs(sol.decision_function(X) - reference.decision_function(X))) <= 1e-3
 
 
-def test_an_rbf_too_narrow_for_double_precision_is_not_certified() -> None:
+def test_an_rbf_too_narrow_for_double_precision_is_computed_from_differences_and_certified() -> None:
     """Twelve normal points, RBF gamma = 1e14: the Gram matrix is the identity in double precision
     (the closest pair is 0.057 apart, exp(-5.7e12) = 0) and the exact C-SVC solution has every a_n = 1
     and decision values +-1 on the training points, which LIBSVM returns. The kernel values from
     products, z^T z' + s + s', cancel to 4 eps gamma R^2 ~ 0.4, so k(x, x) came out near 0.95 and the
-    decisions near 0.9, with the certificate passing on those same values and no warning (fuzzed). The
-    fit is now 'inaccurate' with a warning that names gamma; at gamma = 1e4 it is certified and equals
-    LIBSVM's."""
+    decisions near 0.9, with the certificate passing on those same values and no warning (fuzzed); then
+    the fit was 'inaccurate' with a warning that named gamma. Where the product's rounding is beyond double
+    precision the exponent is now summed from the differences (the SMO's rows, the Gram matrix and the
+    prediction's kernel), and the bound the certificate takes is that of those values: the fit is certified,
+    silent, and equals LIBSVM's exactly, at gamma 1e14 as at 1e4 and 1e300."""
     from sklearn.svm import SVC as LibSVC
 
-    from sparsekernel.errors import ConvergenceWarning
     from sparsekernel.estimators import SVC
 
     rng = np.random.default_rng(5)
     X, y = rng.normal(size=(12, 3)), np.array([0, 1] * 6)
-    with pytest.warns(ConvergenceWarning, match=r"gamma = 1e\+14 .* lower gamma or rescale X"):
-        narrow = SVC(gamma=1e14).fit(X, y)
-    assert narrow.solutions_[0].status == "inaccurate"
-    np.testing.assert_allclose(LibSVC(gamma=1e14).fit(X, y).decision_function(X), 2.0 * y - 1.0, atol=1e-12)
-    assert np.max(np.abs(narrow.decision_function(X) - (2.0 * y - 1.0))) > 0.05   # the values it could not certify
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        wide = SVC(gamma=1e4).fit(X, y)
-    assert wide.solutions_[0].status == "optimal"
-    np.testing.assert_allclose(wide.decision_function(X), LibSVC(gamma=1e4).fit(X, y).decision_function(X),
-                               atol=1e-6)
+    for gamma in (1e4, 1e14, 1e300):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            fitted = SVC(gamma=gamma).fit(X, y)
+        assert fitted.solutions_[0].status == "optimal"
+        assert fitted.machines_[0].kernel_entry_error <= 1e-10
+        np.testing.assert_allclose(fitted.decision_function(X), LibSVC(gamma=gamma).fit(X, y).decision_function(X),
+                                   atol=1e-6 if gamma == 1e4 else 1e-12)
 
 
 @pytest.mark.parametrize("cls, hyper", [(EpsilonSVR, {"C": 1.0, "epsilon": 0.1}), (NuSVR, {"C": 1.0, "nu": 0.4})])
