@@ -622,8 +622,9 @@ class CentredRBF:
             Z = self.rows(np.arange(r0, min(r0 + COLUMN_CHUNK, X.shape[0])))
             self.s[r0:r0 + Z.shape[0]] = -0.5 * np.einsum("ij,ij->i", Z, Z)   # -gamma ||x - mean||^2
         # the exponent's rounding: a product of D + 2 terms whose magnitudes sum to at most 4 max |s|
-        rounding = (X.shape[1] + 2) * np.finfo(np.float64).eps * 4.0 * float(np.max(-self.s, initial=0.0))
+        rounding = product_rounding(X.shape[1], float(np.max(-self.s, initial=0.0)))
         self.clamp = rounding > EXPONENT_ROUNDING_FREE
+        self.direct = rounding > DIRECT_EXPONENT_ROUNDING       # then summed from the differences, as RBFOperands
 
     def rows(self, idx: NDArray[np.int64] | slice) -> Array:
         """Z[idx] = sqrt(2 gamma) (X[idx] - mean)."""
@@ -649,12 +650,16 @@ class CentredRBF:
         at 5,000 x 923)."""
         for c0 in range(0, cols.size, COLUMN_CHUNK):
             chunk = cols[c0:c0 + COLUMN_CHUNK]
-            right = self.augmented(chunk, s_first=False)
+            right = self.rows(chunk) if self.direct else self.augmented(chunk, s_first=False)
             step = max(1, PRODUCT_ENTRIES // chunk.size)
             for r0 in range(0, rows.size, step):
-                block = self.augmented(rows[r0:r0 + step], s_first=True) @ right.T
-                if self.clamp:                                    # a distance is >= 0
-                    np.minimum(block, 0.0, out=block)
+                if self.direct:      # the product's rounding beyond double precision (inputs of norm 1e7, gamma 1)
+                    block = direct_exponent(self.rows(rows[r0:r0 + step]), right,
+                                            np.empty((min(step, rows.size - r0), chunk.size)))
+                else:
+                    block = self.augmented(rows[r0:r0 + step], s_first=True) @ right.T
+                    if self.clamp:                                    # a distance is >= 0
+                        np.minimum(block, 0.0, out=block)
                 exp_in_place(block)
                 out[r0:r0 + step] += block @ coef[c0:c0 + COLUMN_CHUNK]
 

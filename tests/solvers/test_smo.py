@@ -696,31 +696,37 @@ def test_on_float32_rows_the_check_of_every_variable_reads_one_float64_gradient(
     assert solve_by(machine, "smo", tol=1e-3).report.ok
 
 
-def test_inputs_of_norm_1e7_pass_the_kkt_conditions_but_are_not_certified_where_the_exponent_rounds_to_units():
-    """The float64 products of the final gradient (``CentredRBF.products``) form the RBF exponent as one
+def test_inputs_of_norm_1e7_are_certified_from_exponents_summed_from_the_differences():
+    """The float64 products of the final gradient (``CentredRBF.products``) formed the RBF exponent as one
     product whose rounding, at inputs of norm 1e7 (gamma 1), is whole units: an exponent of 0 came out
-    large and positive without the clamp at 0 (kernel values of 3e3 and more), and the certificate
-    refused the SMO's answer (a review of the commit that dropped the clamp everywhere). The clamp is
-    kept where the exponent's rounding bound is not negligible; on standardised data it is not needed.
-    Those whole units also move k(x, x) = 1 down to 0.002-0.37 on a third of the points (the kernel is
-    the identity in double precision): the SMO's answer passes the KKT conditions on the values it was
-    given, but is not certified (``Machine.kernel_entry_error``), with a warning that names gamma."""
-    from sparsekernel.errors import ConvergenceWarning
+    large and positive without the clamp at 0 (kernel values of 3e3 and more), and those whole units moved
+    k(x, x) = 1 down to 0.002-0.37 on a third of the points (the kernel is the identity in double precision),
+    so the SMO's answer was left uncertified, with a warning that named gamma. Where the product's rounding
+    exceeds ``DIRECT_EXPONENT_ROUNDING`` the exponent is now summed from the differences: k(x, x) = 1 and
+    k(x, y) = 0 exactly, and the answer is certified. On standardised data the product (without the clamp)
+    serves."""
+    import warnings
+
     from sparsekernel.methods import solve_by
     from sparsekernel.solvers.kernel_cache import CentredRBF
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(2000, 50)) * 1e7
     t = np.where(X[:, 1] > 0, 1.0, -1.0)
-    with pytest.warns(ConvergenceWarning, match=r"gamma = 1 times the inputs' squared spread .* rescale X"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         solution = solve_by(SoftMarginSVC(X, t, RBF(1.0), C=1.0), "smo", tol=1e-3)
-    assert solution.report.ok and solution.status == "inaccurate"
+    assert solution.report.ok and solution.status == "optimal"
+    # K = I: the dual is sum a - a^T a / 2 with y^T a = 0 and 0 <= a <= 1, whose optimum puts the smaller class's
+    # multipliers at 1 and the larger's at n_small / n_large (each class's sum n_small)
+    n_small, n_large = sorted([int(np.sum(t > 0)), int(np.sum(t < 0))])
+    optimum = 2.0 * n_small - 0.5 * (n_small + n_small**2 / n_large)
+    assert solution.dual_objective == pytest.approx(optimum, rel=1e-5)
     ops = CentredRBF(X, 1.0)
     out = np.zeros(50)
     ops.products(np.arange(50), np.arange(50), np.ones(50), out)      # k(x_n, x_n) for n < 50 (the rest 0)
-    assert np.all(out <= 50.0) and ops.clamp                           # each k(x, y) <= 1
-    assert np.min(out) < 0.1                                           # the diagonal it could not resolve
-    assert not CentredRBF(X / 1e7, 1.0 / 50).clamp
+    assert ops.direct and np.array_equal(out, np.ones(50))
+    assert not CentredRBF(X / 1e7, 1.0 / 50).clamp and not CentredRBF(X / 1e7, 1.0 / 50).direct
 
 
 @pytest.mark.parametrize("N", [300, 2000])                      # float64 rows, float32 rows (and compact rows)
