@@ -20,8 +20,9 @@ N = 2,000 and 10,000 (pairs of about 400 and 2,000 points); and the configuratio
 random_state 0, N = 5,000, 20 features, raw X (not standardised), C = 1,
 gamma = 1/20, tol 1e-3, 200 MB cache. All in one process: a warm-up fit of
 each (numba's compile or cache load excluded: it is measured by
-``benchmarks/cold_start.py``), then ``--repeats`` (at least 5) interleaved
-pairs of fits, ours then LIBSVM's; the medians of wall time and of process
+``benchmarks/cold_start.py``), then ``--repeats`` (at least 5; at N = 100,
+300 and 1,000 at least 101, 51 and 21: ``MIN_PAIRS``) interleaved pairs of
+fits, ours then LIBSVM's; the medians of wall time and of process
 CPU time (``time.process_time``: less sensitive to other processes on a
 shared machine) and their ratios ours / LIBSVM.
 
@@ -73,6 +74,9 @@ SIZES = (100, 300, 1000, 5000, 10000, 20000)
 #: the estimator table's rows: (name, data) with data "synth-N", "classes-N", "digits" or "issue18"
 ESTIMATOR_ROWS = (("C-SVC", "synth-100"), ("C-SVC", "synth-300"), ("C-SVC", "synth-1000"),
                   ("OvO", "digits"), ("OvO", "classes-2000"), ("OvO", "classes-10000"), ("C-SVC", "issue18"))
+#: the estimator rows of fits of a few milliseconds take at least this many pairs (their median moved by 5-10%
+#: between runs of 7 pairs: 0.98 and 1.05 at N = 100, where 300 pairs gave 0.94-0.96 each time)
+MIN_PAIRS = {"synth-100": 101, "synth-300": 51, "synth-1000": 21}
 REAL = ("digits", "diabetes")
 C, NU, EPSILON, TOL, CACHE_MB = 1.0, 0.5, 0.1, 1e-3, 200
 TASK = {"C-SVC": "classification", "nu-SVC": "classification", "one-class": "classification",
@@ -321,11 +325,12 @@ def main(argv: list[str] | None = None) -> None:
 
 def estimator_table(repeats: int) -> None:
     print(f"\nEstimators: sparsekernel.estimators.SVC vs sklearn.svm.SVC, C = {C}, tol = {TOL}, cache {CACHE_MB} "
-          f"MB; median of {repeats} interleaved fit pairs in one warm process (compile excluded); "
+          f"MB; median of {repeats} interleaved fit pairs (more for the small rows: MIN_PAIRS) in one warm process "
+          f"(compile excluded); "
           f"ratio = ours / LIBSVM (wall; cpu = process CPU time)")
     print(ESTIMATOR_HEADER)
     for name, data in ESTIMATOR_ROWS:
-        timed = run_worker({"mode": "estimator", "data": data, "repeats": repeats})
+        timed = run_worker({"mode": "estimator", "data": data, "repeats": max(repeats, MIN_PAIRS.get(data, 0))})
         print(estimator_row(name, data, timed["smo"], timed["libsvm"]), flush=True)
 
 
