@@ -672,10 +672,10 @@ class Machine(abc.ABC):
         decision values of -0.91 where LIBSVM's are -1, with the certificate passing on those same
         values; at gamma = 1e20 a quarter of the training points were misclassified.
 
-        Where that product's rounding (``kernels.product_rounding``) exceeds ``DIRECT_EXPONENT_ROUNDING`` on a
-        dense X, every path (the SMO's rows, the Gram matrix, the products K u) sums the exponent from the differences, or
-        forms a product only where its own rounding is below that: the bound is then
-        ``DIRECT_EXPONENT_ROUNDING`` (the fuzzed case is now exact, and certified).
+        Where that product's rounding (``kernels.product_rounding``) exceeds ``DIRECT_EXPONENT_ROUNDING``
+        on a dense X, every path (the SMO's rows, the Gram matrix, the products K u) sums the exponent
+        from the differences, or forms a product only where its own rounding is below that: the bound is
+        then ``DIRECT_EXPONENT_ROUNDING`` (the fuzzed case is now exact, and certified).
         """
         if self.kernel.name != "rbf" or self.X is None:
             return 0.0
