@@ -422,8 +422,18 @@ def _store(results: dict[str, Any], key: str, scores: Array, ranked: bool) -> No
         results[f"rank_{key}"] = rankdata(-filled, method="min").astype(np.int32)
 
 
+def _refit_or_raise(search: Any, name: str) -> None:
+    """GridSearchCV's AttributeError for a method or attribute of the best estimator where ``refit`` is False
+    (so that ``hasattr(search, "predict")`` is False then, as for GridSearchCV)."""
+    if not search.refit:
+        raise AttributeError(f"This {type(search).__name__} instance was initialized with refit=False: {name} is "
+                             f"available only after refitting on the best parameters (best_params_); set "
+                             f"refit=True and fit again")
+
+
 def _estimator_has(name: str):
     def check(self: "SVMGridSearchCV") -> bool:
+        _refit_or_raise(self, name)
         target = getattr(self, "best_estimator_", self.estimator)
         getattr(target, name)
         return True
@@ -710,24 +720,22 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         return results
 
     # -- the refitted best estimator ----------------------------------------------------
-    def _check_refitted(self) -> None:
-        """NotFittedError before ``fit``, and after a ``fit`` with ``refit=False`` (GridSearchCV's words)."""
-        if hasattr(self, "cv_results_") and not hasattr(self, "best_estimator_"):
-            raise NotFittedError(f"This {type(self).__name__} instance was initialized with refit=False: the "
-                                 f"methods of the best estimator are available only after refitting on the best "
-                                 f"parameters (best_params_); set refit=True and fit again")
+    def _check_refitted(self, name: str) -> None:
+        """GridSearchCV's AttributeError where ``refit`` is False (``_refit_or_raise``), and NotFittedError
+        before a fit that refitted the best estimator."""
+        _refit_or_raise(self, name)
         check_is_fitted(self, "best_estimator_")
 
     @property
     def classes_(self) -> NDArray:
-        self._check_refitted()
+        self._check_refitted("classes_")
         return self.best_estimator_.classes_
 
     def _of_best(self, name: str) -> Any:
         """The best estimator's attribute ``name``; an AttributeError (so ``hasattr`` says no, as for
         GridSearchCV) before a refit."""
         try:
-            self._check_refitted()
+            self._check_refitted(name)
         except NotFittedError as exc:
             raise AttributeError(f"{type(self).__name__} has no {name} before it is fitted with refit=True") from exc
         return getattr(self.best_estimator_, name)
@@ -744,7 +752,7 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def score(self, X: ArrayLike, y: ArrayLike | None = None) -> float:
         """``scorer_`` on the best estimator; with several metrics, the one ``refit`` names, as GridSearchCV's."""
-        self._check_refitted()
+        self._check_refitted("score")
         if not self.multimetric_:
             return float(self.scorer_(self.best_estimator_, X, y))
         if not isinstance(self.refit, str):
@@ -756,25 +764,25 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     @available_if(_estimator_has("predict"))
     def predict(self, X: ArrayLike) -> NDArray:
-        self._check_refitted()
+        self._check_refitted("predict")
         return self.best_estimator_.predict(X)
 
     @available_if(_estimator_has("decision_function"))
     def decision_function(self, X: ArrayLike) -> Array:
-        self._check_refitted()
+        self._check_refitted("decision_function")
         return self.best_estimator_.decision_function(X)
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X: ArrayLike) -> Array:
-        self._check_refitted()
+        self._check_refitted("predict_proba")
         return self.best_estimator_.predict_proba(X)
 
     @available_if(_estimator_has("predict_log_proba"))
     def predict_log_proba(self, X: ArrayLike) -> Array:
-        self._check_refitted()
+        self._check_refitted("predict_log_proba")
         return self.best_estimator_.predict_log_proba(X)
 
     @available_if(_estimator_has("score_samples"))
     def score_samples(self, X: ArrayLike) -> Array:
-        self._check_refitted()
+        self._check_refitted("score_samples")
         return self.best_estimator_.score_samples(X)

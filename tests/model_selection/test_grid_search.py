@@ -118,7 +118,6 @@ def test_several_metrics_are_gridsearchcvs(scoring, refit, weighted) -> None:
 def test_several_metrics_with_refit_false_leave_no_best_as_gridsearchcv() -> None:
     """refit=False with several metrics: cv_results_ alone, no best_index_, best_params_ or best_score_ (those of
     a previous fit removed); predict says the search was not refitted."""
-    from sklearn.exceptions import NotFittedError
 
     search = SVMGridSearchCV(SVC(), GRID, cv=3, scoring=["accuracy", "f1"], refit="f1").fit(X, Y)
     assert search.best_params_ in search.cv_results_["params"]
@@ -127,8 +126,9 @@ def test_several_metrics_with_refit_false_leave_no_best_as_gridsearchcv() -> Non
     for name in ("best_index_", "best_params_", "best_score_", "best_estimator_"):
         assert hasattr(search, name) == hasattr(theirs, name) == False, name     # noqa: E712
     assert "rank_test_f1" in search.cv_results_
-    with pytest.raises(NotFittedError, match="initialized with refit=False"):
+    with pytest.raises(AttributeError, match="has no attribute 'predict'") as refused:    # GridSearchCV's words
         search.predict(X)
+    assert "initialized with refit=False" in str(refused.value.__cause__)
 
 
 def test_a_metric_that_raises_scores_error_score_alone_as_gridsearchcvs() -> None:
@@ -329,15 +329,15 @@ def test_a_callable_refit_picks_the_best_index_as_gridsearchcvs() -> None:
 def test_a_fit_with_refit_false_drops_the_previous_fits_best_estimator() -> None:
     """Refitted, then fitted again with refit=False on other data: the previous best_estimator_ (5 features)
     does not answer for the new search (3 features): no best_estimator_, predict refused as before a refit."""
-    from sklearn.exceptions import NotFittedError
 
     X3, Y3 = make_classification(n_samples=90, n_features=3, n_informative=2, n_redundant=0, random_state=1)
     search = SVMGridSearchCV(SVC(), GRID, cv=3).fit(X, Y)
     search.set_params(refit=False).fit(X3, Y3)
     assert not hasattr(search, "best_estimator_") and not hasattr(search, "refit_time_")
     assert not hasattr(search, "n_features_in_")
-    with pytest.raises(NotFittedError, match="refit=False"):
+    with pytest.raises(AttributeError, match="has no attribute 'predict'") as refused:
         search.predict(X3)
+    assert "refit=False" in str(refused.value.__cause__)
 
 
 @pytest.mark.parametrize("name, grid", [("SVC", {"C": [1.0]}), ("SVR", {"C": [1.0]}), ("OneClassSVM", {"nu": [0.5]}),
@@ -578,12 +578,23 @@ def test_sample_weight_reaches_every_fit_as_gridsearchcv_routes_it() -> None:
 
 
 def test_refit_false_says_so_where_the_best_estimator_is_asked_for() -> None:
+    """With refit=False the best estimator's methods raise AttributeError naming refit, so that hasattr says no,
+    as GridSearchCV's (ours raised NotFittedError, and hasattr(search, "predict") was True); before a fit with
+    refit=True they raise NotFittedError."""
     from sklearn.exceptions import NotFittedError
 
     search = SVMGridSearchCV(SVC(), GRID, cv=3, refit=False).fit(X, Y)
+    theirs = GridSearchCV(svm.SVC(), GRID, cv=3, refit=False).fit(X, Y)
     assert search.best_params_ in search.cv_results_["params"]
-    with pytest.raises(NotFittedError, match="initialized with refit=False"):
-        search.predict(X)
+    for name in ("predict", "decision_function", "score_samples", "predict_proba", "classes_", "n_features_in_"):
+        assert hasattr(search, name) == hasattr(theirs, name) == False, name        # noqa: E712
+    for call in (lambda: search.score(X, Y), lambda: search.classes_):
+        with pytest.raises(AttributeError, match="initialized with refit=False"):
+            call()
+    with pytest.raises(AttributeError, match="has no attribute 'predict'") as refused:    # as GridSearchCV's, its
+        search.predict(X)                                                               # reason chained
+    assert "initialized with refit=False" in str(refused.value.__cause__)
+    assert hasattr(SVMGridSearchCV(SVC(), GRID), "predict") == hasattr(GridSearchCV(svm.SVC(), GRID), "predict")
     with pytest.raises(NotFittedError, match="is not fitted yet"):
         SVMGridSearchCV(SVC(), GRID).predict(X)
 
