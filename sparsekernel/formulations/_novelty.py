@@ -68,6 +68,14 @@ class NoveltyMachine(Machine):
             Condition(source, STATIONARITY, f"sum_n a_n = 1 (d/d {variable})", abs(float(np.sum(s.a)) - 1.0), 1.0),
         ]
 
+    def _intercept(self, s: KKTState, source: str, text: str, b: float) -> Condition:
+        """The Solution's intercept b against the one its certified scalar gives (``b``), in output units.
+
+        The conditions read rho (R^2) and the decision function reads b: a Solution whose b disagrees
+        with them (built by hand, or by ``dataclasses.replace``) predicts what nothing here certified.
+        """
+        return Condition(source, STATIONARITY, text, abs(s.b - b), self.output_scale)
+
     def _unit_sum_qp(self, scale: float, p: Array) -> StandardQP:
         return StandardQP(
             kernel=self.kernel, X=self.X, index=np.arange(self.N), y=np.ones(self.N), scale=scale,

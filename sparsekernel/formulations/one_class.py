@@ -102,6 +102,7 @@ class OneClassSVM(NoveltyMachine):
                       multiplier_scale(s.a, box, size)),
             Condition(source, SLACKNESS, "(1/(nu N) - a_n) xi_n = 0", np.abs((box_n - s.a) * s.xi), box * size),
             self._stationarity_w(s, source, "w = sum_n a_n phi(x_n)"),
+            self._intercept(s, source, "b = -rho (y(x) = sum_n a_n k(x, x_n) - rho)", -s.rho),
         ]
 
     @property

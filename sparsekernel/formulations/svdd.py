@@ -103,6 +103,8 @@ class SVDD(NoveltyMachine):
                       multiplier_scale(s.a, self.box, size)),
             Condition(source, SLACKNESS, "(C - a_n) xi_n = 0", np.abs((self.box - s.a) * s.xi), self.box * size),
             self._stationarity_w(s, source, "c = sum_n a_n phi(x_n)"),
+            # y(x) = R^2 - ||phi(x) - c||^2 = sum_n 2 a_n k(x, x_n) - k(x, x) + b
+            self._intercept(s, source, "b = R^2 - a^T K a (y(x) = R^2 - ||phi(x) - c||^2)", s.R2 - float(s.u @ s.Ku)),
         ]
 
     def _standard_qp(self) -> StandardQP:

@@ -89,3 +89,25 @@ def test_libsvms_float32_cache_is_not_a_failed_answer() -> None:
     assert solution.status == "inaccurate" and not solution.report.ok
     reference = m.solve("qp-clarabel")
     assert solution.dual_objective == pytest.approx(reference.dual_objective, rel=1e-7)
+
+
+@pytest.mark.parametrize("machine", ["one-class", "svdd"])
+@pytest.mark.parametrize("scale", [1e-4, 1.0, 1e4])
+def test_an_intercept_that_disagrees_with_rho_or_R2_fails_the_certificate(machine: str, scale: float) -> None:
+    """The one-class conditions read rho (SVDD's R^2) and the decision function reads b: a Solution
+    whose b was shifted by 0.1 of the output scale (its predictions moved by that much) passed
+    every row on the old code; the row b = -rho (b = R^2 - a^T K a) now fails, at every scale of X."""
+    from dataclasses import replace
+
+    from sparsekernel.formulations import SVDD
+
+    X = np.random.default_rng(5).normal(size=(25, 2)) * scale
+    m = OneClassSVM(X, RBF(1.0 / scale**2), nu=0.4) if machine == "one-class" else SVDD(X, RBF(1.0 / scale**2), nu=0.4)
+    solution = m.solve("clarabel")
+    assert check(m, solution).ok
+    shifted = replace(solution, b=solution.b + 0.1 * m.output_scale)
+    assert np.allclose(shifted.decision_function(X) - solution.decision_function(X), 0.1 * m.output_scale)
+    report = check(m, shifted)
+    assert not report.ok
+    assert [row.condition.split(" (")[0] for row in report.failed()] == [
+        "b = -rho" if machine == "one-class" else "b = R^2 - a^T K a"]
