@@ -306,6 +306,16 @@ def cache_rounding(machine: Machine, solution: Solution) -> float:
     return float(np.abs(solution.coef).sum()) * unit * machine.kernel_diagonal_max / machine.output_scale
 
 
+def _no_answer(machine: Machine, twin: str, exc: Exception) -> str:
+    """The SolverError's message for a LIBSVM fit that raised: the machine's own cause of a non-finite
+    answer first where it has one (scikit-learn's words blame large input values whatever the cause)."""
+    cause = machine.libsvm_no_answer() if "finite" in str(exc) else ""
+    if not cause:
+        return f"LIBSVM (scikit-learn's {twin}) gave no answer on the dual of {machine.name}: {exc}"
+    return (f"LIBSVM (scikit-learn's {twin}) gave no finite answer on the dual of {machine.name}: {cause}. "
+            f"Solve it with method 'smo' or a cvxpy solver, which return the optimum (scikit-learn said: {exc})")
+
+
 def fit_twin(machine: Machine, tol: float, cache_size: float = 200.0,
              max_iter: int | None = None) -> tuple[Any, float]:
     """scikit-learn's LIBSVM twin of ``machine`` fitted at the relative ``tol`` (in LIBSVM's units
@@ -330,6 +340,5 @@ def fit_twin(machine: Machine, tol: float, cache_size: float = 200.0,
             else:
                 est.fit(machine.X, machine.t, sample_weight=weights)
         except ValueError as exc:        # e.g. coefficients that are not finite, on kernel values that overflow
-            raise SolverError(f"LIBSVM (scikit-learn's {type(est).__name__}) gave no answer on the dual of "
-                              f"{machine.name}: {exc}", status="error", solver="LIBSVM") from exc
+            raise SolverError(_no_answer(machine, type(est).__name__, exc), status="error", solver="LIBSVM") from exc
     return est, time.perf_counter() - start

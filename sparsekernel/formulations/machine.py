@@ -1041,6 +1041,11 @@ class Machine(abc.ABC):
         and rho are the notes' coef and -b times this): 1 (nu-SVC: 1/rho; one-class: nu N)."""
         return 1.0
 
+    def libsvm_no_answer(self) -> str:
+        """Why LIBSVM can leave this machine without a finite answer (its rho, or coefficients divided
+        by it), for the SolverError of a failed fit; empty where no cause is known."""
+        return ""
+
     def _no_twin(self) -> ValidationError:
         return ValidationError(f"machine must have a LIBSVM twin; got {self.name}")
 

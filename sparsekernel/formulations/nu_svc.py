@@ -188,6 +188,15 @@ class NuSVC(BinaryMachine):
     def libsvm_params(self) -> dict[str, Any]:
         return {"nu": self.nu}
 
+    def libsvm_no_answer(self) -> str:
+        # LIBSVM's Solver_NU returns r = (r1 + r2) / 2, the margin rho, and svm_train divides the
+        # coefficients and rho by it; r1 (r2) is a midpoint with no finite end where every alpha of
+        # its class is at the upper bound
+        return ("LIBSVM divides nu-SVC's coefficients by the margin rho, which is 0 where the classes are not "
+                "apart in feature space (all inputs equal, for one), and takes rho as the midpoint of an "
+                "interval with no finite end where every multiplier of a class is at its bound (nu at its "
+                "largest, 2 min(N_+, N_-)/N)")
+
     @classmethod
     def from_libsvm(cls, X: ArrayLike, t: ArrayLike | None, kernel: Kernel,
                     params: Mapping[str, Any], sample_weight: ArrayLike | None) -> "NuSVC":

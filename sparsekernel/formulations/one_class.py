@@ -127,6 +127,14 @@ class OneClassSVM(NoveltyMachine):
     def libsvm_params(self) -> dict[str, Any]:
         return {"nu": self.nu}
 
+    def libsvm_no_answer(self) -> str:
+        if self.nu < 1.0:
+            return ""
+        # LIBSVM's calculate_rho: no free alpha, so rho = (ub + lb) / 2, and no alpha at its lower bound
+        # leaves ub = +inf
+        return ("at nu = 1 every multiplier is at its bound 1/(nu N), and LIBSVM takes rho as the midpoint "
+                "of the interval its bounded multipliers allow, which has no upper end, so its rho is infinite")
+
     @classmethod
     def from_libsvm(cls, X: ArrayLike, t: ArrayLike | None, kernel: Kernel,
                     params: Mapping[str, Any], sample_weight: ArrayLike | None) -> "OneClassSVM":

@@ -270,3 +270,27 @@ def test_a_read_only_x_that_owns_its_memory_needs_no_digest(monkeypatch) -> None
     digested.clear()
     estimator = SVC().fit(X, y)                                 # three classes: three pairs of gathered rows
     assert len(estimator.pairs_) == 3 and digested == [] and all(r.ok for r in estimator.kkt_report_)
+
+
+@pytest.mark.parametrize("case", ["one-class at nu = 1", "nu-svc on equal inputs", "nu-svc at its largest nu"])
+def test_a_libsvm_fit_without_a_finite_answer_names_its_cause(case: str) -> None:
+    """LIBSVM leaves these optima without a finite rho (every multiplier at its bound) or divides by a zero
+    margin; scikit-learn's error blames large input values ("may contain large values and need to be
+    preprocessed"), which these data do not have. The SolverError now says why and what else solves them."""
+    from sparsekernel.errors import SolverError
+    from sparsekernel.formulations import NuSVC, OneClassSVM
+    from sparsekernel.kernels import RBF
+
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    balanced = np.array([1.0, -1.0] * 5)
+    m = {"one-class at nu = 1": lambda: OneClassSVM(X, RBF(1.0), nu=1.0),
+         "nu-svc on equal inputs": lambda: NuSVC(np.ones((10, 2)), balanced, RBF(1.0), nu=0.5),
+         "nu-svc at its largest nu": lambda: NuSVC(X, balanced, RBF(1.0), nu=1.0)}[case]()
+    with pytest.raises(SolverError) as caught:
+        m.solve("libsvm")
+    message = str(caught.value)
+    assert message.index("no finite answer") < message.index("large values")
+    assert ("at nu = 1 every multiplier is at its bound" if case.startswith("one-class")
+            else "divides nu-SVC's coefficients by the margin rho") in message
+    assert "method 'smo' or a cvxpy solver" in message
+    assert m.solve("smo").status == "optimal"
