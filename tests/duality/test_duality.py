@@ -171,6 +171,7 @@ BREAKS = [
     ("oneclass-ripley", "qp-osqp", "Scholkopf 2001", "(1/(nu N) - a_n) xi_n",
      lambda m, s: {"xi": _set(s.xi, _zero(m, s), 0.3 * s.rho)}),
     ("oneclass-ripley", "primal-clarabel", "Scholkopf 2001", "w =", W),
+    ("oneclass-ripley", "qp-osqp", "Scholkopf 2001", "b = -rho", lambda m, s: {"b": s.b + 0.1}),
     # SVDD
     ("svdd-ripley", "qp-osqp", "Tax-Duin 1999", "0 <= a_n <= 1/(nu N)", lambda m, s: {"a": _set(s.a, _bound(m, s), 1.2 * m.box)}),
     ("svdd-ripley", "qp-osqp", "Tax-Duin 1999", "sum_n a_n = 1", lambda m, s: {"a": _add(s.a, _free(m, s), 0.1 * m.box)}),
@@ -179,6 +180,7 @@ BREAKS = [
     ("svdd-ripley", "qp-osqp", "Tax-Duin 1999", "a_n (R^2 + xi_n", lambda m, s: {"xi": _set(s.xi, _free(m, s), 0.2)}),
     ("svdd-ripley", "qp-osqp", "Tax-Duin 1999", "(C - a_n) xi_n", lambda m, s: {"xi": _set(s.xi, _zero(m, s), 0.2)}),
     ("svdd-ripley", "primal-clarabel", "Tax-Duin 1999", "c =", W),
+    ("svdd-ripley", "qp-osqp", "Tax-Duin 1999", "b = R^2 - a^T K a", lambda m, s: {"b": s.b + 0.1}),
 ]
 
 
