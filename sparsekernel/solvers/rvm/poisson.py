@@ -29,7 +29,7 @@ from .checks import ALPHA_INIT, Method, check_bias, check_design, check_method, 
 from .design import Design
 from .laplace_fit import fit_laplace
 from .likelihood import Likelihood
-from .results import LaplaceResult, with_bias
+from .results import LaplaceResult, relevant_rows, with_bias
 
 __all__ = ["Poisson", "RVMPoisson", "rvm_poisson", "check_counts"]
 
@@ -106,7 +106,7 @@ class RVMPoisson(LaplaceResult):
 
     def latent(self, Phi_relevant: ArrayLike) -> tuple[Array, Array]:
         """Mean and variance of the log rate a = w^T phi(x) under the Laplace posterior, arrays (n_test,)."""
-        Phi_k = with_bias(np.asarray(Phi_relevant, dtype=np.float64), self.bias_used)
+        Phi_k = with_bias(relevant_rows(Phi_relevant, self.relevance.size), self.bias_used)
         return Phi_k @ self.mean, np.einsum("ij,ij->i", Phi_k @ self.covariance, Phi_k)
 
     def rate(self, Phi_relevant: ArrayLike) -> Array:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ...validation import check_matrix
+from ...errors import ValidationError
+from ...validation import check_matrix, check_real_dtype, fail
 
 __all__ = [
     "AllPrunedWarning",
@@ -103,6 +104,10 @@ class RVMRegression:
             Design rows of the test points, all M columns of the training Phi.
         """
         Phi = check_matrix(Phi, "Phi")
+        need = int(np.max(self.relevance)) + 1 if self.relevance.size else 0
+        if Phi.shape[1] < need:         # numpy's IndexError named neither Phi nor the columns it needs
+            raise fail("Phi", f"the test rows of every column of the training Phi (at least {need}: column "
+                              f"{need - 1} is kept)", Phi)
         mean, var = predictive_distribution(self, Phi[:, self.relevance])
         return (mean, np.sqrt(var)) if return_std else mean
 
@@ -122,13 +127,37 @@ def predictive_distribution(result: RVMRegression, Phi_relevant: ArrayLike) -> t
         m^T phi(x) and beta^-1 + phi(x)^T Sigma phi(x), computed row by row
         as sum((Phi Sigma) * Phi, axis=1): no n_test x n_test matrix.
     """
-    Phi_k = with_bias(np.asarray(Phi_relevant, dtype=np.float64), result.bias_used)
+    Phi_k = with_bias(relevant_rows(Phi_relevant, result.relevance.size), result.bias_used)
     mean = Phi_k @ result.mean  # (7.90)
     # (7.91); phi^T Sigma phi >= 0 for the covariance is positive semidefinite: a negative value is rounding (EM
     # keeping 34 identical columns of a constant input, Sigma's entries 8e6 summing to -2.8e-8 against a noise
     # variance of 1.6e-13), which made the variance negative and return_std NaN with a RuntimeWarning
     var = 1.0 / result.beta + np.maximum(np.einsum("ij,ij->i", Phi_k @ result.covariance, Phi_k), 0.0)
     return mean, var
+
+
+def relevant_rows(Phi_relevant: ArrayLike, R: int, name: str = "Phi_relevant") -> Array:
+    """The test rows of the R kept columns as a finite float array (n_test, R), checked.
+
+    Raises
+    ------
+    ValidationError
+        Naming ``name``, the shape expected and the one given, where ``Phi_relevant`` is not a 2-D array
+        of R columns of finite real numbers: the full test design, or a single row, gave numpy's matmul
+        ValueError (naming neither), and a NaN gave NaN predictions without a word.
+    """
+    domain = f"a 2-D array of shape (n_test, {R}): the test rows of the kept columns, Phi_test[:, result.relevance]"
+    check_real_dtype(Phi_relevant, name, domain)
+    try:
+        Phi = np.asarray(Phi_relevant, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise fail(name, domain, Phi_relevant) from exc
+    if Phi.ndim != 2 or Phi.shape[1] != R:
+        raise fail(name, domain, Phi)
+    if not np.isfinite(Phi).all():
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(Phi))[0])
+        raise ValidationError(f"{name} must contain only finite values; got NaN or inf at index {bad}")
+    return Phi
 
 
 def with_bias(Phi: Array, bias: bool) -> Array:
@@ -194,7 +223,7 @@ class RVMClassification(LaplaceResult):
 
         Returns arrays (n_test, O): mu_o = phi^T w*_o and sigma_o^2 = phi^T Sigma_oo phi.
         """
-        Phi_k = with_bias(np.asarray(Phi_relevant, dtype=np.float64), self.bias_used)
+        Phi_k = with_bias(relevant_rows(Phi_relevant, self.relevance.size), self.bias_used)
         B, O = self.mean.shape
         mu = Phi_k @ self.mean
         var = np.empty_like(mu)

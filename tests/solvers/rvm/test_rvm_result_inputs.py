@@ -1,0 +1,93 @@
+"""The fitted RVM results' prediction methods name a wrong test design in words, not numpy's.
+
+``predictive_distribution``, ``RVMClassification.latent`` / ``predict_proba`` and
+``RVMPoisson.latent`` / ``rate`` / ``mode_rate`` take the test rows of the kept
+columns (n_test, R); ``RVMRegression.predict`` takes the test rows of every
+column of the training design. A full design, a single row or a design short
+of a kept column raised numpy's matmul ValueError or an IndexError naming
+neither the argument nor the shape it needs, and a NaN gave NaN predictions
+without a word.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+from sparsekernel.errors import ValidationError
+from sparsekernel.solvers.rvm import predictive_distribution, rvm_classification, rvm_poisson, rvm_regression
+
+
+def _design() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-3.0, 3.0, 40)
+    return np.exp(-(x[:, None] - x[None, :]) ** 2), np.sin(x) + 0.1 * rng.standard_normal(40)
+
+
+def _results() -> dict[str, object]:
+    Phi, t = _design()
+    counts = np.random.default_rng(1).poisson(np.exp(t))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {"regression": rvm_regression(Phi, t), "classification": rvm_classification(Phi, (t > 0).astype(int)),
+                "poisson": rvm_poisson(Phi, counts)}
+
+
+RESULTS = _results()
+PREDICTIONS = {
+    "regression": [lambda r, P: predictive_distribution(r, P)],
+    "classification": [lambda r, P: r.latent(P), lambda r, P: r.predict_proba(P)],
+    "poisson": [lambda r, P: r.latent(P), lambda r, P: r.rate(P), lambda r, P: r.mode_rate(P)],
+}
+CASES = [(kind, i) for kind, calls in PREDICTIONS.items() for i in range(len(calls))]
+
+
+@pytest.mark.parametrize("kind, call", CASES)
+@pytest.mark.parametrize("bad", ["full design", "one row", "one column short"])
+def test_a_test_design_of_the_wrong_shape_is_named_with_the_shape_it_needs(kind: str, call: int, bad: str) -> None:
+    result = RESULTS[kind]
+    Phi, _ = _design()
+    R = result.relevance.size
+    given = {"full design": Phi, "one row": Phi[0, result.relevance],
+             "one column short": Phi[:, result.relevance][:, :-1]}[bad]
+    with pytest.raises(ValidationError, match=rf"Phi_relevant must be a 2-D array of shape \(n_test, {R}\).*"
+                                              rf"got an array of shape {re.escape(str(given.shape))}"):
+        PREDICTIONS[kind][call](result, given)
+
+
+@pytest.mark.parametrize("kind, call", CASES)
+def test_a_non_finite_test_entry_is_named_with_its_index(kind: str, call: int) -> None:
+    result = RESULTS[kind]
+    Phi, _ = _design()
+    rows = Phi[:3][:, result.relevance].copy()
+    rows[1, 0] = np.nan
+    with pytest.raises(ValidationError, match=r"Phi_relevant must contain only finite values; got NaN or inf at "
+                                              r"index \(1, 0\)"):
+        PREDICTIONS[kind][call](result, rows)
+
+
+@pytest.mark.parametrize("kind, call", CASES)
+def test_the_kept_columns_predict_as_before(kind: str, call: int) -> None:
+    result = RESULTS[kind]
+    Phi, _ = _design()
+    rows = Phi[:5][:, result.relevance]
+    out = PREDICTIONS[kind][call](result, rows)
+    first = np.asarray(out[0] if isinstance(out, tuple) else out)
+    assert np.all(np.isfinite(first))
+    if call == 0:                                        # the mean of the latent output: phi^T w
+        kept = np.column_stack([np.ones(5), rows]) if result.bias_used else rows
+        np.testing.assert_allclose(first, kept @ result.mean, rtol=1e-12, atol=1e-12)
+
+
+def test_regression_predict_names_phi_and_the_columns_it_needs() -> None:
+    result = RESULTS["regression"]
+    Phi, _ = _design()
+    need = int(result.relevance.max()) + 1
+    with pytest.raises(ValidationError, match=rf"Phi must be the test rows of every column of the training Phi "
+                                              rf"\(at least {need}: column {need - 1} is kept\); got an array of "
+                                              rf"shape \(40, {need - 1}\)"):
+        result.predict(Phi[:, : need - 1])
+    np.testing.assert_allclose(result.predict(Phi[:, :need]), result.predict(Phi), rtol=0, atol=0)
