@@ -20,8 +20,8 @@ def kkt_report(machine: Machine, solution: Solution, tol: float, Ku: Array | Non
     (arguments already validated; ``duality.check`` is the public form, which always computes the
     outputs K u itself; a solver's certificate may pass them from its kernel rows as ``Ku``)."""
     state = machine.kkt_state(solution, Ku)
-    rows = tuple(row_from_values(c.tag, c.kind, c.text, c.violation, c.scale, tol)
-                 for c in machine.kkt_conditions(state))
+    conditions = [*machine.kkt_conditions(state), machine.model_condition(solution, state)]
+    rows = tuple(row_from_values(c.tag, c.kind, c.text, c.violation, c.scale, tol) for c in conditions)
     primal, dual = machine.objectives(state)
     title = (f"KKT check: {machine.name} (N = {machine.N}, {machine.kernel!r}"
              + "".join(f", {k} = {v!r}" for k, v in machine.get_params().items() if v is not None)

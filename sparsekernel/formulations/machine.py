@@ -1100,6 +1100,8 @@ class Machine(abc.ABC):
     # -- KKT ------------------------------------------------------------------------
     #: what the notes' formulas supply when a solution comes from a dual solve
     _recovery: ClassVar[tuple[str, ...]] = ()
+    #: y(x)'s coefficients over the aggregate multipliers: coef = coef_scale u (SVDD: 2)
+    coef_scale: ClassVar[float] = 1.0
 
     def kkt_state(self, sol: Solution, Ku: Array | None = None) -> KKTState:
         """The quantities the KKT conditions need, from any Solution of this machine (``Ku``: the
@@ -1129,6 +1131,29 @@ class Machine(abc.ABC):
         """(primal objective at the primal point, dual objective at the multipliers)."""
         fields = {"b": s.b, "rho": s.rho, "epsilon": s.epsilon, "R2": s.R2}
         return self._primal_value(s.norm2, fields, (s.xi, s.xi_hat)), self._dual_value(s.z, s.u, s.Ku)
+
+    def model_condition(self, solution: Solution, s: KKTState) -> Condition:
+        """The model the Solution predicts with, y(x) = sum_{n in support} coef_n k(x, x_n) + b, against
+        the certified expansion coef = ``coef_scale`` u: the largest change of the training outputs.
+
+        The conditions read the multipliers, the decision function reads ``coef`` on ``support``: a
+        Solution whose coef or support disagree with its multipliers (built by hand with coef = a for a
+        classifier, say) predicts what nothing else here certified.
+        """
+        text = "coef_m on the support, as y(x) predicts, = the multipliers' expansion"
+        coef = np.asarray(solution.coef, dtype=np.float64)
+        support = np.asarray(solution.support, dtype=np.intp)
+        if coef.shape != (self.N,) or support.ndim != 1 or np.any((support < 0) | (support >= self.N)):
+            return Condition("y(x)", STATIONARITY, text, np.inf, self.output_scale)
+        model = np.zeros(self.N)
+        model[support] = coef[support]
+        diff = model - self.coef_scale * s.u
+        # a bound first (|k(x, x')| <= max k(x, x) for a kernel that is always PSD): below any tolerance,
+        # the kernel products are spared
+        bound = float(np.abs(diff).sum()) * self.kernel_diagonal_max
+        if not np.any(diff) or (self.kernel.always_psd and bound <= 1e-13 * self.output_scale):
+            return Condition("y(x)", STATIONARITY, text, bound, self.output_scale)
+        return Condition("y(x)", STATIONARITY, text, np.abs(self.kernel_times(diff)), self.output_scale)
 
     def _stationarity_w(self, s: KKTState, tag: str, text: str) -> Condition:
         """w (or c) against its expansion: |w^T phi(x_n) - sum_m u_m k_nm| per point."""

@@ -266,8 +266,8 @@ def certify(machine: Machine, solution: Solution, outcome: str, kind: str, solve
     InfeasibleError with a proof, or SolverError."""
     from .certificate import kkt_report
 
+    solution = support_of_outputs(machine, solution, tol)     # first: the report certifies y(x) on this support
     report = kkt_report(machine, solution, tol, Ku)
-    solution = support_of_outputs(machine, solution, tol)
     own = solution.status
     rounding = output_rounding(machine, solution)
     resolved = rounding <= OUTPUT_ERROR_SHARE * tol      # the outputs' rounding well below the tolerance

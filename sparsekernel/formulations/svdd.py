@@ -112,6 +112,7 @@ class SVDD(NoveltyMachine):
         return self._unit_sum_qp(2.0, -self.kernel_diagonal())
 
     _scalars = ("R2",)
+    coef_scale = 2.0            # y(x) = sum_n 2 a_n k(x, x_n) - k(x, x) + b
 
     def _rho_from_scalars(self, values: Mapping[str, float], aKa: float) -> RhoEstimate:
         # the inverse of _from_rho: R^2 = a^T K a - rho

@@ -111,3 +111,27 @@ def test_an_intercept_that_disagrees_with_rho_or_R2_fails_the_certificate(machin
     assert not report.ok
     assert [row.condition.split(" (")[0] for row in report.failed()] == [
         "b = -rho" if machine == "one-class" else "b = R^2 - a^T K a"]
+
+
+@pytest.mark.parametrize("change", ["coef = a", "a support vector left out"])
+def test_a_solution_whose_coef_or_support_disagree_with_its_multipliers_fails(change: str) -> None:
+    """The conditions read the multipliers, Solution.decision_function reads coef on the support. A
+    hand-built soft-margin Solution with coef = a (the labels forgotten) or one support vector left out
+    moved y(x_n) by up to 1.6 (0.7) of the margin, and passed every row on the old code; the row y(x) now
+    fails, and the solver's own answers still pass it."""
+    from dataclasses import replace
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(25, 2))
+    t = np.where(X[:, 0] > 0, 1.0, -1.0)
+    m = SoftMarginSVC(X, t, RBF(1.0), C=1.0)
+    solution = m.solve("clarabel")
+    assert check(m, solution).ok and solution.report.ok
+    if change == "coef = a":
+        wrong = replace(solution, coef=solution.a)
+    else:
+        kept = solution.support[1:]
+        wrong = replace(solution, support=kept, support_vectors=X[kept])
+    assert np.max(np.abs(wrong.decision_function(X) - solution.decision_function(X))) > 0.5
+    report = check(m, wrong)
+    assert [row.tag for row in report.failed()] == ["y(x)"]

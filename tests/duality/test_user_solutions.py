@@ -102,9 +102,10 @@ def test_a_correct_answer_given_back_passes_with_or_without_its_scalars(name: st
     assert sol.method == "user" and sol.status == "given" and any("recovered" in n for n in sol.notes)
 
 
-# the rows a move between twins at the upper bound breaks: the box, and (box - a_n) xi_n = 0
+# the rows a move between twins at the upper bound breaks: the box, and (box - a_n) xi_n = 0; the hard
+# margin's move leaves a negative multiplier, which its support (a_n above 0) leaves out of y(x) too
 TWIN_ROWS = {
-    "hard": {("(7.14)", "a_n >= 0")},
+    "hard": {("(7.14)", "a_n >= 0"), ("y(x)", "coef_m on the support, as y(x) predicts, = the multipliers' expansion")},
     "soft": {("(7.33)", "0 <= a_n <= C"), ("(7.26), (7.31)", "mu_n = C - a_n >= 0"), ("(7.28)", "mu_n xi_n = 0")},
     "nu-svc": {("(7.39)", "mu_n = 1/N - a_n >= 0 (W_n / sum W weighted)"), ("Result 7.7", "mu_n xi_n = 0")},
     "eps-svr": {("(7.62)", "0 <= a_n <= C"), ("(7.67)", "(C - a_n) xi_n = 0")},
