@@ -256,6 +256,13 @@ def refuse(machine: Machine, outcome: str, status: str, kind: str, solver: str) 
         return
     if outcome == "infeasible":
         machine._infeasible(status, kind, solver)
+        # every machine but the hard margin (whose hook raised above) has a solution for all the data and
+        # hyperparameters it accepts (nu-SVC's nu is bounded when it is built): the status is the solver's
+        # numerical failure (Clarabel on an SVR's primal with targets of size 1e6), not a property of the data
+        raise SolverError(f"{solver} reported {status!r} on the {kind} of {machine.name}, which has a solution for "
+                          f"every data set and hyperparameter it accepts: a numerical failure of the solver (the "
+                          f"outputs' scale is {machine.output_scale:.3g}); solve by 'smo' or another method, or "
+                          f"rescale the data", status=status, solver=solver)
     raise SolverError(f"{solver} did not solve the {kind} of {machine.name}: status {status}",
                       status=status, solver=solver)
 

@@ -294,3 +294,22 @@ def test_a_libsvm_fit_without_a_finite_answer_names_its_cause(case: str) -> None
             else "divides nu-SVC's coefficients by the margin rho") in message
     assert "method 'smo' or a cvxpy solver" in message
     assert m.solve("smo").status == "optimal"
+
+
+@pytest.mark.parametrize("kind", ["primal", "dual"])
+def test_a_solver_calling_a_problem_that_always_has_a_solution_infeasible_says_it_failed(kind: str) -> None:
+    """Clarabel called the primal of an epsilon-SVR (and nu-SVR) with targets of size 1e6 'infeasible'; the
+    SolverError said only "did not solve the primal of EpsilonSVR: status infeasible", as if the data had
+    no solution. Every machine but the hard margin has one for all data it accepts: the error now says the
+    status is the solver's numerical failure and what else to use."""
+    from sparsekernel.errors import SolverError
+    from sparsekernel.formulations import EpsilonSVR
+    from sparsekernel.formulations.solve import refuse
+    from sparsekernel.kernels import RBF
+
+    X = np.random.default_rng(3).normal(size=(10, 2))
+    m = EpsilonSVR(X[:, :1], X[:, 1] * 1e6, RBF(1.0), C=1.0, epsilon=1e4)
+    with pytest.raises(SolverError, match=r"CLARABEL reported 'infeasible' on the " + kind + r" of EpsilonSVR, "
+                                          r"which has a solution for every data set .* numerical failure .*'smo'"):
+        refuse(m, "infeasible", "infeasible", kind, "CLARABEL")
+    assert m.solve("clarabel").status == "optimal"
