@@ -456,7 +456,10 @@ def included_sparsity_quality(alpha: Array, Sigma: Array, m: Array) -> tuple[Arr
     covariance or its diagonal alone (all they need).
     """
     d = np.diag(Sigma) if np.ndim(Sigma) == 2 else Sigma
-    return 1.0 / d - alpha, m / d  # (7.105), (7.104)
+    # Sigma_ii rounded to 0 (a Gamma prior on alpha at targets of 1e8): s_i = inf, q_i inf or nan, which
+    # alpha_star reads as no maximiser (numpy's divide-by-zero RuntimeWarnings reached the caller)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 1.0 / d - alpha, m / d  # (7.105), (7.104)
 
 
 def lam(alpha: Array, s: Array, q: Array) -> Array:
@@ -507,7 +510,8 @@ def alpha_star(s: Array, q: Array, prior: Hyperprior = FLAT) -> Array:
     """
     s = np.asarray(s, dtype=np.float64)
     q = np.asarray(q, dtype=np.float64)
-    theta = q**2 - s
+    with np.errstate(over="ignore", invalid="ignore"):   # s_i = q_i = inf (Sigma_ii rounded to 0): no maximiser
+        theta = q**2 - s
     if prior.c == 1.0 and prior.d == 0.0:
         with np.errstate(divide="ignore"):
             return np.where(theta > 0.0, s**2 / np.where(theta > 0.0, theta, 1.0), np.inf)  # (7.101)
@@ -516,10 +520,11 @@ def alpha_star(s: Array, q: Array, prior: Hyperprior = FLAT) -> Array:
 
 def _alpha_star_gamma(s: Array, q: Array, c: float, d: float) -> Array:
     """Vectorised cubic solve of ``alpha_star`` under Gam(alpha | c, d)."""
-    c3 = np.full_like(s, -2.0 * d)
-    c2 = 2.0 * (c - 1.0) - 4.0 * d * s
-    c1 = s - q**2 + 4.0 * (c - 1.0) * s - 2.0 * d * s**2
-    c0 = (2.0 * c - 1.0) * s**2
+    with np.errstate(over="ignore", invalid="ignore"):    # s_i = inf (q_i nan): no root, below
+        c3 = np.full_like(s, -2.0 * d)
+        c2 = 2.0 * (c - 1.0) - 4.0 * d * s
+        c1 = s - q**2 + 4.0 * (c - 1.0) * s - 2.0 * d * s**2
+        c0 = (2.0 * c - 1.0) * s**2
     roots = _cubic_roots(c3, c2, c1, c0)  # (..., 3), nan where absent
     with np.errstate(invalid="ignore", divide="ignore"):
         valid = np.isfinite(roots) & (roots > 0.0)
@@ -533,26 +538,54 @@ def _alpha_star_gamma(s: Array, q: Array, c: float, d: float) -> Array:
 
 
 def _cubic_roots(c3: Array, c2: Array, c1: Array, c0: Array) -> Array:
-    """Real roots of c3 x^3 + c2 x^2 + c1 x + c0 (companion eigenvalues), nan-padded."""
+    """Real roots of c3 x^3 + c2 x^2 + c1 x + c0 (companion eigenvalues), nan-padded.
+
+    No roots where a coefficient is not finite (an included function whose s_i overflowed, q_i nan: the
+    flat prior's test q^2 > s finds none there either); numpy's eigvals raised LinAlgError on them, and
+    the fast RVR with Gam(alpha | 1, 1e-30) on targets of 1e8 stopped with it. Where c3 is so small
+    that the companion matrix overflows, the root near -c2 / c3 lies beyond every float and the other
+    two are the quadratic's.
+    """
     shape = c0.shape
     out = np.full(shape + (3,), np.nan)
-    cubic = c3 != 0.0
+    finite = np.isfinite(c3) & np.isfinite(c2) & np.isfinite(c1) & np.isfinite(c0)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        ratios = -np.stack([c2, c1, c0], axis=-1) / c3[..., None]
+    cubic = finite & (c3 != 0.0) & np.all(np.isfinite(ratios), axis=-1)
     if np.any(cubic):
         comp = np.zeros((int(cubic.sum()), 3, 3))
-        comp[:, 0, :] = -np.stack([c2[cubic], c1[cubic], c0[cubic]], axis=-1) / c3[cubic][:, None]
+        comp[:, 0, :] = ratios[cubic]
         comp[:, 1, 0] = comp[:, 2, 1] = 1.0
-        ev = np.linalg.eigvals(comp)
+        ev = _smallest_by_product(np.linalg.eigvals(comp), comp[:, 0, 2])
         real = np.abs(ev.imag) <= 1e-9 * np.maximum(np.abs(ev), 1.0)
         out[cubic] = np.where(real, ev.real, np.nan)
-    quad = ~cubic & (c2 != 0.0)
+    quad = finite & ~cubic & (c2 != 0.0)
     if np.any(quad):
         a, b, cc = c2[quad], c1[quad], c0[quad]
         disc = b**2 - 4.0 * a * cc
         root = np.sqrt(np.where(disc >= 0.0, disc, np.nan))
-        out[quad, 0] = (-b + root) / (2.0 * a)
-        out[quad, 1] = (-b - root) / (2.0 * a)
-    linear = ~cubic & ~quad & (c1 != 0.0)
+        # the roots as (-b -+ root) / 2a lost the small one to cancellation where 4 a cc << b^2 (its numerator
+        # 0): with the product of the roots cc / a, each is taken without it
+        half = -0.5 * (b + np.copysign(root, b))
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):    # a root beyond every float: inf
+            out[quad, 0] = half / a
+            out[quad, 1] = np.where(half != 0.0, cc / half, np.nan)
+    linear = finite & ~cubic & ~quad & (c1 != 0.0)
     out[linear, 0] = -c0[linear] / c1[linear]
+    return out
+
+
+def _smallest_by_product(ev: NDArray[np.complex128], product: Array) -> NDArray[np.complex128]:
+    """The companion eigenvalues ``ev`` (n, 3) with the smallest of each row replaced by the product of
+    the roots (``product`` = -c0 / c3) over the other two. The eigenvalues are found to about eps times
+    the matrix's norm: Gam(alpha | 1, 1e-300) puts two roots near 1e150 and left the third, the
+    maximiser s^2 / (q^2 - s) of the flat prior, no digits (no root found: the function was pruned)."""
+    order = np.argsort(np.abs(ev), axis=1)
+    big = np.take_along_axis(ev, order[:, 1:], axis=1)
+    others = big[:, 0] * big[:, 1]
+    out = ev.copy()
+    rows = np.flatnonzero(others != 0.0)
+    out[rows, order[rows, 0]] = product[rows] / others[rows]
     return out
 
 
