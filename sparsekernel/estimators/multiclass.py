@@ -38,7 +38,7 @@ def class_labels(y: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.intp]]:
         check_classification_targets(y)
         classes, labels = np.unique(y, return_inverse=True)
     except TypeError as exc:                      # labels that do not sort together: numbers and strings
-        raise _mixed_labels(y) from exc
+        raise _unsorted_labels(y, exc) from exc
     except ValueError as exc:                     # "Unknown label type: continuous", kept in the message
         if not _sortable(y):                      # a mix whose first entry is not a string: type "unknown"
             raise _mixed_labels(y) from exc
@@ -96,9 +96,23 @@ def _sortable(y: NDArray[Any]) -> bool:
     return True
 
 
+def _unsorted_labels(y: NDArray[Any], exc: TypeError) -> ValidationError:
+    """The error for a TypeError of the label check: a mix of kinds (``_mixed_labels``), or labels of one
+    kind that scikit-learn refuses in its own words (bytes: "convert the labels to a string or integer
+    format"), which were named "a mix of bytes"."""
+    if len(_label_kinds(y)) > 1:
+        return _mixed_labels(y)
+    return ValidationError(f"y must hold class labels (integers, strings, booleans, or floats of integer value); "
+                           f"got labels of type {_label_kinds(y)[0]}: {exc}")
+
+
+def _label_kinds(y: NDArray[Any]) -> list[str]:
+    return sorted({type(v).__name__ for v in np.asarray(y, dtype=object).ravel().tolist()})
+
+
 def _mixed_labels(y: NDArray[Any]) -> ValidationError:
     """The error for labels that do not sort together (numbers and strings: np.unique's TypeError)."""
-    kinds = sorted({type(v).__name__ for v in np.asarray(y, dtype=object).ravel().tolist()})
+    kinds = _label_kinds(y)
     return ValidationError(f"y must hold class labels of one kind, all numbers or all strings; got a mix of "
                            f"{' and '.join(kinds)}")
 

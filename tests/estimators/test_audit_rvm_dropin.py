@@ -72,6 +72,24 @@ def test_labels_of_two_kinds_are_named_as_a_mix_whichever_comes_first(Estimator,
         Estimator().fit(X, y)
 
 
+@pytest.mark.parametrize("Estimator", [RVC, "SVC"])
+@pytest.mark.parametrize("held", ["bytes array", "bytes objects"])
+def test_labels_of_one_kind_that_scikit_learn_refuses_are_not_called_a_mix(Estimator, held: str) -> None:
+    """Bytes labels (b"a", b"b"), one kind, which scikit-learn refuses ("convert the labels to a string or
+    integer format"), were refused as "got a mix of bytes"."""
+    from sparsekernel.errors import ValidationError
+    from sparsekernel.estimators import SVC
+
+    Estimator = SVC if Estimator == "SVC" else Estimator
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    labels = [b"a", b"b"] * 15
+    y = np.array(labels) if held == "bytes array" else np.array(labels, dtype=object)
+    with pytest.raises(ValidationError, match=r"^y must hold class labels \(integers, strings, booleans, or floats "
+                                              r"of integer value\); got labels of type bytes: .*string or integer") as err:
+        Estimator().fit(X, y)
+    assert "mix" not in str(err.value)
+
+
 def _labels_with_a_gap(kind: str):
     """30 labels 'a'/'b', the one at index 28 missing, as pandas and numpy users hold them."""
     import pandas as pd
