@@ -406,7 +406,8 @@ def _scale_gamma(n_features: int | None, X_var: float | None) -> float:
     if not (math.isfinite(X_var) and math.isfinite(gamma) and gamma > 0):
         raise ValidationError(
             f"X must have a finite, non-negligible variance for gamma='scale' (1 / (n_features var X)); "
-            f"got variance {X_var!r} over {n_features} features (rescale X, or give gamma)")
+            f"got variance {X_var!r}{' or less (it underflows)' if 0 < X_var <= 5e-324 else ''} over "
+            f"{n_features} features (rescale X, or give gamma)")
     return float(gamma)
 
 
