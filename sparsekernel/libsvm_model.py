@@ -195,9 +195,12 @@ def _model(header: dict[str, list[str]], body: list[str], first_line: int, path:
         if key not in header:
             return None
         try:
-            return np.array([kind(v) for v in header[key]])
+            values = np.array([kind(v) for v in header[key]])
         except ValueError:
             raise ValidationError(f"model {path!r}: '{key}' must be followed by numbers; got {header[key]}") from None
+        if not np.all(np.isfinite(values)):      # svm_save_model writes none: a damaged or edited file
+            raise ValidationError(f"model {path!r}: '{key}' must be followed by finite numbers; got {header[key]}")
+        return values
 
     svm_type, kernel_type = need("svm_type")[0], need("kernel_type")[0]
     if svm_type not in {c.libsvm_svm_type for c in MACHINES.values() if c.libsvm_svm_type}:
@@ -240,7 +243,7 @@ def _sv_lines(body: list[str], n_coef: int, first_line: int, path: str) -> tuple
     rows, cols, vals = [], [], []
     lines = [(first_line + offset, x) for offset, x in enumerate(body) if x.strip()]  # (file line, text)
     for k, (number, line) in enumerate(lines):
-        words = line.split()
+        words, first_value = line.split(), len(vals)
         try:
             coef.append([float(w) for w in words[:n_coef]])
             for pair in words[n_coef:]:
@@ -253,6 +256,9 @@ def _sv_lines(body: list[str], n_coef: int, first_line: int, path: str) -> tuple
                                   f"coefficients then index:value pairs (index >= 1); got {line[:60]!r}") from None
         if len(coef[-1]) != n_coef:
             raise ValidationError(f"model {path!r}, line {number}: expected {n_coef} coefficients")
+        if not (np.all(np.isfinite(coef[-1])) and np.all(np.isfinite(vals[first_value:]))):
+            raise ValidationError(f"model {path!r}, line {number}: an SV line's coefficients and values must be "
+                                  f"finite numbers; got {line[:60]!r}")
     n = len(coef)
     SV = sp.csr_matrix((vals, (rows, cols)), shape=(n, max(cols, default=-1) + 1))
     return np.array(coef, dtype=np.float64).reshape(n, n_coef).T, SV

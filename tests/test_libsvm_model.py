@@ -212,6 +212,23 @@ def test_a_header_key_without_its_value_is_refused_with_its_line(tmp_path, heade
         parse_libsvm_model(bad)
 
 
+@pytest.mark.parametrize("gamma, rho, sv, message", [
+    ("0.5", "nan", "0.5 1:1", r"model '.*': 'rho' must be followed by finite numbers; got \['nan'\]"),
+    ("inf", "0", "0.5 1:1", r"model '.*': 'gamma' must be followed by finite numbers; got \['inf'\]"),
+    ("0.5", "0", "nan 1:1", r"line 10: an SV line's coefficients and values must be finite numbers; got 'nan 1:1'"),
+    ("0.5", "0", "0.5 1:1 2:-inf", r"line 10: an SV line's coefficients and values must be finite numbers"),
+])
+def test_a_model_file_with_nan_or_inf_is_refused_with_its_line(tmp_path, gamma, rho, sv, message) -> None:
+    """float() reads 'nan' and 'inf', which svm_save_model never writes: a coefficient of nan was refused
+    only later, as 'a must be finite (NaN or inf at index 26)', a training point's index that names
+    neither the model file nor its line, and a gamma of inf as 'gamma must be a positive finite number'."""
+    bad = tmp_path / "bad.model"
+    bad.write_text(f"svm_type c_svc\nkernel_type rbf\ngamma {gamma}\nnr_class 2\ntotal_sv 1\nlabel 1 -1\n"
+                   f"nr_sv 1 0\nrho {rho}\nSV\n{sv}\n")
+    with pytest.raises(ValidationError, match=message):
+        parse_libsvm_model(bad)
+
+
 def test_a_model_file_that_is_not_text_is_refused(tmp_path) -> None:
     bad = tmp_path / "binary.model"
     bad.write_bytes(b"svm_type c_svc\n\xff\xfe\x00kernel_type rbf\n")
