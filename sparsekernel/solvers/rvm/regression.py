@@ -268,10 +268,7 @@ def rvm_regression(
             reason = ("stopped where a move of Algorithm 7.2 that should gain more than tol did not raise the "
                       "evidence recomputed on an orthogonal factorisation (rounding): not certified a maximum")
         elif run.refused > tol:
-            reason = (f"stopped at a point that is not a stationary point of the evidence: an excluded function "
-                      f"(q^2 > s, with a flat prior) would gain {run.refused:.3g} nats (> tol={tol:g}) but was not "
-                      f"added (it lies numerically in the span of the included ones or copies one, or the last "
-                      f"moves' budget ran out)")
+            reason = _refused_reason(run.refused, tol, prior.flat)
         elif run.left > tol:
             reason = (f"stopped when its last moves on the orthogonal factorisation (each confirmed by a new "
                       f"factorisation; their budget: regression.settle_budget) ran out, with a move of Algorithm 7.2 "
@@ -285,6 +282,18 @@ def rvm_regression(
         warnings.warn(f"rvm_regression (method={method!r}) {reason}", ConvergenceWarning, stacklevel=2)
     with limit_blas(1):  # (R x R) matrices: one thread is fastest
         return _regression_result(problem, run, method, alpha_max, post)
+
+
+def _refused_reason(gain: float, tol: float, flat: bool) -> str:
+    """The warning's words for an addition the steps refused. Under a Gamma prior on alpha the gain is of
+    (7.97) + ln Gam(alpha | c, d), and no last moves follow the steps (``_settle`` takes the flat prior):
+    the words said "q^2 > s, with a flat prior" and named a budget of last moves there too."""
+    rule = "q^2 > s, with a flat prior" if flat else "whose (7.97) + ln Gam(alpha | c, d) would rise"
+    why = ("it lies numerically in the span of the included ones or copies one, or the last moves' budget ran out"
+           if flat else "it lies numerically in the span of the included ones or copies one; under a hyperprior "
+                        "no last moves on an orthogonal factorisation follow the steps")
+    return (f"stopped at a point that is not a stationary point of the evidence: an excluded function ({rule}) "
+            f"would gain {gain:.3g} nats (> tol={tol:g}) but was not added ({why})")
 
 
 def raw_units_starts(problem: _Problem, design: Design, bias: bool) -> tuple[Array, ...]:

@@ -72,3 +72,18 @@ def test_rvr_under_a_near_flat_gamma_prior_fits_large_targets(method: str, scale
     assert model.report_.ok
     assert model.relevance_vectors_.size > 0
     np.testing.assert_allclose(model.predict(X) / scale, flat.predict(X), atol=0.05)
+
+
+def test_a_refused_addition_under_a_gamma_prior_is_worded_for_that_prior() -> None:
+    """The fast fit under Gam(alpha | 1.1, 1e-3) stops with an excluded function that would gain 0.35 nats of
+    (7.97) + ln Gam (the certificate's add row says the same); the warning called it "q^2 > s, with a flat
+    prior" and blamed a budget of last moves that a hyperprior fit does not have."""
+    from sparsekernel.errors import ConvergenceWarning
+
+    X = np.random.default_rng(0).uniform(-3.0, 3.0, (50, 1))
+    t = np.sin(X[:, 0]) + 0.1 * np.random.default_rng(0).standard_normal(50)
+    with pytest.warns(ConvergenceWarning, match=r"an excluded function \(whose \(7\.97\) \+ ln Gam\(alpha \| c, d\) "
+                                                r"would rise\) would gain 0\.35\d? nats") as caught:
+        model = RVR(hyperprior=(1.0, 0.0, 1.1, 1e-3)).fit(X, t)
+    assert not any("flat prior" in str(w.message) for w in caught)
+    assert not model.report_.ok and model.report_.largest_gain == pytest.approx(0.354, abs=0.01)
