@@ -93,11 +93,13 @@ def _lines(s: dict[str, Any]) -> list[str]:
 
 def run_rvm(args: argparse.Namespace) -> int:
     """The ``rvm`` command: fit, print the summary and the certificate; 1 if the certificate fails."""
+    from .cli import _checked
     from .datasets import load
 
     with Progress(args.quiet) as progress:
         progress.step(f"reading {args.data}")
-        X, t = load(args.data, args.format, name="--data")   # a LIBSVM file's X stays sparse (CSR)
+        # a LIBSVM file's X stays sparse (CSR); a NaN or inf refused with its file and row, as kkt's
+        X, t = _checked(*load(args.data, args.format, name="--data"), args.data)
         est = _estimator(args)
         progress.step(f"fitting {type(est).__name__} by {args.method} (N = {X.shape[0]})")
         est.fit(X, t)

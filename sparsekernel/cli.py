@@ -91,13 +91,17 @@ def _load(args: argparse.Namespace) -> tuple[Any, np.ndarray]:
 
 
 def _checked(X: Any, t: np.ndarray, path: str) -> tuple[Any, np.ndarray]:
-    """The data file's X and targets, finite (a NaN would otherwise surface as a kernel width or a label)."""
+    """The data file's X and targets, finite (a NaN would otherwise surface as a kernel width or a label);
+    where the targets are told by the file's format (a LIBSVM file's X is sparse: its first field)."""
+    import scipy.sparse as sp
+
     from .validation import check_matrix
 
+    column = "the first field of each line" if sp.issparse(X) else "the last column"
     X = check_matrix(X, f"X (the features in {path})", sparse=True)
     bad = np.flatnonzero(~np.isfinite(t))
     if bad.size:
-        raise ValidationError(f"the targets (the last column of {path}) must be finite; got {t[bad[0]]} at data "
+        raise ValidationError(f"the targets ({column} of {path}) must be finite; got {t[bad[0]]} at data "
                               f"row {int(bad[0]) + 1}")
     return X, t
 

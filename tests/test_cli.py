@@ -158,6 +158,7 @@ def _bad_files(tmp_path) -> dict[str, str]:
     (tmp_path / "ok.csv").write_text("1,2,1\n2,3,-1\n3,1,1\n0,0,-1\n")
     (tmp_path / "nan.csv").write_text("1,2,1\nnan,3,-1\n3,1,1\n0,0,-1\n")
     (tmp_path / "nan_target.csv").write_text("1,2,1\n2,3,nan\n3,1,1\n0,0,-1\n")
+    (tmp_path / "nan_label.svm").write_text("1 1:1 2:2\nnan 1:2 2:3\n1 1:3 2:1\n-1\n")
     (tmp_path / "continuous.csv").write_text("1,2,0.5\n2,3,-1.25\n3,1,1\n0,0,-1\n")
     (tmp_path / "huge_target.csv").write_text("1,2,1e200\n2,3,-2e200\n3,1,3e200\n0,0,-1e200\n")
     (tmp_path / "large.csv").write_text("".join(f"{100 * i},{-50 * i},{(-1) ** i}\n" for i in range(1, 13)))
@@ -169,7 +170,7 @@ def _bad_files(tmp_path) -> dict[str, str]:
     (tmp_path / "blocked" / "fig7_1.svg").symlink_to(os.devnull)             # a device where a figure goes
     names = {"binary": "bin.csv", "binary_svm": "bin.svm", "binary_txt": "bin.txt", "empty_svm": "empty.svm",
              "csv": "ok.csv", "missing": "none.csv", "folder": "figures", "nan": "nan.csv",
-             "nan_target": "nan_target.csv", "continuous": "continuous.csv", "huge_target": "huge_target.csv", "large": "large.csv",
+             "nan_target": "nan_target.csv", "nan_label": "nan_label.svm", "continuous": "continuous.csv", "huge_target": "huge_target.csv", "large": "large.csv",
              "model": "key.model", "one_class": "one_class.csv", "huge_x": "huge_x.csv",
              "blocked": "blocked", "under_file": "ok.csv/figures", "poly": "poly.csv"}
     return {k: str(tmp_path / v) for k, v in names.items()}
@@ -252,8 +253,13 @@ def test_every_bad_argument_is_one_line_with_exit_status_2(tmp_path, args, words
     (["tour", "--figures", "{csv}"], "--figures must be a folder"),
     (["nompl", "tour", "--figures", "{folder}"], "figures need matplotlib"),
     (["tour", "--methods", "nope"], "method must be 'smo'"),
-    (["rvm", "regression", "--data", "{nan}"], "X must contain only finite values; got NaN or inf at index (1, 0)"),
-    (["rvm", "regression", "--data", "{nan_target}"], "Input y contains NaN"),
+    # rvm's words were the estimator's: 'Input y contains NaN' (no file, no row), 'X must ...' (no file)
+    (["rvm", "regression", "--data", "{nan}"], "X (the features in"),
+    (["rvm", "regression", "--data", "{nan_target}"], "the targets (the last column of"),
+    (["rvm", "classification", "--data", "{nan_target}"], "must be finite; got nan at data row 2"),
+    # a LIBSVM file's targets are the first field of each line, not its "last column"
+    (["kkt", "soft", "--data", "{nan_label}"], "the targets (the first field of each line of"),
+    (["rvm", "regression", "--data", "{nan_label}"], "the first field of each line of"),
     (["rvm", "classification", "--data", "{continuous}"], "y must hold class labels"),
     (["rvm", "regression", "--data", "{huge_target}"], "y must be targets whose standard deviation"),
     (["kkt", "soft", "--data", "{nan}"], "X (the features in"),
@@ -288,7 +294,8 @@ def test_every_bad_argument_is_one_line_with_exit_status_2(tmp_path, args, words
     (["figures", "--out", "{blocked}", "--only", "fig7_1"], "fig7_1.svg is not a regular file (a folder, a device"),
     (["demo", "--port", "\u0663", "--no-browser"], "argument --port: must be an integer in [0, 65535]"),
 ], ids=["binary-svm", "binary-txt", "empty-svm-rvm", "solver-tol", "tol", "tour-figures-out-file",
-        "tour-figures-no-matplotlib", "tour-method", "rvm-nan", "rvm-nan-target", "rvm-continuous-labels",
+        "tour-figures-no-matplotlib", "tour-method", "rvm-nan", "rvm-nan-target", "rvc-nan-target",
+        "kkt-nan-libsvm-label", "rvm-nan-libsvm-label", "rvm-continuous-labels",
         "rvm-huge-targets", "kkt-nan", "kkt-nan-target", "libsvm-overflow", "n-ripley-small", "n-ripley-huge",
         "figures-out-empty", "compare-twice", "class-weight-regression", "C-svdd", "C-hard", "nu-soft",
         "epsilon-one-class", "gamma-linear", "coef0-rbf", "degree-rbf", "model-key-without-value",
