@@ -60,7 +60,7 @@ from numpy.typing import NDArray
 from ..kernels import (DIRECT_EXPONENT_ROUNDING, RBF, Kernel, Linear, Polynomial, Precomputed, Sigmoid,
                        direct_exponent, product_rounding)
 from ..sparse import issparse, row_squared_norms, used_columns
-from ._smo_loops import claim_slots, exp_inplace, rbf_exponents
+from ._smo_loops import claim_slots, exp32_inplace, exp_inplace, rbf_exponents
 from ._smo_numba import RBF_CHUNK
 
 __all__ = ["KernelRowCache", "GroupBlocks", "row_dtype", "MIN_SLOTS", "slots_for", "fitting"]
@@ -153,7 +153,7 @@ class KernelRowCache:
         self.owner = np.full(self.n_slots, -1, dtype=np.int64)
         self.last_used = np.full(self.n_slots, -1, dtype=np.int64)
         self.rows_computed = 0
-        self._filled = np.zeros(1, dtype=np.int64)      # slots filled so far (they fill in order)
+        self.filled_slots = np.zeros(1, dtype=np.int64)      # slots filled so far (they fill in order)
         self._block_fn: BlockFunction | None = None          # built on first use
         self._exact_fn: ExactFunction | None = None
         self._shared_operand = None                          # see ``_shared``, built once
@@ -188,6 +188,14 @@ class KernelRowCache:
         return 2.0 * u * (4.0 + (D + 4.0) / math.e + 4.0 * math.sqrt(gamma) * R / math.sqrt(2.0 * math.e)
                           + 4.0 * gamma * R * R * u) + shift
 
+    def loop_operands(self) -> tuple[NDArray[np.float32], NDArray[np.float32]] | None:
+        """(X^T centred, in float32, and the two rows' sums) of the compiled distance loop, where the SMO's
+        compiled loop computes a missing row itself (``_smo_numba.fill_here``: float32 RBF rows of a dense X,
+        no diagonal shift), as ``fill`` would; else None (the loop asks its caller for them)."""
+        if self._direct is None or self.shift is not None:
+            return None
+        return self._direct[0], self._direct[2]
+
     @functools.cached_property
     def _direct_radius(self) -> float:
         """max_n ||x_n - mean|| of the compiled distance loop's float32 inputs (``entry_error``)."""
@@ -217,12 +225,12 @@ class KernelRowCache:
     def complete(self) -> bool:
         """Whether every point's row is held: all N slots filled (each holds a distinct point), so
         that no row is missing and none is ever evicted."""
-        return int(self._filled[0]) >= self.N
+        return int(self.filled_slots[0]) >= self.N
 
     @property
     def n_free(self) -> int:
         """Slots never filled yet."""
-        return self.n_slots - int(self._filled[0])
+        return self.n_slots - int(self.filled_slots[0])
 
     def diag(self) -> Array:
         """k(x_n, x_n) (+ shift_n) for every training point."""
@@ -248,7 +256,7 @@ class KernelRowCache:
         if k > self.n_slots:
             raise ValueError(f"cannot fill {k} rows into a cache of {self.n_slots} rows")
         slots = np.empty(k, dtype=np.int64)
-        clock = claim_slots(points, slots, self.slot_of, self.owner, self.last_used, self._filled, clock)
+        clock = claim_slots(points, slots, self.slot_of, self.owner, self.last_used, self.filled_slots, clock)
         self._compute_into(points, slots)
         if self.shift is not None:
             self.store[slots, points] += self.shift[points].astype(self.dtype)
@@ -295,12 +303,12 @@ class KernelRowCache:
         self.slot_of[:] = points
         self.owner[:N] = points
         self.last_used[:N] = clock + points
-        self._filled[0] = N
+        self.filled_slots[0] = N
         return clock + N
 
     def _whole_product(self, K: NDArray[np.floating]) -> bool:
         """K[:] = the Gram matrix by one symmetric product, where ``fill_whole`` says; whether it did."""
-        if (self._filled[0] != 0 or self.n_slots < self.N or self.dtype != np.float64
+        if (self.filled_slots[0] != 0 or self.n_slots < self.N or self.dtype != np.float64
                 or not GroupBlocks.supports(self.kernel, self.X)):
             return False
         if isinstance(self.kernel, RBF):
@@ -327,11 +335,11 @@ class KernelRowCache:
         if self._direct is not None:                 # RBF into float32 rows: exponents, then exp
             Xt, gamma, acc = self._direct
             rbf_exponents(Xt, points, gamma, self.store, slots, acc)
-            if _consecutive(slots):
-                np.exp(self.store[first:last + 1], out=self.store[first:last + 1])
+            if _consecutive(slots):                  # the exp of the SMO loop's own rows (``fill_here``)
+                exp32_inplace(self.store[first:last + 1].reshape(-1))
             else:
                 for s in slots:
-                    np.exp(self.store[s], out=self.store[s])
+                    exp32_inplace(self.store[s])
             return
         if _consecutive(slots):
             self._compute_rows(points, self.store[first:last + 1])

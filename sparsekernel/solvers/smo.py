@@ -171,8 +171,6 @@ INDEX_DTYPE = np.int32
 #: Share of cache_mb kept for compact rows (active entries only), used once the active set
 #: is at most an eighth of the variables; the full rows get the rest.
 COMPACT_SHARE = 0.2
-#: Rows a step may be using while it asks for more (the pair, or the nu rule's two rows).
-PINNED_ROWS = 3
 #: Bound changes gathered before G_bar is updated (four rows per pass).
 PENDING_BOUND_CHANGES = 32
 #: Initial length of the trace buffers (doubled when full).
@@ -491,7 +489,7 @@ class _Run:
                      index, QD, y.copy(), index.copy())
         self.cache_arrays = (self.cache.store, self.cache.slot_of, self.cache.last_used,
                              np.zeros(PENDING_BOUND_CHANGES, dtype=np.int64), np.zeros(PENDING_BOUND_CHANGES),
-                             *self._compact_arrays(qp, n, cache_mb))
+                             *self._compact_arrays(qp, n, cache_mb), *self._fill_arrays())
         a = np.asarray(qp.initial_point() if initial is None else initial, dtype=np.float64).copy()
         flags = np.zeros(n, dtype=np.int8)
         self.st = (a, self.prob[1].copy(), np.zeros(n), np.arange(n, dtype=np.int64), flags)
@@ -523,6 +521,15 @@ class _Run:
             Xd = Xd.copy()
         return cbuf, np.full(N, -1, dtype=np.int64), np.full(N, -1, dtype=np.int64), np.arange(n, dtype=INDEX_DTYPE), Xd
 
+    def _fill_arrays(self) -> tuple:
+        """The members of the loop's cache tuple that its own fill reads (``_smo_numba.fill_here``): the
+        cache's slot owners and fill count, the distance loop's operands (empty where the loop does not fill),
+        float64 work for the exp, and room for the slots of a step's requested rows."""
+        operands = self.cache.loop_operands()
+        Xt, sums = operands if operands is not None else (np.zeros((0, 0), np.float32), np.zeros(0, np.float32))
+        return (self.cache.owner, self.cache.filled_slots, Xt, sums, np.empty(2 * nb.EXP_CHUNK),
+                np.empty(nb.MAX_REQUESTS, dtype=np.int64))
+
     def _control(self, n: int, wss: str, shrinking: bool, max_iter: int | None, record: bool,
                  is_nu: bool, shrink_first: int) -> NDArray[np.int64]:
         ctrl = np.zeros(nb.C_SIZE, dtype=np.int64)
@@ -542,6 +549,7 @@ class _Run:
             unbounded_directions &= np.asarray(self.qp.diagonal) <= 0.0
         ctrl[nb.C_HAS_INF] = int(unbounded_directions.any())
         ctrl[nb.C_P_ALL] = nb.P_ALL
+        ctrl[nb.C_FILL_HERE] = int(self.cache.loop_operands() is not None)
         return ctrl
 
     def _floats(self, tol: float, scale: float, QD: Array) -> Array:
@@ -684,7 +692,7 @@ class _Run:
         """Before a fill of ``fill`` rows: keep the rows of waiting bound changes, or apply those first."""
         if self.ctrl[nb.C_NPEND] == 0:
             return
-        if fill + self.ctrl[nb.C_NPEND] + PINNED_ROWS < self.cache.n_slots:
+        if fill + self.ctrl[nb.C_NPEND] + nb.PINNED_ROWS < self.cache.n_slots:
             loops.protect_pending(self.cache_arrays, self.ctrl)
         else:
             loops.flush_G_bar(self.prob, self.st, self.cache_arrays, self.ctrl)
@@ -825,6 +833,8 @@ class _Run:
             self.ctrl[nb.C_MAX_ITER] = min(cap, before + chunk)
             code = loop(self.prob, self.st, cache, self.ctrl, self.fpar, self.trace)
             self.ctrl[nb.C_MAX_ITER] = cap
+            self.cache.rows_computed += int(self.ctrl[nb.C_ROWS_FILLED])    # the rows the loop filled itself
+            self.ctrl[nb.C_ROWS_FILLED] = 0
             if code == nb.MAX_ITER and self.ctrl[nb.C_ITER] < cap:
                 if self._at_roundoff():
                     return ROUNDOFF
