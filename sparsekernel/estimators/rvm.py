@@ -83,6 +83,13 @@ def _kernel_name(estimator: BaseEstimator, fitted: bool = False) -> str | None:
     return kernel.name if isinstance(kernel, Kernel) else "callable"
 
 
+def _certificate_tol(tol: float) -> float:
+    """The tolerance of a fit's certificate: ten times ``tol``, at least 0.01 nats, and finite (ten times a
+    ``tol`` above a tenth of the largest double is inf, which the certificate refused as 'tol must be a
+    positive finite number; got inf', a value the user never gave, after the whole fit)."""
+    return min(max(10 * tol, 1e-2), np.finfo(np.float64).max)
+
+
 def _warn_if_uncertified(estimator: Any, converged: bool) -> None:
     """A ConvergenceWarning where the solver reported convergence and the certificate (``report_``, recomputed
     on its own factorisation at ten times tol) fails: at an extreme noise floor (1e-300 on noise-free
@@ -271,7 +278,7 @@ class RVR(RegressorMixin, RVMEstimatorBase):
             )
             self._store(X, kernel, result)
             # the certificate: the largest evidence gain one move would still make (solvers.rvm.certificate)
-            self.report_ = evidence_report(design, y, result, tol=max(10 * self.tol, 1e-2),
+            self.report_ = evidence_report(design, y, result, tol=_certificate_tol(self.tol),
                                            noise_floor=self.noise_floor, hyperprior=self.hyperprior,
                                            alpha_max=self.alpha_max, bias=self.bias)
             _warn_if_uncertified(self, result.converged)
@@ -341,7 +348,7 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
             )
             self._store(X, kernel, result)
             # the certificate on the effective problem (7.117)-(7.119) at the mode (solvers.rvm.certificate)
-            self.report_ = laplace_report(design, labels, result, tol=max(10 * self.tol, 1e-2), bias=self.bias)
+            self.report_ = laplace_report(design, labels, result, tol=_certificate_tol(self.tol), bias=self.bias)
             _warn_if_uncertified(self, result.converged)
             return self
 
@@ -437,7 +444,7 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
                                  max_iter=self.max_iter, alpha_init=self.alpha_init)
             self._store(X, kernel, result)
             # the certificate on the effective problem (7.117)-(7.119) at the mode, as RVC's
-            self.report_ = laplace_report(design, y, result, tol=max(10 * self.tol, 1e-2), bias=self.bias)
+            self.report_ = laplace_report(design, y, result, tol=_certificate_tol(self.tol), bias=self.bias)
             _warn_if_uncertified(self, result.converged)
             return self
 

@@ -582,3 +582,18 @@ def test_the_fast_rvr_goes_on_from_its_other_starts_where_the_steps_lose_definit
         RVR(kernel="precomputed", restarts=0).fit(K, t)
     recovered = RVR(kernel="precomputed").fit(K, t)
     assert recovered.report_.ok and recovered.log_evidence_[-1] == pytest.approx(mackay.log_evidence_[-1], abs=1e-2)
+
+
+@pytest.mark.parametrize("name", ["RVR", "RVC", "PoissonRVR"])
+def test_a_tol_above_a_tenth_of_the_largest_double_is_honoured_not_refused_as_inf(name) -> None:
+    """The certificate runs at ten times tol: at tol=1e308 that was inf, and the fit ended, after its work,
+    in 'tol must be a positive finite number; got inf' (a value never given; ``sparsekernel rvm --tol
+    1e308`` printed it after the fit's warnings). It is capped at the largest double."""
+    import sparsekernel.estimators as E
+
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    y = {"RVR": X[:, 0], "RVC": X[:, 0] > 0, "PoissonRVR": np.arange(20) % 3}[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                  # every basis function pruned: the bias alone
+        est = getattr(E, name)(tol=1e308).fit(X, y)
+    assert est.report_.tol == np.finfo(np.float64).max and est.report_.ok
