@@ -268,8 +268,9 @@ def _compare_methods(text: str, machine: Any) -> list[str]:
         return methods
     from .formulations.solve import _check_method
 
+    _listed_once(text.split(","), text, "--methods", "method")      # as tour's: 'smo,,libsvm' is a typo
     # each name checked before any is solved (a typo in the last would otherwise end the command after the others)
-    methods = [auto_method(machine) if m == "auto" else _check_method(m) for m in text.split(",") if m]
+    methods = [auto_method(machine) if m == "auto" else _check_method(m) for m in text.split(",")]
     if len(methods) < 2:
         raise ValidationError(f"--methods must name at least two methods; got {text!r}")
     repeated = sorted({m for m in methods if methods.count(m) > 1})

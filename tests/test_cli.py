@@ -270,6 +270,9 @@ def test_every_bad_argument_is_one_line_with_exit_status_2(tmp_path, args, words
     (["tour", "--n-ripley", "99999999999999999999"], "--n-ripley must be an integer in [4, 1000]"),
     (["figures", "--out", ""], "--out must name a folder"),
     (["compare", "soft", "--data", "{csv}", "--methods", "smo,SMO"], "names smo twice"),
+    # an empty name was dropped without a word (exit 0), where tour --methods and figures --only refuse it
+    (["compare", "soft", "--data", "{csv}", "--methods", "smo,,libsvm"], "--methods must be a comma-separated list"),
+    (["compare", "soft", "--data", "{csv}", "--methods", "smo,libsvm,"], "none empty; got 'smo,libsvm,'"),
     (["kkt", "eps-svr", "--data", "{csv}", "--class-weight", "balanced"], "--class-weight applies to"),
     # an option the machine or the kernel does not read was ignored without a word (exit 0)
     (["kkt", "svdd", "--data", "{csv}", "--C", "3"], "--C applies to the machines that have it (eps-svr, nu-svr, soft)"),
@@ -297,7 +300,7 @@ def test_every_bad_argument_is_one_line_with_exit_status_2(tmp_path, args, words
         "tour-figures-no-matplotlib", "tour-method", "rvm-nan", "rvm-nan-target", "rvc-nan-target",
         "kkt-nan-libsvm-label", "rvm-nan-libsvm-label", "rvm-continuous-labels",
         "rvm-huge-targets", "kkt-nan", "kkt-nan-target", "libsvm-overflow", "n-ripley-small", "n-ripley-huge",
-        "figures-out-empty", "compare-twice", "class-weight-regression", "C-svdd", "C-hard", "nu-soft",
+        "figures-out-empty", "compare-twice", "compare-empty-name", "compare-trailing-comma", "class-weight-regression", "C-svdd", "C-hard", "nu-soft",
         "epsilon-one-class", "gamma-linear", "coef0-rbf", "degree-rbf", "model-key-without-value",
         "poly-gamma-overflow", "poly-coef0-overflow", "rvm-poly-overflow", "rvm-one-class",
         "rvm-variance-overflow", "figures-out-under-file", "figures-out-device", "port-arabic-digit"])
