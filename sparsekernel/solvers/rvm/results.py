@@ -252,6 +252,7 @@ def moderated_probabilities(mu: Array, var: Array) -> Array:
     every activation and, with weights of very different spread per class,
     reorders the classes even where the posterior is confident.
     """
+    mu, var = _activations(mu, var)
     if mu.shape[1] == 1:
         p1 = 1.0 / (1.0 + np.exp(-moderated_logits(mu, var)[:, 0]))
         return np.column_stack([1.0 - p1, p1])
@@ -260,6 +261,24 @@ def moderated_probabilities(mu: Array, var: Array) -> Array:
     with np.errstate(over="ignore"):
         p = 1.0 / np.sum(np.exp(-z), axis=2)  # the j = k term is exp(0) = 1
     return p / p.sum(axis=1, keepdims=True)
+
+
+def _activations(mu: ArrayLike, var: ArrayLike) -> tuple[Array, Array]:
+    """``moderated_probabilities``' arguments, checked: mu (n, O) real, var of its shape, finite and >= 0 (a
+    1-D mu raised IndexError 'tuple index out of range', and var of another shape numpy's broadcast error)."""
+    domain = "a 2-D array (n, O) of the activations' means, one column per output"
+    check_real_dtype(mu, "mu", domain)
+    check_real_dtype(var, "var", "an array of mu's shape of variances >= 0")
+    mu_a, var_a = np.asarray(mu, dtype=np.float64), np.asarray(var, dtype=np.float64)
+    if mu_a.ndim != 2 or mu_a.shape[1] == 0:
+        raise fail("mu", domain, mu_a)
+    if var_a.shape != mu_a.shape:
+        raise fail("var", f"an array of mu's shape {mu_a.shape} of variances >= 0", var_a)
+    bad = ~(var_a >= 0.0)                                        # NaN too
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValidationError(f"var must be variances >= 0; got {float(var_a[at])!r} at index {at}")
+    return mu_a, var_a
 
 
 def moderated_logits(mu: Array, var: Array) -> Array:

@@ -91,3 +91,30 @@ def test_regression_predict_names_phi_and_the_columns_it_needs() -> None:
                                               rf"shape \(40, {need - 1}\)"):
         result.predict(Phi[:, : need - 1])
     np.testing.assert_allclose(result.predict(Phi[:, :need]), result.predict(Phi), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("mu, var, match", [
+    (np.zeros(3), np.zeros(3), r"mu must be a 2-D array \(n, O\).*got an array of shape \(3,\)"),
+    (np.zeros((3, 2)), np.zeros((3, 3)), r"var must be an array of mu's shape \(3, 2\).*got an array of shape \(3, 3\)"),
+    (np.zeros((3, 2)), np.array([[0.0, 0.0], [0.0, -1.0], [0.0, 0.0]]), r"var must be variances >= 0; got -1\.0 at "
+                                                                         r"index \(1, 1\)"),
+    (np.zeros((2, 1)), np.array([[0.0], [np.nan]]), r"var must be variances >= 0; got nan at index \(1, 0\)"),
+])
+def test_moderated_probabilities_name_a_wrong_argument(mu, var, match: str) -> None:
+    """A 1-D mu raised IndexError ('tuple index out of range'), a var of another shape numpy's broadcast
+    ValueError, and a negative or NaN variance was moderated as a variance (NaN probabilities below -8/pi)
+    without a word."""
+    from sparsekernel.solvers.rvm import moderated_probabilities
+
+    with pytest.raises(ValidationError, match=match):
+        moderated_probabilities(mu, var)
+
+
+def test_moderated_probabilities_of_valid_activations_are_unchanged() -> None:
+    from scipy.special import expit
+
+    from sparsekernel.solvers.rvm import moderated_probabilities
+
+    mu, var = np.array([[0.0], [1.0], [-2.0]]), np.array([[0.0], [1.0], [4.0]])
+    p1 = expit(mu[:, 0] / np.sqrt(1.0 + np.pi * var[:, 0] / 8.0))       # (4.153)-(4.155)
+    np.testing.assert_allclose(moderated_probabilities(mu, var), np.column_stack([1.0 - p1, p1]), rtol=1e-15)
