@@ -11,12 +11,24 @@ hand-written solvers and the measure of cvxpy's modelling overhead.
 OSQP takes l <= A x <= u, here A = [y^T; (e^T); I]. Clarabel takes
 A x + s = b with s in a product of cones: the equalities in the zero cone,
 and -a + s = -l, a + s = u (finite u only) in the nonnegative cone.
+
+Both solvers stop on absolute tolerances, so the QP goes to them in units
+where its answer and its objective are of order one (``Units``): a = size a',
+f = value f'. Without them the hard-margin dual of inputs of scale 1e4 (a
+of order 1e-8) came back from Clarabel "AlmostSolved" with b = -0.82 for
+-0.145, OSQP called the same dual at scale 1e-4 (a of order 1e8)
+infeasible, and an epsilon-SVR with targets of scale 1e-6 came back
+"Solved" from both, failing its KKT conditions. A machine's usual scale (an
+RBF kernel, boxes of 1) is its own unit: size = value = 1, the matrices as
+they were.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import time
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -81,11 +93,13 @@ def solve_standard_qp(qp: StandardQP, solver: str = "clarabel", **opts: Any) -> 
     settings = {**QP_DEFAULTS[key], **opts}
     start = time.perf_counter()
     Q = qp.dense_Q()
-    P = sp.triu(sp.csc_matrix(Q), format="csc")
+    units = Units.of(qp, Q)
+    P = sp.triu(sp.csc_matrix(units.Q(Q)), format="csc")
     setup_matrix_time = time.perf_counter() - start
     run = _run_osqp if key == "osqp" else _run_clarabel
     try:
-        z, info = run(qp, P, settings)
+        z, info = run(units.problem(qp), P, settings)
+        z, info["solver_gap"] = units.size * z, units.value * info["solver_gap"]
     except ValidationError:
         raise
     except Exception as exc:  # the solvers raise their own exception types on bad settings or data
@@ -98,6 +112,48 @@ def solve_standard_qp(qp: StandardQP, solver: str = "clarabel", **opts: Any) -> 
     objective = float(0.5 * z @ (Q @ z) + qp.p @ z) if bool(np.all(np.isfinite(z))) else float("nan")
     return QPResult(a=z, G=None, rho=None, outcome=outcome, status=status, objective=objective,
                     **{**info, "compile_time": info["compile_time"] + setup_matrix_time})
+
+
+@dataclass(frozen=True)
+class Units:
+    """The units the solvers see the QP in: a = ``size`` a', f(a) = ``value`` f'(a'), so that
+
+        f'(a') = 1/2 a'^T Q' a' + p'^T a',  Q' = size^2 Q / value,  p' = size p / value,
+
+    with the box and the equalities' right-hand sides divided by ``size``. ``size`` is the
+    multipliers' natural scale, the smaller of the widest finite box and max |p_i| / max Q_ii (where
+    the curvature, not the box, stops them: the hard margin, or a box far wider than the answer);
+    ``value`` the larger of the two terms' sizes there, size^2 max Q_ii and size max |p_i|. Either
+    is 1 where the QP gives it nothing to go by (no finite box, p = 0 or Q = 0).
+    """
+
+    size: float = 1.0
+    value: float = 1.0
+
+    @classmethod
+    def of(cls, qp: StandardQP, Q: Array) -> "Units":
+        widths = (qp.upper - qp.lower)[np.isfinite(qp.upper)]
+        q_max = float(np.max(np.diag(Q), initial=0.0))
+        p_max = float(np.max(np.abs(qp.p), initial=0.0))
+        candidates = [float(widths.max())] if widths.size and widths.max() > 0 else []
+        if q_max > 0 and p_max > 0:
+            candidates.append(p_max / q_max)
+        size = min(candidates) if candidates else 1.0
+        value = max(size * size * q_max, size * p_max)
+        if not (math.isfinite(size) and size > 0 and math.isfinite(value) and value > 0):
+            return cls()
+        return cls(size, value)
+
+    def Q(self, Q: Array) -> Array:
+        return Q if self.size == self.value == 1.0 else Q * (self.size * self.size / self.value)
+
+    def problem(self, qp: StandardQP) -> StandardQP:
+        """The QP's vectors in these units (its Q is the caller's, ``Q``)."""
+        if self.size == self.value == 1.0:
+            return qp
+        return replace(qp, p=qp.p * (self.size / self.value), lower=qp.lower / self.size,
+                       upper=qp.upper / self.size, delta=qp.delta / self.size,
+                       nu_sum=None if qp.nu_sum is None else qp.nu_sum / self.size)
 
 
 @functools.lru_cache(maxsize=2)
