@@ -21,6 +21,7 @@ from .errors import SparseInputError, ValidationError
 __all__ = [
     "DOMAINS",
     "shown",
+    "quoted",
     "check_param",
     "check_matrix",
     "check_binary_targets",
@@ -85,6 +86,23 @@ def shown(value: object) -> str:
         return f"an array of shape {value.shape} and dtype {value.dtype}"
     text = repr(value.item() if isinstance(value, np.generic) else value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+#: how a line of another library's message that shows the data opens (numpy's and scipy's reprs, and
+#: scikit-learn's 'array=[...]')
+_DATA_LINE = ("[", "<", "array=")
+
+
+def quoted(exc: BaseException) -> str:
+    """Another library's error as a message quotes it, on one line: its words up to the data it shows
+    (scikit-learn's 'Complex data not supported' is followed by the repr of the whole array, 55 lines of a
+    sparse X's entries; 'Expected 2D array, got 1D array instead:' by 'array=[...]')."""
+    words = []
+    for line in str(exc).strip().splitlines():
+        if line.lstrip().startswith(_DATA_LINE):
+            break
+        words.append(line.strip())
+    return " ".join(w for w in words if w) or type(exc).__name__
 
 
 def check_param(name: str, value: object, domain: str | None = None) -> float | int:

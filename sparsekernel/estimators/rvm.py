@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from ..kernels import Kernel, check_finite_predictions
 from ..solvers.rvm.certificate import evidence_report, laplace_report
 from ..sparse import issparse
-from ..validation import check_matrix, check_real_dtype, check_real_targets, check_same_length
+from ..validation import check_matrix, check_real_dtype, check_real_targets, check_same_length, quoted
 from ..errors import ConvergenceWarning, SparseInputError, ValidationError
 from ..solvers.rvm import (
     moderated_logits,
@@ -62,7 +62,7 @@ def _validated(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike = _NO_Y, res
         raise
     except ValueError as exc:
         what = "X (2-D, a row per sample, real numbers)" + ("" if y is _NO_Y else " and y (one target per row of X)")
-        raise ValidationError(f"{what} must be valid input for {type(estimator).__name__}; got: {exc}") from exc
+        raise ValidationError(f"{what} must be valid input for {type(estimator).__name__}; got: {quoted(exc)}") from exc
     if not sparse:
         check_real_dtype(X, "X", "a 2-D array of real numbers")     # numbers as text, which validate_data parses
     checked = check_matrix(out if y is _NO_Y else out[0], "X", sparse=sparse)    # CSR, its entries finite

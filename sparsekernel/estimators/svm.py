@@ -108,7 +108,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..validation import (
-    check_matrix, check_param, check_real_dtype, check_real_targets, check_target_layout, fail,
+    check_matrix, check_param, check_real_dtype, check_real_targets, check_target_layout, fail, quoted,
 )
 from ..errors import ConvergenceWarning, NonConvexWarning, SolverError, ValidationError, collected
 from ..formulations import Machine, Solution
@@ -525,7 +525,7 @@ def _input_error(X: Any, y: Any, exc: ValueError, numeric: bool) -> ValidationEr
             if numeric:                           # a column y (one warning from scikit-learn) read as its entries
                 check_real_targets(np.ravel(np.asarray(y)), "y")
     except ValidationError as named:
-        return ValidationError(f"{named}; scikit-learn's check: {exc}")
+        return ValidationError(f"{named}; scikit-learn's check: {quoted(exc)}")
     return ValidationError(str(exc))
 
 
