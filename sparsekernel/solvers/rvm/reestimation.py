@@ -219,8 +219,10 @@ class LaplaceIterativeOutcome:
 
 def laplace_alpha(alpha: Array, Sigma_ii: Array, w: Array, method: str) -> Array:
     """(7.116) alpha_i = gamma_i / w_i*^2, or EM alpha_i = 1 / (w_i*^2 + Sigma_ii), at the mode w* (its
-    covariance's diagonal Sigma_ii)."""
-    with np.errstate(divide="ignore"):
+    covariance's diagonal Sigma_ii). Where gamma_i and w_i* are both 0 (a start at alpha_init = 1e300: the
+    prior holds the weight at 0) (7.116) is 0/0, nan, which the caller prunes as the inf of w_i* = 0 alone;
+    numpy's 'invalid value' RuntimeWarning reached the RVC's caller."""
+    with np.errstate(divide="ignore", invalid="ignore"):
         if method == "mackay":
             return gamma_of(alpha, Sigma_ii) / w**2  # (7.116)
         return 1.0 / (w**2 + Sigma_ii)  # EM, gap 7.6 with the Laplace posterior

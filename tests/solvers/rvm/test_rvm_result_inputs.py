@@ -118,3 +118,21 @@ def test_moderated_probabilities_of_valid_activations_are_unchanged() -> None:
     mu, var = np.array([[0.0], [1.0], [-2.0]]), np.array([[0.0], [1.0], [4.0]])
     p1 = expit(mu[:, 0] / np.sqrt(1.0 + np.pi * var[:, 0] / 8.0))       # (4.153)-(4.155)
     np.testing.assert_allclose(moderated_probabilities(mu, var), np.column_stack([1.0 - p1, p1]), rtol=1e-15)
+
+
+@pytest.mark.parametrize("method", ["mackay", "em"])
+def test_a_laplace_fit_started_at_a_huge_alpha_warns_nothing_of_numpys(method: str) -> None:
+    """MacKay's (7.116) at alpha_init = 1e300 is 0/0 where gamma_i = 1 - alpha_i Sigma_ii and w_i* are 0: the
+    pair is pruned (as w_i* = 0 alone prunes it), but numpy's 'invalid value encountered in divide'
+    RuntimeWarning reached the caller of RVC.fit."""
+    from sparsekernel.estimators import RVC
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3.0, 3.0, (40, 1))
+    y = (np.sin(X[:, 0]) + 0.1 * rng.standard_normal(40) > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)          # the AOT build note
+        warnings.simplefilter("error", RuntimeWarning)
+        model = RVC(method=method, alpha_init=1e300).fit(X, y)
+    assert model.report_.ok
+    assert np.mean(model.predict(X) == y) > 0.9
