@@ -226,10 +226,11 @@ def _as_numbers(path: str, rows: list[tuple[int, list[str]]], width: int) -> Arr
 def _check_delimiter(path: str, rows: list[tuple[int, list[str]]], delimiter: str) -> None:
     """Refuse a file whose every row is one field holding a tab or a semicolon and no ``delimiter``: a file
     separated by another character. Its first row was taken as a header (no field of it a number), and the
-    error was that the file held no data row ("0\t0\t1", one data row) or that line 2 had 1 column."""
+    error was that the file held no data row ("0\t0\t1", one data row) or that line 2 had 1 column. Spaces
+    too: ``np.savetxt``'s default (no row of one field is data, a row needing two columns)."""
     if not rows or any(len(row) != 1 for _, row in rows):
         return
-    for mark, name in (("\t", "tabs"), (";", "semicolons")):
+    for mark, name in (("\t", "tabs"), (";", "semicolons"), (" ", "spaces")):
         if mark != delimiter and all(mark in row[0] for _, row in rows):
             line, row = rows[0]
             raise ValidationError(f"{path!r} must be a CSV file separated by {delimiter!r}; got rows separated by "

@@ -252,7 +252,11 @@ def test_a_feature_index_beyond_the_readers_int_is_a_validation_error(tmp_path) 
 
 
 @pytest.mark.parametrize("text, name", [("0\t0\t1\n", "tabs"), ("0;0;1\n1;1;-1\n", "semicolons"),
-                                        ("x;y;t\n0;0;1\n", "semicolons")])
+                                        ("x;y;t\n0;0;1\n", "semicolons"),
+                                        # np.savetxt's default: line 1 was taken as a header, then 'line 2: a
+                                        # row must have at least 2 columns ...; got 1'
+                                        ("1.0e+00 2.0e+00 1.0e+00\n3.0e+00 4.0e+00 -1.0e+00\n", "spaces"),
+                                        ("x y t\n0 0 1\n", "spaces"), ("0 0 1\n", "spaces")])
 def test_load_csv_names_a_file_separated_by_tabs_or_semicolons(tmp_path, text: str, name: str) -> None:
     """A file of one field per row holding tabs or semicolons had its first row taken as a header: one data
     row separated by tabs was refused as holding none, two separated by semicolons as line 2 having 1 column.
