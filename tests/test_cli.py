@@ -590,6 +590,37 @@ def test_check_multipliers_errors_name_the_option(tmp_path, capsys, args, words)
     assert code == 2 and len(lines) == 1 and words in lines[0], lines
 
 
+@pytest.mark.parametrize("machine, huge", [("soft", 1e308), ("soft", 1e200), ("eps-svr", 1e200), ("svdd", 1e200),
+                                           ("model", 1e300)])
+def test_check_of_huge_multipliers_is_the_report_without_numpy_warnings(tmp_path, capsys, machine, huge) -> None:
+    """Found by probing ``check`` with huge values: multipliers of 1e200 (or a model file's coefficients of
+    1e300) fail their report, as they should, but numpy's RuntimeWarnings of the overflow ('overflow
+    encountered in matmul', 'invalid value encountered in subtract', ...) came first, up to 16 lines on
+    stderr naming nothing; the report already shows the overflow (inf, nan, 'not evaluated', FAIL)."""
+    import numpy as np
+
+    from sparsekernel.estimators import SVC
+    from sparsekernel.libsvm_model import save_fitted_model
+
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0], [2.0, 2.0], [-1.0, -1.0]])
+    y = np.array([-1.0, 1.0, -1.0, 1.0, 1.0, -1.0])
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    np.save(tmp_path / "a.npy", np.full(6, huge))
+    if machine == "model":
+        save_fitted_model(tmp_path / "m.model", SVC(kernel="linear").fit(X, y))
+        text = (tmp_path / "m.model").read_text().split("SV\n")
+        rows = [f"{huge:g} {' '.join(r.split()[1:])}" for r in text[1].splitlines()]
+        (tmp_path / "m.model").write_text(text[0] + "SV\n" + "\n".join(rows) + "\n")
+        argv = ["check", "--model", str(tmp_path / "m.model"), "--data", str(data)]
+    else:
+        argv = ["check", "--multipliers", str(tmp_path / "a.npy"), machine, "--data", str(data)]
+        argv += ["--a-hat", str(tmp_path / "a.npy")] if machine == "eps-svr" else []
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert captured.err == "" and "check: FAIL" in captured.out
+
+
 def test_compare_refuses_a_misspelled_method_before_solving_any(data_files, capsys, monkeypatch) -> None:
     """Found by probing compare on 2,000 points: ``--methods smo,clarabel,clarabl`` solved by the SMO and the
     cvxpy dual (10 s; 35 s at the help's estimate) before refusing 'clarabl', the answers thrown away; the
