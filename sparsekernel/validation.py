@@ -94,15 +94,25 @@ _DATA_LINE = ("[", "<", "array=")
 
 
 def quoted(exc: BaseException) -> str:
-    """Another library's error as a message quotes it, on one line: its words up to the data it shows
+    """Another library's error as a message quotes it, on one line: its words without the data it shows
     (scikit-learn's 'Complex data not supported' is followed by the repr of the whole array, 55 lines of a
-    sparse X's entries; 'Expected 2D array, got 1D array instead:' by 'array=[...]')."""
-    words = []
+    sparse X's entries; 'Expected 2D array, got 1D array instead:' by 'array=[...]', and then by its advice,
+    'Reshape your data either using array.reshape(-1, 1) ...', which is kept: scikit-learn's own checks
+    look for those words)."""
+    words, in_data = [], False
     for line in str(exc).strip().splitlines():
         if line.lstrip().startswith(_DATA_LINE):
-            break
-        words.append(line.strip())
+            in_data = True
+        elif not in_data or _is_prose(line):
+            in_data = False
+            words.append(line.strip())
     return " ".join(w for w in words if w) or type(exc).__name__
+
+
+def _is_prose(line: str) -> bool:
+    """A line of words after the data a message shows: it opens with a letter at its first column, where
+    the continuation lines of a repr open with a space, a tab, a bracket or a digit."""
+    return line[:1].isalpha()
 
 
 def check_param(name: str, value: object, domain: str | None = None) -> float | int:

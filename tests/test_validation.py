@@ -432,3 +432,16 @@ def test_a_frame_with_a_missing_value_names_that_entry_not_the_first() -> None:
         SVC().fit(frame, _y_class)
     with pytest.raises(ValidationError, match=r"holding 'x'"):
         SVC().fit(np.array([[1.0, 2.0]] * 29 + [[1.0, "x"]], dtype=object), _y_class)
+
+
+@pytest.mark.parametrize("X", [np.ones(3), np.arange(300.0)], ids=["short", "long-repr"])
+def test_a_1d_X_keeps_scikit_learns_advice_after_the_data_it_omits(X) -> None:
+    """validation.quoted stopped at scikit-learn's 'array=[...]' line and dropped the advice after it
+    ('Reshape your data either using array.reshape(-1, 1) ...'), which scikit-learn's own
+    check_fit2d_predict1d looks for: SVC, NuSVC, SVR, NuSVR and OneClassSVM failed it."""
+    fitted = SVC().fit(np.random.default_rng(0).random((10, 3)), [0, 1] * 5)
+    with pytest.raises(ValidationError) as info:
+        fitted.predict(X)
+    message = str(info.value)
+    assert "Reshape your data" in message and "array.reshape(1, -1)" in message
+    assert "array=" not in message and "\n" not in message
