@@ -442,7 +442,7 @@ class _BaseSVM(BaseEstimator):
         self.solution_ = sol
         self.n_support_ = np.array([support.shape[0]], dtype=np.int32)
         self.n_iter_ = int(sol.iterations)
-        self.fit_status_ = 0
+        self.fit_status_ = _fit_status([sol])
         return sol
 
     def __sklearn_tags__(self):
@@ -463,6 +463,13 @@ def _nonzero_support(sol: Solution) -> Solution:
     rows = None if sol.support_vectors is None else sol.support_vectors[keep]
     note = "support: the points of non-zero coefficient a_n - a_hat_n (LIBSVM's support vectors)"
     return sol.evolve(support=sol.support[keep], support_vectors=rows, notes=(*sol.notes, note))
+
+
+def _fit_status(solutions: list[Solution]) -> int:
+    """scikit-learn's ``fit_status_``: 0 where every solve of the fit ended certified (optimal, or a KKT
+    point of a dual that is not convex), 1 where one ended inaccurate (stopped at ``max_iter``, say; the
+    fit's ConvergenceWarning says so), as LIBSVM's 1 for a solve it terminated early."""
+    return int(any(sol.status == "inaccurate" for sol in solutions))
 
 
 def _number(value: Any, kind: type = numbers.Real) -> bool:
@@ -817,7 +824,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         self._pair_coef = coef[:, support]
         self.intercept_ = np.array([self._scale(s) * s.b for s in self._solutions])
         self.n_iter_ = np.array([s.iterations for s in self._solutions], dtype=np.int32)
-        self.fit_status_ = 0
+        self.fit_status_ = _fit_status(self._solutions)
         dual = np.zeros((len(self.pairs_), N))
         for k, (index, sol) in enumerate(zip(self._index, self._solutions)):
             dual[k, index] = sol.a

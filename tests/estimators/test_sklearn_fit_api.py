@@ -427,6 +427,20 @@ def test_fitted_attributes_have_scikit_learns_names_shapes_and_dtypes(name: str,
     assert ours.shape_fit_ == theirs.shape_fit_
 
 
+
+@pytest.mark.parametrize("name, binary", CASES, ids=CASE_IDS)
+def test_fit_status_is_1_where_a_solve_stopped_at_max_iter_as_scikit_learns(name: str, binary: bool) -> None:
+    """fit_status_ was 0 after every fit: at max_iter=5 scikit-learn's is 1 ('Solver terminated early')
+    and ours 0 beside its own ConvergenceWarning; a fit that converges keeps 0."""
+    X, y = _data(name, binary)
+    for max_iter, status in ((5, 1), (-1, 0)):
+        ours, theirs = _pair(name, max_iter=max_iter)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")          # both warn ConvergenceWarning at max_iter=5
+            _fit(ours, X, y), _fit(theirs, X, y)
+        assert ours.fit_status_ == theirs.fit_status_ == status, (max_iter, ours.fit_status_, theirs.fit_status_)
+        assert type(ours.fit_status_) is type(theirs.fit_status_)
+
 # -- the same exception classes as scikit-learn's ------------------------------------------------------
 
 def _raised(call) -> type[BaseException]:
