@@ -66,10 +66,10 @@ TRACE = types.Tuple((I8, I8, F8, F8, F8, F8, F8, F8))         # i, j, delta, L, 
 
 def _cache(rows: types.Type) -> types.Tuple:
     """store, slot_of, last_used, pend_slot, pend_coef, cbuf, cslot_of, cowner, ident, Xd, owner, filled, Xt,
-    sums, work, fill_slots."""
+    sums, fill_slots."""
     f4 = types.float32
     return types.Tuple((_array(rows, 2), I8, I8, I8, F8, _array(rows), I8, I8, I4, _array(types.float64, 2),
-                        I8, I8, _array(f4, 2), _array(f4), F8, I8))
+                        I8, I8, _array(f4, 2), _array(f4), I8))
 
 
 def argument_types(rows: types.Type) -> dict[str, tuple]:

@@ -524,11 +524,10 @@ class _Run:
     def _fill_arrays(self) -> tuple:
         """The members of the loop's cache tuple that its own fill reads (``_smo_numba.fill_here``): the
         cache's slot owners and fill count, the distance loop's operands (empty where the loop does not fill),
-        float64 work for the exp, and room for the slots of a step's requested rows."""
+        and room for the slots of a step's requested rows."""
         operands = self.cache.loop_operands()
         Xt, sums = operands if operands is not None else (np.zeros((0, 0), np.float32), np.zeros(0, np.float32))
-        return (self.cache.owner, self.cache.filled_slots, Xt, sums, np.empty(2 * nb.EXP_CHUNK),
-                np.empty(nb.MAX_REQUESTS, dtype=np.int64))
+        return (self.cache.owner, self.cache.filled_slots, Xt, sums, np.empty(nb.MAX_REQUESTS, dtype=np.int64))
 
     def _control(self, n: int, wss: str, shrinking: bool, max_iter: int | None, record: bool,
                  is_nu: bool, shrink_first: int) -> NDArray[np.int64]:
