@@ -349,7 +349,9 @@ def leave_compact(cache, ctrl):
 def scan(prob, st, size, Ki, Kj, idx, ci, cj, update):
     """Over the first ``size`` variables: if ``update``, v_t -= c_i K_i[idx_t] + c_j K_j[idx_t]
     (v = -y G changes so after a step, c = scale y da); then m_g = max_{I_up, g} v and
-    M_g = min_{I_low, g} v with their argmax/argmin, in the same pass."""
+    M_g = min_{I_low, g} v with their argmax/argmin, in the same pass. Of tied maxima the last is taken,
+    as LIBSVM's selection of i takes it (``-G[t] >= Gmax``): at the start every v_t of a class is equal,
+    and the first step, and with it every step of a run cut short by max_iter, is LIBSVM's."""
     y, p, lower, upper, index, QD, y0, index0 = prob
     a, V, G_bar, perm, flags = st
     m0 = -np.inf
@@ -367,15 +369,15 @@ def scan(prob, st, size, Ki, Kj, idx, ci, cj, update):
         f = flags[k]
         vu = v if f & UP else -np.inf      # selects, not branches: the flags follow no pattern
         vl = v if f & LOW else np.inf
-        if f & NEG:                         # strict: a sentinel never wins
-            if vu > m1:
+        if f & NEG:                         # a sentinel never wins (the minima strictly, the maxima by vu's test)
+            if vu >= m1 and vu != -np.inf:
                 m1 = vu
                 i1 = k
             if vl < M1:
                 M1 = vl
                 j1 = k
         else:
-            if vu > m0:
+            if vu >= m0 and vu != -np.inf:
                 m0 = vu
                 i0 = k
             if vl < M0:
