@@ -1223,13 +1223,14 @@ def assign_slots(points, slots, slot_of, owner, last_used, clock):
 
 @njit(cache=True, inline="always")
 def fill_here(prob, st, cache, ctrl, fpar):
-    """Compute the requested full rows in the loop, as the caller's fill would (``smo._Run._fetch_rows``
-    without its guessed rows; ``C_FILL_HERE``: float32 RBF rows of a dense X, no diagonal term).
+    """Compute the requested full rows in the loop, as the caller's fill would (``smo._Run._fetch_rows``,
+    with one guessed row at most, ``guess_partner``; ``C_FILL_HERE``: float32 RBF rows of a dense X, no
+    diagonal term), the same values bit for bit.
 
     The rows of waiting bound changes are kept (or applied first, where keeping them would leave
     fewer than PINNED_ROWS slots for the step), the least recently used slots are claimed, and each row is
-    the exponents of ``rbf_exponents`` and their exp (``exp32_inplace``). A return to the caller costs
-    about 50 us (a third of a row's time at N = 5,000, D = 20); the rows are those it computes.
+    the exponents of ``rbf_exponents`` and their exp (``exp32_inplace``). A return to the caller and back
+    costs about 50 us, the time of two or three such rows at N = 5,000, D = 20.
     """
     (store, slot_of, last_used, pend_slot, pend_coef, cbuf, cslot_of, cowner, ident, Xd,
      owner, filled, Xt, sums, fill_slots) = cache
