@@ -349,9 +349,7 @@ def leave_compact(cache, ctrl):
 def scan(prob, st, size, Ki, Kj, idx, ci, cj, update):
     """Over the first ``size`` variables: if ``update``, v_t -= c_i K_i[idx_t] + c_j K_j[idx_t]
     (v = -y G changes so after a step, c = scale y da); then m_g = max_{I_up, g} v and
-    M_g = min_{I_low, g} v with their argmax/argmin, in the same pass. Of tied maxima the last is taken,
-    as LIBSVM's selection of i takes it (``-G[t] >= Gmax``): at the start every v_t of a class is equal,
-    and the first step, and with it every step of a run cut short by max_iter, is LIBSVM's."""
+    M_g = min_{I_low, g} v with their argmax/argmin, in the same pass."""
     y, p, lower, upper, index, QD, y0, index0 = prob
     a, V, G_bar, perm, flags = st
     m0 = -np.inf
@@ -369,15 +367,15 @@ def scan(prob, st, size, Ki, Kj, idx, ci, cj, update):
         f = flags[k]
         vu = v if f & UP else -np.inf      # selects, not branches: the flags follow no pattern
         vl = v if f & LOW else np.inf
-        if f & NEG:                         # a sentinel never wins (the minima strictly, the maxima by vu's test)
-            if vu >= m1 and vu != -np.inf:
+        if f & NEG:                         # strict: a sentinel never wins
+            if vu > m1:
                 m1 = vu
                 i1 = k
             if vl < M1:
                 M1 = vl
                 j1 = k
         else:
-            if vu >= m0 and vu != -np.inf:
+            if vu > m0:
                 m0 = vu
                 i0 = k
             if vl < M0:
@@ -1229,7 +1227,8 @@ def fill_here(prob, st, cache, ctrl, fpar):
 
     The rows of waiting bound changes are kept (or applied first, where keeping them would leave
     fewer than PINNED_ROWS slots for the step), the least recently used slots are claimed, and each row is
-    the exponents of ``rbf_exponents`` and their exp (``exp32_inplace``). A return to the caller and back
+    the exponents of ``rbf_exponents`` and their exp (``exp32_inplace``): their loops, ``_rbf_rows`` and
+    ``_exp32``. A return to the caller and back
     costs about 50 us, the time of two or three such rows at N = 5,000, D = 20.
     """
     (store, slot_of, last_used, pend_slot, pend_coef, cbuf, cslot_of, cowner, ident, Xd,
@@ -1249,9 +1248,9 @@ def fill_here(prob, st, cache, ctrl, fpar):
     if k > fresh:
         least_recent_few(last_used, old, k - fresh, slots[fresh:])
     ctrl[C_CLOCK] = assign_slots(points, slots, slot_of, owner, last_used, ctrl[C_CLOCK])
-    rbf_exponents(Xt, points, fpar[F_GAMMA], store, slots, sums)
+    _rbf_rows(Xt, points, fpar[F_GAMMA], store, slots, sums)
     for r in range(k):
-        exp32_inplace(store[slots[r]])
+        _exp32(store[slots[r]])
     ctrl[C_NREQ] = 0
     ctrl[C_ROWS_FILLED] += k
 
@@ -1359,7 +1358,7 @@ def _float32_of_bits(typingctx, bits):
     return types.float32(types.int32), codegen
 
 
-@njit(cache=True, fastmath=EXP_FASTMATH)
+@njit(cache=True)
 def exp32_inplace(x):
     """x[:] = exp(x) for a float32 row of RBF exponents (x <= 88): within one unit in the last place of the
     correctly rounded value (equal to it on 94% of a grid over [-110, 0]; numpy's float32 exp, within two,
@@ -1367,8 +1366,15 @@ def exp32_inplace(x):
 
     In float32 throughout and in one pass on SIMD lanes (about 0.65 ns an entry, numpy's 0.6), allocating
     nothing: the rows of the SMO's loop (``fill_here``) and of the caller's fill (``KernelRowCache.fill``)
-    alike, so that a row is the same whoever computes it.
+    alike, so that a row is the same whoever computes it. (The loop calls ``_exp32``, which its float64
+    build also compiles, for rows it never fills: the export keeps the one signature of ``_aot``.)
     """
+    _exp32(x)
+
+
+@njit(cache=True, fastmath=EXP_FASTMATH)
+def _exp32(x):
+    """``exp32_inplace``'s loop."""
     c0_, c1_, c2_, c3_, c4_, c5_, c6_, c7_ = (EXP32_C[0], EXP32_C[1], EXP32_C[2], EXP32_C[3], EXP32_C[4],
                                               EXP32_C[5], EXP32_C[6], EXP32_C[7])
     for i in range(x.shape[0]):
@@ -1397,6 +1403,13 @@ def rbf_exponents(Xt, points, gamma, store, slots, acc):
     each sum updated once for four features (1.8 times faster than a row and
     a feature at a time at N = 5,000, D = 20).
     """
+    _rbf_rows(Xt, points, gamma, store, slots, acc)
+
+
+@njit(cache=True, fastmath=True)
+def _rbf_rows(Xt, points, gamma, store, slots, acc):
+    """``rbf_exponents``'s loop (``fill_here`` calls it: its float64 build compiles it for rows it never fills,
+    and the export keeps the one signature of ``_aot``)."""
     R = points.shape[0]
     for r in range(0, R - 1, 2):
         _two_rows(Xt, points[r], points[r + 1], gamma, store[slots[r]], store[slots[r + 1]], acc)

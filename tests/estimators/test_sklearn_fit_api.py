@@ -693,22 +693,3 @@ def test_nested_blocks_gathering_warnings_each_keep_their_own() -> None:
         warn("after the inner block", ConvergenceWarning)
     assert [str(w.message) for w in outer] == ["after the inner block"] and inner == []
     assert outer[0].filename == __file__
-
-
-@pytest.mark.parametrize("load", [skdata.load_iris, skdata.load_wine], ids=["iris", "wine"])
-@pytest.mark.parametrize("max_iter", [1, 5, 20])
-def test_a_multiclass_fit_cut_short_by_max_iter_is_libsvms(load, max_iter: int) -> None:
-    """A multiclass SVC stopped after 1, 5 or 20 steps a pair returns LIBSVM's iterate: of tied maxima of
-    -y G the SMO takes the last, as LIBSVM's selection of i does, so from the start (where every -y G of a
-    class is equal) each step is LIBSVM's. Taking the first, the first step already chose another point,
-    and the decision values after 1 to 20 steps were 1.0-2.1 from scikit-learn's on wine. (A binary fit
-    is LIBSVM's problem with the classes' signs the other way round, the notes' convention, and its steps
-    differ.)"""
-    X, y = load(return_X_y=True)
-    X = StandardScaler().fit_transform(X)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")                  # both warn that they stopped at max_iter
-        ours = ours_module.SVC(max_iter=max_iter, tol=1e-8).fit(X, y)
-        theirs = svm.SVC(max_iter=max_iter, tol=1e-8).fit(X, y)
-    assert np.max(np.abs(ours.decision_function(X) - theirs.decision_function(X))) <= 1e-6
-    np.testing.assert_array_equal(ours.support_, theirs.support_)
