@@ -23,6 +23,7 @@ __all__ = [
     "shown",
     "quoted",
     "check_param",
+    "check_finite",
     "check_matrix",
     "check_binary_targets",
     "check_real_targets",
@@ -126,9 +127,14 @@ def check_param(name: str, value: object, domain: str | None = None) -> float | 
     return float(value)
 
 
-def _first_bad(A: NDArray[np.float64]) -> tuple[int, ...]:
-    bad = np.argwhere(~np.isfinite(A))
-    return tuple(int(i) for i in bad[0])
+def check_finite(A: NDArray[np.float64], name: str) -> None:
+    """A ValidationError naming ``name`` and the index of the first NaN or inf of ``A`` (an int for a
+    vector, a tuple otherwise), where it has one."""
+    if np.isfinite(A).all():
+        return
+    bad = tuple(int(i) for i in np.argwhere(~np.isfinite(A))[0])
+    where = bad[0] if A.ndim == 1 else bad
+    raise ValidationError(f"{name} must contain only finite values; got NaN or inf at index {where}")
 
 
 def check_real_dtype(X: ArrayLike, name: str, what: str) -> None:
@@ -183,10 +189,7 @@ def check_matrix(X: ArrayLike, name: str = "X", *, square: bool = False, sparse:
         )
     if A.ndim != 2 or A.shape[0] == 0 or A.shape[1] == 0:
         raise fail(name, "a non-empty 2-D array of shape (n_samples, n_features)", A)
-    if not np.isfinite(A).all():
-        raise ValidationError(
-            f"{name} must contain only finite values; got NaN or inf at index {_first_bad(A)}"
-        )
+    check_finite(A, name)
     if square and A.shape[0] != A.shape[1]:
         raise ValidationError(
             f"{name} must be a square Gram matrix for a precomputed kernel; got shape {A.shape}"
@@ -209,11 +212,7 @@ def _as_vector(t: ArrayLike, name: str) -> NDArray[np.float64]:
         )
     if v.ndim != 1 or v.size == 0:
         raise fail(name, "a non-empty 1-D array of shape (n_samples,)", v)
-    if not np.isfinite(v).all():
-        raise ValidationError(
-            f"{name} must contain only finite values; got NaN or inf at index "
-            f"{int(np.argwhere(~np.isfinite(v))[0, 0])}"
-        )
+    check_finite(v, name)
     return v
 
 

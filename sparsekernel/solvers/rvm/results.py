@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ...errors import ValidationError
-from ...validation import check_matrix, check_real_dtype, fail
+from ...validation import check_finite, check_matrix, check_real_dtype, fail
 
 __all__ = [
     "AllPrunedWarning",
@@ -154,9 +154,7 @@ def relevant_rows(Phi_relevant: ArrayLike, R: int, name: str = "Phi_relevant") -
         raise fail(name, domain, Phi_relevant) from exc
     if Phi.ndim != 2 or Phi.shape[1] != R:
         raise fail(name, domain, Phi)
-    if not np.isfinite(Phi).all():
-        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(Phi))[0])
-        raise ValidationError(f"{name} must contain only finite values; got NaN or inf at index {bad}")
+    check_finite(Phi, name)
     return Phi
 
 
