@@ -693,3 +693,25 @@ def test_a_truncated_compressed_libsvm_file_is_one_line_with_status_2(tmp_path, 
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "is not a valid LIBSVM-format file" in lines[0]
     assert "Compressed file ended" in lines[0] and "not foreseen" not in lines[0], lines
+
+
+def _separable_csv(tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(20, 2)) + 3.0, rng.normal(size=(20, 2)) - 3.0])
+    t = np.r_[np.ones(20), -np.ones(20)]
+    path = tmp_path / "separable.csv"
+    np.savetxt(path, np.column_stack([X, t]), delimiter=",")
+    return path
+
+
+def test_kkt_cases_at_a_huge_C_are_those_at_a_moderate_one_on_separable_data(tmp_path, capsys) -> None:
+    # no multiplier reaches C: the free ones (about 1) were 1e-20 of a box of 1e20 and all counted as zeros
+    path = _separable_csv(tmp_path)
+    counts = {}
+    for C in ("1e3", "1e20"):
+        assert main(["kkt", "soft", "--data", str(path), "--C", C, "--json", "--quiet"]) == 0
+        counts[C] = json.loads(capsys.readouterr().out)["categories"]
+    assert counts["1e3"]["on the margin"] > 0
+    assert counts["1e20"] == counts["1e3"]

@@ -50,7 +50,8 @@ def categories(machine: Machine, solution: Solution, bound_tol: float | None = N
     bound_tol = bound_tol_of(solution) if bound_tol is None else bound_tol
     qp = machine.standard_qp()
     z = solution.a if solution.a_hat is None else np.concatenate([solution.a, solution.a_hat])
-    at_lower, at_upper = bound_masks(np.asarray(z, dtype=np.float64), qp.lower, qp.upper, bound_tol)
+    at_lower, at_upper = bound_masks(np.asarray(z, dtype=np.float64), qp.lower, qp.upper, bound_tol,
+                                     qp.multiplier_unit)
     all_zero = _both(at_lower, machine.N)          # every multiplier of the point is 0
     none_at_box = _both(~at_upper, machine.N)      # no multiplier of the point is at its upper bound
     names = machine.category_names

@@ -955,7 +955,7 @@ class Machine(abc.ABC):
         qp = self.standard_qp()
         Ku = self.kernel_times(self.aggregate(z, qp)) if Ku is None else Ku
         G = qp.scale * qp.y * Ku[qp.index] + qp.p
-        at_lower, at_upper = bound_masks(z, qp.lower, qp.upper, bound_tol)
+        at_lower, at_upper = bound_masks(z, qp.lower, qp.upper, bound_tol, qp.multiplier_unit)
         return calculate_rho(np.ones(G.shape[0]), G - qp.y * rho, at_lower, at_upper).rho
 
     def recover_rho(self, z: Array, Ku: Array, bound_tol: float = BOUND_TOL,
@@ -963,7 +963,7 @@ class Machine(abc.ABC):
         """LIBSVM's rho (and r) from z: averages over the free multipliers, else the midpoint."""
         qp = qp or self.standard_qp()
         G = qp.scale * qp.y * Ku[qp.index] + qp.p
-        at_lower, at_upper = bound_masks(z, qp.lower, qp.upper, bound_tol)
+        at_lower, at_upper = bound_masks(z, qp.lower, qp.upper, bound_tol, qp.multiplier_unit)
         return (calculate_rho_nu if qp.is_nu else calculate_rho)(qp.y, G, at_lower, at_upper)
 
     def _cheap_feature_space(self) -> FeatureSpace | None:
@@ -1006,7 +1006,7 @@ class Machine(abc.ABC):
         """Points with a multiplier above its lower bound (relative to its own box)."""
         qp = self.standard_qp()
         z = a if a_hat is None else np.concatenate([a, a_hat])
-        at_lower, _ = bound_masks(z, qp.lower, qp.upper, tol)
+        at_lower, _ = bound_masks(z, qp.lower, qp.upper, tol, qp.multiplier_unit)
         above = ~at_lower if a_hat is None else (~at_lower[: self.N]) | (~at_lower[self.N:])
         return above.nonzero()[0]
 

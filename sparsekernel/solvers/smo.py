@@ -800,7 +800,7 @@ class _Run:
         y, p, lower, upper, index = self.prob[:5]
         a = self.st[0]
         scale, N = float(self.fpar[nb.F_SCALE]), self.cache.N
-        at_lower, at_upper = bound_masks(a, lower, upper, BOUND_ROUNDING)      # as ``compute_rho``'s
+        at_lower, at_upper = bound_masks(a, lower, upper, BOUND_ROUNDING, self.qp.multiplier_unit)    # as ``compute_rho``'s
         support = np.zeros(N, dtype=bool)
         support[index[~at_lower]] = True
         support |= (U != 0.0).any(axis=1)
@@ -1013,7 +1013,7 @@ def compute_rho(qp: StandardQP, a: Array, G: Array) -> RhoEstimate:
     per sign of y for the nu forms (Solver_NU). The machine turns it into b ((7.18), (7.37)),
     rho (Result 7.7), epsilon ((7.69)) or R^2. A multiplier within the rounding of a bound is at it
     (``standard_qp.BOUND_ROUNDING``, the Solution's support rule)."""
-    at_lower, at_upper = bound_masks(a, qp.lower, qp.upper, BOUND_ROUNDING)
+    at_lower, at_upper = bound_masks(a, qp.lower, qp.upper, BOUND_ROUNDING, qp.multiplier_unit)
     return (calculate_rho_nu if qp.is_nu else calculate_rho)(qp.y, G, at_lower, at_upper)
 
 

@@ -101,6 +101,17 @@ class StandardQP:
         base = self.scale * self.kernel.diag(self.X)[self.index]
         return base if self.diagonal is None else base + self.diagonal
 
+    @property
+    def multiplier_unit(self) -> float:
+        """The multipliers' own scale: tol_scale / max_i Q_ii, the size of a multiplier that moves a gradient
+        entry by the gradient's scale (whatever the boxes); inf where Q's diagonal is 0 (computed once)."""
+        unit = self.__dict__.get("_multiplier_unit")
+        if unit is None:
+            largest = float(self.diag_Q().max(initial=0.0))
+            unit = self.tol_scale / largest if largest > 0.0 else float("inf")
+            object.__setattr__(self, "_multiplier_unit", unit)
+        return unit
+
     def gradient(self, a: Array) -> Array:
         """G = Q a + p."""
         return self.dense_Q() @ a + self.p
@@ -214,21 +225,27 @@ class RhoEstimate:
 BOUND_ROUNDING = 1e-12
 
 
-#: A solution whose largest multiplier is below this share of the smallest finite box is the zero solution
-#: (``bound_masks``), its multipliers the rounding of zeros. An epsilon-SVR whose tube holds every point has
+#: A solution whose largest multiplier is below this share of the smallest finite box, or of the multipliers'
+#: own scale (``StandardQP.multiplier_unit``) where that is smaller, is the zero solution (``bound_masks``), its
+#: multipliers the rounding of zeros. An epsilon-SVR whose tube holds every point has
 #: a = 0; Clarabel answered with multipliers of 1e-19 (a tube of 100) and 2e-14 (a tube of 3) in a box of 1,
-#: and all 20 points were its support, "on the tube", where LIBSVM and the SMO have none.
+#: and all 20 points were its support, "on the tube", where LIBSVM and the SMO have none. Relative to the box
+#: alone, a soft margin at C = 1e20 on separable data (free multipliers of about 1, 1e-20 of the box) was the
+#: zero solution: every point "not a support vector", none on the margin as at C = 1e3.
 ZERO_SOLUTION_SHARE = 1e-10
 
 
-def bound_masks(a: Array, lower: Array, upper: Array, tol: float) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+def bound_masks(a: Array, lower: Array, upper: Array, tol: float,
+                unit: float = float("inf")) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """Variables at their lower and upper bounds, within ``tol`` of a scale.
 
     The scale of a variable is the smaller of its box width and the largest
     multiplier (the solution's own size): with boxes as different as class
     weights 1000 and 1e-4 make them, every multiplier may be tiny next to its
     box yet free. Where the largest is below ``ZERO_SOLUTION_SHARE`` of the
-    smallest finite box, every variable is at its lower bound.
+    smallest finite box, or of ``unit`` (the multipliers' own scale,
+    ``StandardQP.multiplier_unit``) where that is smaller, every variable is at
+    its lower bound.
 
     A box no wider than ``tol`` times the largest multiplier is below the
     solver's resolution (an interior-point answer is resolved to about that
@@ -242,7 +259,7 @@ def bound_masks(a: Array, lower: Array, upper: Array, tol: float) -> tuple[NDArr
     largest = float(above.max(initial=0.0))
     finite = np.isfinite(upper)
     width = np.where(finite, upper - lower, largest)     # each box, computed once
-    if finite.any() and largest < ZERO_SOLUTION_SHARE * float(width[finite].min()):
+    if finite.any() and largest < ZERO_SOLUTION_SHARE * min(float(width[finite].min()), unit):
         return np.ones(a.shape, dtype=bool), np.zeros(a.shape, dtype=bool)
     reach = np.minimum(width, largest)
     reach *= tol                                        # tol times each variable's scale
