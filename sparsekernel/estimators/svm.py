@@ -319,7 +319,8 @@ class _BaseSVM(BaseEstimator):
         row cache per solve, kept across the path within ``cache_size``). Each copy equals
         ``clone(self).set_params(**{param: value}).fit(X, y, sample_weight)`` to the tolerance
         ``tol``; where a warm solve's answer fails its certificate, that copy is the cold fit; with
-        another ``solver`` the copies are such cold fits.
+        another ``solver``, or with ``max_iter`` set (a solve cut short stops where its steps from its
+        start reached, so a warm start would end elsewhere than the cold fit), the copies are such cold fits.
 
         Parameters
         ----------
@@ -348,7 +349,8 @@ class _BaseSVM(BaseEstimator):
             raise fail("values", domain, values) from exc
         if grid.ndim != 1 or grid.shape[0] == 0:
             raise fail("values", domain, values)
-        path = RegularisationPath(self.cache_size) if self.solver == "smo" else None
+        # max_iter cuts a solve short where its steps from its start reached: only the cold start gives the cold fit
+        path = RegularisationPath(self.cache_size) if self.solver == "smo" and self.max_iter == -1 else None
         fitted: list[Any] = [None] * grid.shape[0]
         for k in np.argsort(grid, kind="stable"):
             try:

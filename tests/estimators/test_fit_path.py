@@ -150,3 +150,24 @@ def test_a_path_whose_dual_is_not_convex_is_the_cold_fits(kernel) -> None:
         colds = [clone(estimator).set_params(C=C).fit(X_C, Y_C) for C in values]
     for model, cold in zip(path, colds):
         np.testing.assert_allclose(model.decision_function(X_C), cold.decision_function(X_C), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("estimator, X, y, param, values", [
+    (SVC(max_iter=5), X_C, Y_C, "C", [0.1, 1.0, 10.0]),
+    (SVC(max_iter=5), X_3, Y_3, "C", [0.1, 1.0, 10.0]),
+    (NuSVR(max_iter=10, C=10.0), X_R, Y_R, "nu", [0.1, 0.3, 0.6]),
+], ids=["SVC", "SVC-3-classes", "NuSVR-nu"])
+def test_a_path_cut_short_by_max_iter_is_the_cold_fits(estimator, X, y, param, values) -> None:
+    """A solve cut short by max_iter stops where its steps from its start reached: warm-started, an SVC's path
+    with max_iter=5 ended elsewhere than the cold fits (decision values 1.07 off at C = 1 on X_C, 3.3 at C = 10;
+    on standardised wine, 3 folds, SVMGridSearchCV's mean CV accuracy 0.977 against the cold fits' 0.966 at
+    C = 1, and a best C of 100 against GridSearchCV's 10). Such a path now fits cold, each copy the cold fit."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)      # what this test is about: said by every fit
+        path = estimator.fit_path(X, y, values, param=param)
+        colds = [clone(estimator).set_params(**{param: value}).fit(X, y) for value in values]
+    for model, cold in zip(path, colds):
+        predict = "decision_function" if hasattr(cold, "decision_function") else "predict"
+        np.testing.assert_allclose(getattr(model, predict)(X), getattr(cold, predict)(X), rtol=0, atol=1e-9)
