@@ -715,3 +715,16 @@ def test_kkt_cases_at_a_huge_C_are_those_at_a_moderate_one_on_separable_data(tmp
         counts[C] = json.loads(capsys.readouterr().out)["categories"]
     assert counts["1e3"]["on the margin"] > 0
     assert counts["1e20"] == counts["1e3"]
+
+
+def test_kkt_at_the_largest_C_has_a_finite_gap_scale_and_no_numpy_warning(tmp_path, capsys) -> None:
+    # the gap's scale, C summed over the 40 points, overflowed to inf with numpy's overflow warning
+    import warnings
+
+    path = _separable_csv(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        code = main(["kkt", "soft", "--data", str(path), "--C", "1e308", "--json", "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "Warning" not in err, err
+    assert "Infinity" not in out and "NaN" not in out

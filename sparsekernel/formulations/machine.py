@@ -720,9 +720,13 @@ class Machine(abc.ABC):
     def gap_scale(self) -> float:
         """The size against which the duality gap is relative: output_scale times the sum of the
         finite upper bounds (the gap is at most sum_n box_n times the points' violations in
-        output units, so a relative gap is bounded by the rows' relative violations)."""
+        output units, so a relative gap is bounded by the rows' relative violations). Where that is beyond
+        float64's range (C = 1e308 on 40 points overflowed to inf, with numpy's overflow warning), the largest
+        finite float: a smaller scale, so the relative gap is at least the exact one's, never looser."""
         upper = self.standard_qp().upper
-        return self.output_scale * float(upper[np.isfinite(upper)].sum())
+        with np.errstate(over="ignore"):
+            scale = self.output_scale * float(upper[np.isfinite(upper)].sum())
+        return min(scale, float(np.finfo(np.float64).max))
 
     @abc.abstractmethod
     def _standard_qp(self) -> StandardQP:
