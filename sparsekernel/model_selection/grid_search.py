@@ -440,6 +440,29 @@ def _estimator_has(name: str):
     return check
 
 
+def _dispatched(pre_dispatch: Any, n_jobs: int | None) -> int | float | None:
+    """How many tasks joblib dispatches at first for ``pre_dispatch`` (inf for "all"), with the active backend's
+    count of ``n_jobs``, as ``joblib.Parallel`` evaluates it; None where that is no integer >= 1 (a bool, a float,
+    an expression joblib cannot evaluate). joblib takes ``int()`` of an expression's value: below 1 it dispatched
+    no task at all with n_jobs=2, and the search's every score was NaN."""
+    if isinstance(pre_dispatch, str):
+        if pre_dispatch == "all":
+            return float("inf")
+        from joblib import effective_n_jobs
+        try:
+            from joblib._utils import eval_expr      # joblib's own evaluator (joblib >= 1.3), private
+        except ImportError:
+            return 1                                  # left to joblib
+        try:
+            amount = int(eval_expr(pre_dispatch.replace("n_jobs", str(effective_n_jobs(n_jobs)))))
+        except (ValueError, TypeError):
+            return None
+        return amount if amount >= 1 else None
+    if isinstance(pre_dispatch, numbers.Integral) and not isinstance(pre_dispatch, (bool, np.bool_)):
+        return int(pre_dispatch) if pre_dispatch >= 1 else None
+    return None
+
+
 def _is_scorer_name(name: Any) -> bool:
     from sklearn.metrics import get_scorer_names
 
@@ -475,7 +498,8 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         0: silent; above 0, GridSearchCV's first line (folds, candidates, fits); above 1 also
         joblib's progress lines at that verbosity.
     pre_dispatch : int or str
-        joblib's ``pre_dispatch``.
+        joblib's ``pre_dispatch``: an integer >= 1, "all" or an arithmetic expression of ``n_jobs`` ("2*n_jobs")
+        that joblib evaluates to at least 1 (below 1 it would dispatch no task).
     error_score : "raise" or a number
         The score of a failed fit (with a ``FitFailedWarning``), or "raise".
     return_train_score : bool
@@ -535,6 +559,9 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         jobs = self.n_jobs
         if not (jobs is None or isinstance(jobs, numbers.Integral) and not isinstance(jobs, bool) and jobs != 0):
             raise fail("n_jobs", "None or a non-zero integer", jobs)
+        if _dispatched(self.pre_dispatch, jobs) is None:
+            raise fail("pre_dispatch", "an integer >= 1, 'all' or an arithmetic expression of n_jobs that joblib "
+                                       "evaluates to at least 1 ('2*n_jobs', say)", self.pre_dispatch)
 
     def _check_scoring(self) -> None:
         """``scoring`` one metric (None, a scorer name, a callable) or several (a list, tuple or set of

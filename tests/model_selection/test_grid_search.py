@@ -661,6 +661,22 @@ def test_bad_search_input_is_a_validation_error_naming_it(search, words: str) ->
         search()
 
 
+@pytest.mark.parametrize("pre_dispatch", [0, -1, "x", "n_jobs/4", 2.5, True])
+def test_a_pre_dispatch_joblib_cannot_dispatch_by_is_refused_naming_it(pre_dispatch) -> None:
+    """joblib takes int() of pre_dispatch ("n_jobs/4" with n_jobs=2: 0): with 0 it dispatched no task, and the
+    search returned every mean_test_score NaN without an error (GridSearchCV: "No fits were performed"); -1 and
+    "x" raised joblib's own words ("Stop argument for islice() must be ...", "'x' is not a valid or supported
+    arithmetic expression"), which name no argument. Floats and bools are GridSearchCV's InvalidParameterError."""
+    from sparsekernel.errors import ValidationError
+
+    with pytest.raises(ValidationError, match=rf"^pre_dispatch must be an integer >= 1, 'all' or an arithmetic "
+                                              rf"expression of n_jobs .*; got {re.escape(repr(pre_dispatch))}$"):
+        SVMGridSearchCV(SVC(), GRID, cv=3, n_jobs=2, pre_dispatch=pre_dispatch).fit(X, Y)
+    for good in (1, "all", "2*n_jobs", "n_jobs") if pre_dispatch == 0 else ():
+        search = SVMGridSearchCV(SVC(), GRID, cv=3, n_jobs=2, pre_dispatch=good).fit(X, Y)
+        assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
 def test_a_value_of_the_path_that_is_no_number_names_the_parameter() -> None:
     """{"C": ["a", 1.0]} reached fit_path, whose message named its own argument alone ("values must be a
     non-empty sequence of real numbers; got ['a', 1.0]"): the parameter of the grid is named too."""
