@@ -342,12 +342,19 @@ def _check_lengths(X: Any, **others: Any) -> None:
     """Each of ``others`` (y, groups, sample_weight) that is given has one entry per row of X, and y (where
     numeric) and sample_weight are finite: a ValidationError naming the first that is not, before
     scikit-learn's check_consistent_length and check_cv, whose messages name none."""
-    n = _num_samples(X)
+    try:
+        n = _num_samples(X)
+    except TypeError as exc:        # scikit-learn's "Expected sequence or array-like", which names no argument
+        raise fail("X", "an array-like of shape (n_samples, n_features) (or a sparse matrix)", X) from exc
     for name, value in others.items():
         if value is None:
             continue
-        if _num_samples(value) != n:
-            raise ValidationError(f"{name} must have one entry per row of X ({n}); got {_num_samples(value)}")
+        try:
+            m = _num_samples(value)
+        except TypeError as exc:
+            raise fail(name, f"an array-like of one entry per row of X ({n})", value) from exc
+        if m != n:
+            raise ValidationError(f"{name} must have one entry per row of X ({n}); got {m}")
         array = np.asarray(value)
         if name != "groups" and array.dtype.kind in "fc" and not np.isfinite(array).all():
             raise ValidationError(f"{name} must contain only finite values; got NaN or inf at index "

@@ -653,6 +653,12 @@ _n = X.shape[0]
      r"^sample_weight must contain only finite values; got NaN or inf at index 0"),
     (lambda: SVMGridSearchCV(SVC(), GRID).fit(X, np.where(np.arange(_n) == 3, np.nan, Y)),
      r"^y must contain only finite values; got NaN or inf at index 3"),
+    # scikit-learn's TypeError "Expected sequence or array-like, got <class 'NoneType'>" named none of them
+    (lambda: SVMGridSearchCV(SVC(), GRID).fit(None, Y), r"^X must be an array-like of shape .*; got None$"),
+    (lambda: SVMGridSearchCV(SVC(), GRID).fit(X, 5), rf"^y must be an array-like of one entry per row of X \({_n}\); got 5$"),
+    (lambda: SVMGridSearchCV(SVC(), GRID).fit(X, Y, sample_weight=2.0),
+     rf"^sample_weight must be an array-like of one entry per row of X \({_n}\); got 2.0$"),
+    (lambda: SVMGridSearchCV(SVC(), GRID).fit(X, Y, groups=1), r"^groups must be an array-like of one entry .*; got 1$"),
 ])
 def test_bad_search_input_is_a_validation_error_naming_it(search, words: str) -> None:
     from sparsekernel.errors import ValidationError
