@@ -35,11 +35,12 @@ from typing import Any, Callable as CallableType, Literal
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.metrics import pairwise
 from sklearn.utils.extmath import safe_sparse_dot
 
-from .sparse import as_rows, issparse, row_squared_norms, to_dense, used_columns
+from .sparse import as_rows, centred_full_columns, issparse, row_squared_norms, to_dense, used_columns
 from .validation import check_matrix, check_param, check_real_dtype
 from .errors import ValidationError
 
@@ -66,6 +67,10 @@ Array = NDArray[np.float64]
 DIRECT_EXPONENT_ROUNDING = 1e-10
 #: Differences a_r - b_m held at once by ``direct_exponent`` (1 MB of float64).
 DIFFERENCE_ENTRIES = 1 << 17
+#: Pairs of sparse rows whose differences ``sparse_direct_exponent`` forms at once.
+DIFFERENCE_PAIRS = 1 << 14
+#: exp(-e) is 0 in float64 beyond this e: a pair whose exponent is surely beyond it needs no exact distance.
+EXP_UNDERFLOW = 746.0
 
 
 def product_rounding(n_features: int, reach: float) -> float:
@@ -85,6 +90,50 @@ def direct_exponent(A: Array, B: Array, out: Array) -> Array:
             np.einsum("rmd,rmd->rm", d, d, out=out[r0:r0 + step])
     out *= -0.5
     return out
+
+
+def sparse_rbf(A: Any, B: Any, gamma: float) -> Array:
+    """exp(-gamma ||a_r - b_m||^2) for sparse rows (or one sparse, one dense), never densifying them.
+
+    Where the product's rounding (``product_rounding`` of gamma max ||x||^2) is within
+    ``DIRECT_EXPONENT_ROUNDING``, scikit-learn's kernel as it stands. Else, as the dense path centres its inputs,
+    the columns stored in every row are centred (``sparse.centred_full_columns``: a translation that stores no
+    new value), the exponent is formed from the products of those rows, and every pair whose rounding bound
+    is still beyond ``DIRECT_EXPONENT_ROUNDING`` (a large value stored in some rows only) and whose kernel
+    value may be non-zero has its distance summed from the difference of its two sparse rows instead."""
+    same = A is B
+    A = A if issparse(A) else sp.csr_matrix(A)
+    B = A if same else (B if issparse(B) else sp.csr_matrix(B))
+    terms = int(max(np.diff(A.indptr).max(initial=0), np.diff(B.indptr).max(initial=0)))
+    with np.errstate(over="ignore"):
+        sa = row_squared_norms(A)
+        sb = sa if same else row_squared_norms(B)
+        reach = gamma * max(float(sa.max(initial=0.0)), float(sb.max(initial=0.0)))
+    if not product_rounding(terms, reach) > DIRECT_EXPONENT_ROUNDING:
+        return pairwise.rbf_kernel(A, B, gamma=gamma)
+    Ac, Bc = centred_full_columns(A, B)
+    Bc = Ac if same else Bc
+    with np.errstate(over="ignore", invalid="ignore"):
+        sa, sb = row_squared_norms(Ac), row_squared_norms(Bc)
+        out = np.asarray(safe_sparse_dot(Ac, Bc.T, dense_output=True), dtype=np.float64)
+        out *= -2.0
+        out += sa[:, None]
+        out += sb[None, :]
+        np.maximum(out, 0.0, out=out)                             # ||a - b||^2, to its rounding:
+        bound = (terms + 2) * float(np.finfo(np.float64).eps) * 4.0 * np.maximum(sa[:, None], sb[None, :])
+        # where the bound is beyond the resolution and k may be non-zero (or the norms overflowed: nan)
+        exact = (bound > DIRECT_EXPONENT_ROUNDING / gamma) & ~(out - bound >= EXP_UNDERFLOW / gamma)
+    if same:
+        np.fill_diagonal(out, 0.0)
+        np.fill_diagonal(exact, False)
+    rows, cols = np.nonzero(exact)
+    for p0 in range(0, rows.size, DIFFERENCE_PAIRS):
+        r, m = rows[p0:p0 + DIFFERENCE_PAIRS], cols[p0:p0 + DIFFERENCE_PAIRS]
+        with np.errstate(over="ignore"):
+            out[r, m] = row_squared_norms(A[r] - B[m])
+    with np.errstate(over="ignore"):                              # inf: k = 0
+        out *= -gamma
+    return np.exp(out, out=out)
 
 
 class Kernel:
@@ -243,8 +292,8 @@ class RBF(Kernel):
         # 0.09 and refused as not positive semidefinite. About B's mean they cancel terms of the inputs' spread
         # (the rounding ``Machine.kernel_entry_error`` bounds), and where even that is beyond double precision
         # (``DIRECT_EXPONENT_ROUNDING``) the distances are summed from the differences. A sparse X stays sparse.
-        if issparse(A) or issparse(B):
-            return pairwise.rbf_kernel(A, B, gamma=self.gamma)
+        if issparse(A) or issparse(B):                 # centred as far as sparsity allows, else exact
+            return sparse_rbf(A, B, self.gamma)
         centre = B.mean(axis=0)
         Bc = B - centre
         Ac = Bc if A is B else A - centre

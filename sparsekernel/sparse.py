@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 from .errors import ValidationError
 
 __all__ = ["issparse", "as_rows", "to_dense", "row_squared_norms", "variance", "read_only_rows", "same_rows",
-           "check_sparse_matrix", "compact_indices", "digest", "frozen", "used_columns"]
+           "check_sparse_matrix", "compact_indices", "digest", "frozen", "used_columns", "centred_full_columns"]
 
 Array = NDArray[np.float64]
 
@@ -188,6 +188,24 @@ def used_columns(*matrices: Any) -> tuple[Any, ...]:
     used = np.unique(np.concatenate([M.indices for M in rows]))
     return tuple(sp.csr_matrix((M.data, np.searchsorted(used, M.indices).astype(M.indices.dtype), M.indptr),
                                shape=(M.shape[0], used.size)) for M in rows)
+
+
+def centred_full_columns(A: sp.csr_matrix, B: sp.csr_matrix) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Copies of A and B (CSR, canonical, one column space) with every column that stores a value in every
+    row of both shifted by B's mean of it: a translation of both (distances unchanged) that stores no new
+    entry, so the rows' norms and products are of the size of the columns' spread, not their offset. A column
+    missing from some row is left: shifting it would store a value in every row."""
+    full = np.ones(A.shape[1], dtype=bool)
+    for M in (A, B):
+        full &= np.bincount(M.indices, minlength=M.shape[1]) == M.shape[0]
+    A, B = A.copy(), (A.copy() if B is A else B.copy())
+    if not full.any() or B.shape[0] == 0:
+        return A, B
+    centre = np.zeros(B.shape[1])
+    centre[full] = np.bincount(B.indices, weights=B.data, minlength=B.shape[1])[full] / B.shape[0]
+    for M in (A, B):
+        M.data -= centre[M.indices]
+    return A, B
 
 
 def digest(X: Any) -> int:

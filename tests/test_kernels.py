@@ -187,3 +187,32 @@ def test_rbf_values_far_from_the_origin_keep_their_digits_and_every_solver_agree
             other = machine.solve(method)
             assert other.status == smo.status == "optimal"
             assert other.dual_objective == pytest.approx(smo.dual_objective, rel=1e-6)
+
+
+@pytest.mark.parametrize("offset", [1e4, 1e8])
+@pytest.mark.parametrize("pattern", ["every entry stored", "some entries missing"])
+def test_rbf_on_sparse_rows_far_from_the_origin_is_the_exact_kernel(offset: float, pattern: str) -> None:
+    # ||x||^2 + ||x'||^2 - 2 x^T x' cancelled terms of the size of the offset: 0.72 off the dense kernel at 1e8
+    import scipy.sparse as sp
+
+    r = np.random.default_rng(3)
+    A = r.normal(size=(60, 4)) + offset
+    A[40:] = A[:20] + 0.3 * r.normal(size=(20, 4))          # near neighbours, k well above 0
+    if pattern == "some entries missing":
+        mask = r.random(size=(20, 4)) < 0.3
+        A[:20][mask] = 0.0
+        A[40:][mask] = 0.0                                   # the same pattern as their neighbours
+    B = A[::7] + 0.1
+    kernel = RBF(0.5)
+
+    def exact(P, Q):
+        return np.exp(-0.5 * ((P[:, None, :] - Q[None, :, :]) ** 2).sum(-1))
+
+    As = sp.csr_matrix(A)
+    assert exact(A, A)[np.triu_indices(60, 1)].max() > 0.5
+    np.testing.assert_allclose(kernel(As), exact(A, A), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(kernel(As, sp.csr_matrix(B)), exact(A, B), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(kernel(As, B), exact(A, B), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(kernel(B, As), exact(B, A), rtol=0, atol=1e-12)
+    if pattern == "every entry stored":
+        np.testing.assert_allclose(kernel(As), kernel(A), rtol=0, atol=1e-12)
