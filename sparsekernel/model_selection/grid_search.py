@@ -62,12 +62,15 @@ Array = NDArray[np.float64]
 
 
 def _key(value: Any) -> Any:
-    """A hashable stand-in for a hyperparameter value (dicts and arrays by their repr)."""
+    """A hashable stand-in for a hyperparameter value: itself, or for an unhashable one (a dict, an array) its
+    identity, the very object of the grid's list. Not its repr, which can be one for different values: numpy
+    summarises an array of over 1,000 entries ("[1., 1., 1., ..., 1., 1., 1.]"), scikit-learn's kernels print
+    3 digits; two such values were one group, every candidate of it fitted with the first one's value."""
     try:
         hash(value)
         return (type(value).__name__, value)
     except TypeError:
-        return (type(value).__name__, repr(value))
+        return (type(value).__name__, "id", id(value))
 
 
 def path_groups(candidates: list[dict[str, Any]], path: str | None,

@@ -683,6 +683,32 @@ def test_a_pre_dispatch_joblib_cannot_dispatch_by_is_refused_naming_it(pre_dispa
         assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
 
 
+def _weigh(X, w):
+    return X * w[:X.shape[1]]
+
+
+def test_candidates_whose_values_print_alike_are_fitted_each_with_its_own() -> None:
+    """The groups of candidates were keyed by the repr of an unhashable value, which numpy summarises past 1,000
+    entries: kw_args {"w": w1} and {"w": w2}, w2 = w1 but for entry 3 (feature 3 weighed 10 times), were one
+    group, and every candidate of w2 was fitted with w1 (mean scores 0.892 and 0.917 at C = 0.1 and 10 for
+    each, against GridSearchCV's 0.763 and 0.896 for w2's). Now an unhashable value is keyed by itself."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    from sparsekernel.model_selection import path_groups
+
+    w1 = np.ones(1500)
+    w2 = w1.copy()
+    w2[3] = 10.0
+    assert repr({"w": w1}) == repr({"w": w2})
+    candidates = [{"t__kw_args": kw_args, "C": C} for kw_args in ({"w": w1}, {"w": w2}) for C in (1.0, 10.0)]
+    assert [group[1] for group in path_groups(candidates, "C", {})] == [[0, 1], [2, 3]]
+    grid = {"functiontransformer__kw_args": [{"w": w1}, {"w": w2}], "svc__C": [0.1, 10.0]}
+    ours = SVMGridSearchCV(make_pipeline(FunctionTransformer(_weigh), SVC()), grid, cv=3).fit(X, Y)
+    theirs = GridSearchCV(make_pipeline(FunctionTransformer(_weigh), svm.SVC()), grid, cv=3).fit(X, Y)
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"], theirs.cv_results_["mean_test_score"], atol=1e-3)
+
+
 def test_a_value_of_the_path_that_is_no_number_names_the_parameter() -> None:
     """{"C": ["a", 1.0]} reached fit_path, whose message named its own argument alone ("values must be a
     non-empty sequence of real numbers; got ['a', 1.0]"): the parameter of the grid is named too."""
