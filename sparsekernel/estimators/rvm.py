@@ -22,6 +22,7 @@ from ..sparse import issparse
 from ..validation import check_matrix, check_real_dtype, check_real_targets, check_same_length, quoted
 from ..errors import ConvergenceWarning, SparseInputError, ValidationError
 from ..solvers.rvm import (
+    moderated_log_probabilities,
     moderated_logits,
     moderated_probabilities,
     predictive_distribution,
@@ -366,6 +367,13 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
         columns = self._relevant_columns(X)
         mu, var = self.result_.latent(columns)
         return moderated_probabilities(mu, var)
+
+    def predict_log_proba(self, X: ArrayLike) -> Array:
+        """The log of ``predict_proba``, (n, K), formed in logs (``solvers.rvm.moderated_log_probabilities``):
+        finite and accurate where a probability rounds to 0 or 1."""
+        columns = self._relevant_columns(X)
+        mu, var = self.result_.latent(columns)
+        return moderated_log_probabilities(mu, var)
 
     def predict(self, X: ArrayLike) -> NDArray:
         """The class of largest predictive probability."""

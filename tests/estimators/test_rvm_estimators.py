@@ -597,3 +597,29 @@ def test_a_tol_above_a_tenth_of_the_largest_double_is_honoured_not_refused_as_in
         warnings.simplefilter("ignore")                  # every basis function pruned: the bias alone
         est = getattr(E, name)(tol=1e308).fit(X, y)
     assert est.report_.tol == np.finfo(np.float64).max and est.report_.ok
+
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_rvc_predict_log_proba_is_the_log_of_predict_proba_and_finite_where_it_rounds_to_0(n_classes) -> None:
+    # RVC had predict_proba and no predict_log_proba (scikit-learn's classifiers with one have both)
+    from sparsekernel.solvers.rvm import moderated_log_probabilities, moderated_probabilities
+
+    r = np.random.default_rng(0)
+    centres = np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]])[:n_classes]
+    X = np.vstack([c + r.normal(size=(20, 2)) for c in centres])
+    y = np.repeat(np.arange(n_classes), 20)
+    model = RVC(kernel="linear").fit(X, y)
+    points = np.vstack([X[::7], [[1e4, -1e4], [-1e4, 1e4]]])
+    log_p = model.predict_log_proba(points)
+    assert log_p.shape == (points.shape[0], n_classes) and np.isfinite(log_p).all()
+    np.testing.assert_allclose(log_p, np.log(model.predict_proba(points)), rtol=1e-10, atol=1e-12)
+    # activations so confident that a probability is below the smallest float: its log is finite, not log(0)
+    O = 1 if n_classes == 2 else n_classes
+    mu = np.array([[800.0] + [0.0] * (O - 1), [-800.0] + [0.0] * (O - 1), [1.0] + [0.0] * (O - 1)])
+    var = np.zeros_like(mu)
+    log_p = moderated_log_probabilities(mu, var)
+    p = moderated_probabilities(mu, var)
+    assert (p[:2] == 0.0).any(axis=1).all() and np.isfinite(log_p).all()
+    assert np.min(log_p[:2]) < -790.0
+    np.testing.assert_allclose(np.exp(log_p), p, rtol=1e-12, atol=1e-300)

@@ -29,6 +29,7 @@ from .results import (
     AllPrunedWarning,
     RVMClassification,
     RVMRegression,
+    moderated_log_probabilities,
     moderated_logits,
     moderated_probabilities,
     predictive_distribution,
@@ -54,6 +55,7 @@ __all__ = [
     "Poisson",
     "predictive_distribution",
     "moderated_probabilities",
+    "moderated_log_probabilities",
     "moderated_logits",
     "METHODS",
 ]

@@ -22,6 +22,7 @@ __all__ = [
     "RVMClassification",
     "predictive_distribution",
     "moderated_probabilities",
+    "moderated_log_probabilities",
     "moderated_logits",
 ]
 
@@ -252,13 +253,31 @@ def moderated_probabilities(mu: Array, var: Array) -> Array:
     """
     mu, var = _activations(mu, var)
     if mu.shape[1] == 1:
-        p1 = 1.0 / (1.0 + np.exp(-moderated_logits(mu, var)[:, 0]))
+        with np.errstate(over="ignore"):                         # exp(800) = inf: p1 = 0
+            p1 = 1.0 / (1.0 + np.exp(-moderated_logits(mu, var)[:, 0]))
         return np.column_stack([1.0 - p1, p1])
     diff = mu[:, :, None] - mu[:, None, :]  # mu_k - mu_j
     z = moderated_logits(diff, var[:, :, None] + var[:, None, :])  # (4.154) on a_k - a_j
     with np.errstate(over="ignore"):
         p = 1.0 / np.sum(np.exp(-z), axis=2)  # the j = k term is exp(0) = 1
     return p / p.sum(axis=1, keepdims=True)
+
+
+def moderated_log_probabilities(mu: Array, var: Array) -> Array:
+    """The log of ``moderated_probabilities``, (n, K), formed in logs: finite where a probability is below
+    the smallest float (log(1 - p1) of p1 = 1 - 1e-20 is -46, not log(0) = -inf) and accurate near 0.
+    Two classes: log p1 = -log(1 + exp(-z)), log p0 = -log(1 + exp(z)); K classes: -log sum_j exp(-z_kj),
+    normalised by its log-sum-exp over k."""
+    from scipy.special import logsumexp
+
+    mu, var = _activations(mu, var)
+    if mu.shape[1] == 1:
+        z = moderated_logits(mu, var)[:, 0]
+        return np.column_stack([-np.logaddexp(0.0, z), -np.logaddexp(0.0, -z)])
+    diff = mu[:, :, None] - mu[:, None, :]
+    z = moderated_logits(diff, var[:, :, None] + var[:, None, :])
+    log_p = -logsumexp(-z, axis=2)
+    return log_p - logsumexp(log_p, axis=1, keepdims=True)
 
 
 def _activations(mu: ArrayLike, var: ArrayLike) -> tuple[Array, Array]:
