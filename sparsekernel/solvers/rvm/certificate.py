@@ -309,6 +309,8 @@ def _checked_model(M: int, relevance: ArrayLike, alpha: ArrayLike, beta: object,
     precisions = given.astype(np.float64)
     if precisions.shape != (K,) or not np.all(np.isfinite(precisions) & (precisions > 0.0)):
         raise fail(f"{prefix}alpha", expected, alpha)
+    if isinstance(beta, np.ndarray) and beta.shape == () and beta.dtype.kind in "iufO":
+        beta = beta.item()                                # a 0-d array of a number is that number
     if isinstance(beta, bool) or not (isinstance(beta, numbers.Real) and math.isfinite(beta) and beta > 0.0):
         raise fail(f"{prefix}beta", "a positive finite noise precision", beta)
     return index, precisions, float(beta)

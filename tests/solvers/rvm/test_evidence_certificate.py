@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_friedman1
 
-from sparsekernel.errors import ConvergenceWarning
+from sparsekernel.errors import ConvergenceWarning, ValidationError
 from sparsekernel.kernels import RBF
 from sparsekernel.solvers.rvm import evidence_report, evidence_report_at, rvm_regression
 
@@ -815,3 +815,27 @@ def test_the_re_estimation_gain_does_not_depend_on_the_targets_scale(scale: floa
     assert reference.rows[0].gain > 0.1
     for ours, theirs in zip(scaled.rows, reference.rows):
         assert ours.tag == theirs.tag and ours.gain == pytest.approx(theirs.gain, rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("beta", [np.array(2.0), np.array(2), np.array(2.0, dtype=np.float32),
+                                  np.array(2.0, dtype=object), np.float64(2.0)])
+def test_evidence_report_at_takes_beta_as_a_0_d_array(beta) -> None:
+    # np.float64(2.0) was taken and np.array(2.0) refused as "an array of shape ()"
+    from sparsekernel.solvers.rvm import evidence_report_at
+
+    r = np.random.default_rng(0)
+    Phi, t = r.normal(size=(10, 3)), r.normal(size=10)
+    expected = evidence_report_at(Phi, t, [0, 1], [1.0, 1.0, 1.0], 2.0).to_json()
+    assert evidence_report_at(Phi, t, [0, 1], [1.0, 1.0, 1.0], beta).to_json() == expected
+
+
+@pytest.mark.parametrize("beta, shown", [(np.array(-1.0), "got -1.0"), (np.array(np.inf), "got inf"),
+                                         (np.array(0), "got 0"), (np.array(True), "dtype bool"),
+                                         (np.array([2.0]), "shape (1,)"), (np.array("2"), "dtype <U1")])
+def test_evidence_report_at_refuses_a_0_d_array_beta_outside_its_domain(beta, shown) -> None:
+    from sparsekernel.solvers.rvm import evidence_report_at
+
+    r = np.random.default_rng(0)
+    with pytest.raises(ValidationError, match="beta must be a positive finite noise precision") as info:
+        evidence_report_at(r.normal(size=(10, 3)), r.normal(size=10), [0, 1], [1.0, 1.0, 1.0], beta)
+    assert shown in str(info.value)
