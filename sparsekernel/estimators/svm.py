@@ -162,8 +162,14 @@ class _BaseSVM(BaseEstimator):
         """The parameters' checks as a fit begins; the kernel's name recorded for the model it fits."""
         self._check_common()
         for name in self._machine_params:
-            if not self._accepts(name, getattr(self, name)):
-                check_param(name, getattr(self, name))
+            value = getattr(self, name)
+            if not self._accepts(name, value):
+                try:
+                    check_param(name, value)
+                except ValidationError:
+                    if self._accepts(name, np.inf):      # the message's domain is then this estimator's
+                        raise fail(name, "a positive finite number or inf (the hard margin)", value) from None
+                    raise
         self._fitted_kernel_name = self._kernel_name
 
     def _accepts(self, name: str, value: Any) -> bool:

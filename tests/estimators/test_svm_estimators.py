@@ -267,7 +267,9 @@ def test_precomputed_kernel_and_bad_parameters() -> None:
     b = SVC(kernel="rbf", gamma=0.3, tol=1e-8).fit(X_train, y_train)
     np.testing.assert_allclose(a.decision_function(rbf_kernel(X_test, X_train, gamma=0.3)),
                                b.decision_function(X_test), atol=1e-6)
-    for bad, message in ((SVC(C=-1.0), "C must be a positive finite number; got -1.0"),
+    # SVC takes C = inf (the hard margin): its message said "a positive finite number", not its domain
+    for bad, message in ((SVC(C=-1.0), r"^C must be a positive finite number or inf \(the hard margin\); got -1.0$"),
+                         (SVR(C=-1.0), "^C must be a positive finite number; got -1.0$"),
                          (SVC(gamma=-2.0), "gamma must be 'scale', 'auto' or a positive number; got -2.0"),
                          (NuSVC(nu=1.5), r"nu must be a number in \(0, 1\]; got 1.5"),
                          (SVC(kernel="cosine"), "kernel must be one of"),
