@@ -326,7 +326,8 @@ class _BaseSVM(BaseEstimator):
         ``clone(self).set_params(**{param: value}).fit(X, y, sample_weight)`` to the tolerance
         ``tol``; where a warm solve's answer fails its certificate, that copy is the cold fit; with
         another ``solver``, or with ``max_iter`` set (a solve cut short stops where its steps from its
-        start reached, so a warm start would end elsewhere than the cold fit), the copies are such cold fits.
+        start reached, so a warm start would end elsewhere than the cold fit), the copies are such cold fits;
+        a path of one value is the plain fit.
 
         Parameters
         ----------
@@ -355,8 +356,10 @@ class _BaseSVM(BaseEstimator):
             raise fail("values", domain, values) from exc
         if grid.ndim != 1 or grid.shape[0] == 0:
             raise fail("values", domain, values)
-        # max_iter cuts a solve short where its steps from its start reached: only the cold start gives the cold fit
-        path = RegularisationPath(self.cache_size) if self.solver == "smo" and self.max_iter == -1 else None
+        # max_iter cuts a solve short where its steps from its start reached: only the cold start gives the cold fit;
+        # one value has no other to start from or share rows with (and a kept cache fills the whole Gram matrix)
+        walked = self.solver == "smo" and self.max_iter == -1 and grid.shape[0] > 1
+        path = RegularisationPath(self.cache_size) if walked else None
         fitted: list[Any] = [None] * grid.shape[0]
         for k in np.argsort(grid, kind="stable"):
             try:
