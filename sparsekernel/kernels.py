@@ -92,6 +92,15 @@ def direct_exponent(A: Array, B: Array, out: Array) -> Array:
     return out
 
 
+def sparse_product_rounding(X: Any, gamma: float) -> float:
+    """``product_rounding`` of the RBF exponent formed from a CSR X's uncentred products (scikit-learn's):
+    as many terms as a row stores values at most, reach gamma max ||x||^2. Where it exceeds
+    ``DIRECT_EXPONENT_ROUNDING``, ``sparse_rbf`` centres or sums the differences instead."""
+    terms = int(np.diff(X.indptr).max(initial=0))
+    with np.errstate(over="ignore"):
+        return product_rounding(terms, gamma * float(row_squared_norms(X).max(initial=0.0)))
+
+
 def sparse_rbf(A: Any, B: Any, gamma: float) -> Array:
     """exp(-gamma ||a_r - b_m||^2) for sparse rows (or one sparse, one dense), never densifying them.
 

@@ -37,7 +37,8 @@ from numpy.typing import ArrayLike, NDArray
 from .._lazy import cvxpy as cp
 from ..validation import check_matrix, check_param, fail
 from ..errors import NonConvexWarning, SolverError, ValidationError, ignored, warn
-from ..kernels import DIRECT_EXPONENT_ROUNDING, Kernel, check_finite_values, feature_map, make_kernel, product_rounding
+from ..kernels import (DIRECT_EXPONENT_ROUNDING, Kernel, check_finite_values, feature_map, make_kernel, product_rounding,
+                       sparse_product_rounding)
 from ..sparse import digest, frozen, issparse, read_only_rows, row_squared_norms, to_dense
 from ..solvers.standard_qp import BOUND_ROUNDING, RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
 from .solution import Solution
@@ -673,13 +674,17 @@ class Machine(abc.ABC):
         values; at gamma = 1e20 a quarter of the training points were misclassified.
 
         Where that product's rounding (``kernels.product_rounding``) exceeds ``DIRECT_EXPONENT_ROUNDING``
-        on a dense X, every path (the SMO's rows, the Gram matrix, the products K u) sums the exponent
+        on a dense X (or a sparse one: ``kernels.sparse_rbf``), every path (the SMO's rows, the Gram matrix, the products K u) sums the exponent
         from the differences, or forms a product only where its own rounding is below that: the bound is
         then ``DIRECT_EXPONENT_ROUNDING`` (the fuzzed case is now exact, and certified).
         """
         if self.kernel.name != "rbf" or self.X is None:
             return 0.0
         if issparse(self.X):
+            # a sparse X's rows are uncentred products where their rounding is within DIRECT_EXPONENT_ROUNDING,
+            # else centred or summed from the differences (``kernels.sparse_rbf``, the SMO's rows alike)
+            if sparse_product_rounding(self.X, float(self.kernel.gamma)) > DIRECT_EXPONENT_ROUNDING:
+                return DIRECT_EXPONENT_ROUNDING
             radius2 = float(np.max(row_squared_norms(self.X), initial=0.0))
         else:
             # ||x - m||^2 = ||x||^2 - 2 x^T m + ||m||^2 by two matrix-vector products, no centred copy (a
@@ -690,7 +695,7 @@ class Machine(abc.ABC):
             radius2 = max(float(np.max(squares, initial=0.0)), 0.0)
         reach = float(self.kernel.gamma) * radius2
         if not issparse(self.X) and product_rounding(self.X.shape[1], reach) > DIRECT_EXPONENT_ROUNDING:
-            return DIRECT_EXPONENT_ROUNDING      # (a sparse X's rows are products, uncentred, whatever their rounding)
+            return DIRECT_EXPONENT_ROUNDING
         return 4.0 * float(np.finfo(np.float64).eps) * reach
 
     @cached_property

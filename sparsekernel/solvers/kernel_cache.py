@@ -58,7 +58,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..kernels import (DIRECT_EXPONENT_ROUNDING, RBF, Kernel, Linear, Polynomial, Precomputed, Sigmoid,
-                       direct_exponent, product_rounding)
+                       direct_exponent, product_rounding, sparse_product_rounding, sparse_rbf)
 from ..sparse import issparse, row_squared_norms, used_columns
 from ._smo_loops import claim_slots, exp32_inplace, exp_inplace, rbf_exponents
 from ._smo_numba import RBF_CHUNK
@@ -723,11 +723,15 @@ def _sparse_block(X, kernel: Kernel, Xt) -> BlockFunction:
     sq = row_squared_norms(X) if isinstance(kernel, RBF) else None
     N = X.shape[0]
     group = max(1, SPARSE_GROUP_ENTRIES // max(N, 1))
+    exact = isinstance(kernel, RBF) and sparse_product_rounding(X, kernel.gamma) > DIRECT_EXPONENT_ROUNDING
 
     def block(rows: NDArray[np.int64], c0: int, c1: int, out: NDArray[np.floating]) -> None:
         right = Xt if (c0 == 0 and c1 == N) else Xt[:, c0:c1]
         for g0 in range(0, rows.size, group):
             part = rows[g0:g0 + group]
+            if exact:                                   # products that cancel beyond the resolution: the kernel's
+                out[g0:g0 + part.size] = sparse_rbf(X[part], X[c0:c1], kernel.gamma)
+                continue
             dots = (X[part] @ right).toarray()                        # (len(part), c1 - c0) = x_r^T x_m
             _dot_kernel(kernel, dots, None if sq is None else sq[part], None if sq is None else sq[c0:c1])
             out[g0:g0 + part.size] = dots
@@ -820,8 +824,11 @@ def _sparse_exact(X, kernel: Kernel, Xt) -> ExactFunction:
     formed once (small).
     """
     sq = row_squared_norms(X) if isinstance(kernel, RBF) else None
+    exact = isinstance(kernel, RBF) and sparse_product_rounding(X, kernel.gamma) > DIRECT_EXPONENT_ROUNDING
 
     def columns(cols: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], Array]:
+        if exact:                                       # products that cancel beyond the resolution: the kernel's
+            return lambda rows: sparse_rbf(X[rows], X[cols], kernel.gamma)
         whole = 2 * cols.size >= X.shape[0]
         right = Xt if whole else X[cols].T.tocsr()                  # (D, N) or (D, len(cols))
 

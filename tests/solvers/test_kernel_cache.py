@@ -255,3 +255,28 @@ def test_the_loops_own_fill_gives_the_answer_of_the_callers(cache_mb, monkeypatc
     assert own.status == theirs.status == "optimal" and check(machine, own).ok
     assert abs(own.dual_objective - theirs.dual_objective) <= 1e-9 * abs(theirs.dual_objective)
     assert np.array_equal(own.support, theirs.support)
+
+
+@pytest.mark.parametrize("offset", [1e4, 1e8])
+def test_the_smo_on_sparse_rows_far_from_the_origin_is_the_dense_fit(offset: float) -> None:
+    # the SMO's sparse rows were x^T x' products, uncentred: at an offset of 1e8 its dual objective was 4.3
+    # from the dense fit's and a multiplier 1.0 off, flagged inaccurate; at 1e4 the bound on a value's rounding was 9e-8
+    import warnings
+
+    import scipy.sparse as sp
+
+    from sparsekernel.formulations import SoftMarginSVC
+    from sparsekernel.kernels import RBF, DIRECT_EXPONENT_ROUNDING
+
+    r = np.random.default_rng(0)
+    X = np.vstack([r.normal(size=(30, 2)) + 1.5, r.normal(size=(30, 2)) - 1.5]) + offset
+    t = np.r_[np.ones(30), -np.ones(30)]
+    dense = SoftMarginSVC(X, t, RBF(0.5), C=1.0).solve("smo", tol=1e-8)
+    machine = SoftMarginSVC(sp.csr_matrix(X), t, RBF(0.5), C=1.0)
+    assert machine.kernel_entry_error <= DIRECT_EXPONENT_ROUNDING
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sparse = machine.solve("smo", tol=1e-8)
+    assert sparse.status == "optimal"
+    np.testing.assert_allclose(sparse.a, dense.a, rtol=0, atol=1e-6)
+    assert sparse.dual_objective == pytest.approx(dense.dual_objective, rel=1e-10)
