@@ -1117,3 +1117,17 @@ def test_an_iterative_start_that_cannot_factor_says_what_to_change(method: str) 
     with pytest.raises(SolverError, match=rf"method='{method}' cannot start: .* raise alpha_init, rescale Phi, or "
                                           r"use method='fast'"):
         rvm_regression(K, t, method, hyperprior=(1.0, 1.2e-6, 1.41, 9.5))
+
+
+@pytest.mark.parametrize("offset", [1e4, 1e8])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_kernel_design_far_from_the_origin_is_the_exact_kernel(offset: float, sparse: bool) -> None:
+    # KernelDesign (the RVM's columns on demand, past cache_mb) formed |x|^2 - 2 x^T x' + |x'|^2 uncentred,
+    # dense or sparse: 3e-8 off the exact kernel at an offset of 1e4, 0.98 at 1e8
+    import scipy.sparse as sp
+
+    X = np.random.default_rng(0).normal(size=(50, 2)) + offset
+    exact = np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    design = KernelDesign(RBF(0.5), sp.csr_matrix(X) if sparse else X)
+    np.testing.assert_allclose(design.gram_rows(np.arange(50)), exact, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(design.columns(np.arange(0, 50, 3)), exact[:, ::3], rtol=0, atol=1e-12)
