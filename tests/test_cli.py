@@ -728,3 +728,24 @@ def test_kkt_at_the_largest_C_has_a_finite_gap_scale_and_no_numpy_warning(tmp_pa
     out, err = capsys.readouterr()
     assert code == 0 and "Warning" not in err, err
     assert "Infinity" not in out and "NaN" not in out
+
+
+
+def test_the_certificate_at_a_huge_C_refuses_multipliers_twice_the_optimal_ones(tmp_path, capsys) -> None:
+    # the rows' scales were floored at 1e-5 of the box (1e15 at C = 1e20): twice the optimum passed there,
+    # and failed at C = 1e3
+    import numpy as np
+
+    from sparsekernel.formulations import SoftMarginSVC
+    from sparsekernel.kernels import RBF
+
+    path = _separable_csv(tmp_path)
+    data = np.loadtxt(path, delimiter=",")
+    for C in ("1e3", "1e20"):
+        a = SoftMarginSVC(data[:, :2], data[:, 2], RBF(0.5), C=float(C)).solve("clarabel").a
+        for factor, status in ((1.0, 0), (2.0, 1)):
+            np.save(tmp_path / "a.npy", factor * a)
+            code = main(["check", "--multipliers", str(tmp_path / "a.npy"), "soft", "--data", str(path),
+                         "--C", C, "--gamma", "0.5", "--quiet"])
+            out = capsys.readouterr().out
+            assert code == status, (C, factor, out)

@@ -29,7 +29,7 @@ class BinaryMachine(Machine):
 
     def _balance(self, s: KKTState, tag: str, box: float = np.inf) -> Condition:
         """sum_n a_n t_n = 0, the stationarity of the Lagrangian in b (``sum_scale``)."""
-        return Condition(tag, STATIONARITY, "sum_n a_n t_n = 0", abs(float(self.t @ s.a)), sum_scale(s.a, box))
+        return Condition(tag, STATIONARITY, "sum_n a_n t_n = 0", abs(float(self.t @ s.a)), sum_scale(s.a, self.zero_box(box)))
 
     def _primal_common(self, f: Any) -> dict[str, Any]:
         v = f.variables

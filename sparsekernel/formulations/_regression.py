@@ -79,7 +79,7 @@ class RegressionMachine(Machine):
         y = s.g + s.b                                                         # y(x_n)
         size = self.output_scale
         a, a_hat, xi, xi_hat = s.a, s.a_hat, s.xi, s.xi_hat
-        scale = multiplier_scale(s.z, box, size, 2.0 * max(epsilon, 0.0))  # of the rows a_n r_n: r_n <= 2 epsilon inside
+        scale = multiplier_scale(s.z, self.zero_box(box), size, 2.0 * max(epsilon, 0.0))  # of the rows a_n r_n: r_n <= 2 epsilon inside
         return [
             Condition(box_tags[0], DUAL, f"0 <= a_n <= {box_name}", np.maximum.reduce([-a, a - box_n, 0 * a]), box),
             Condition(box_tags[1], DUAL, f"0 <= a_hat_n <= {box_name}",
@@ -105,7 +105,7 @@ class RegressionMachine(Machine):
 
     def _sum_condition(self, s: KKTState, tag: str, box: float) -> Condition:
         """sum_n (a_n - a_hat_n) = 0, the stationarity in b (``sum_scale``)."""
-        return Condition(tag, STATIONARITY, "sum_n (a_n - a_hat_n) = 0", abs(float(np.sum(s.u))), sum_scale(s.z, box))
+        return Condition(tag, STATIONARITY, "sum_n (a_n - a_hat_n) = 0", abs(float(np.sum(s.u))), sum_scale(s.z, self.zero_box(box)))
 
     def _read_tube(self, f: Formulation) -> tuple[Array, dict[str, Any], tuple[Array, Array], Array]:
         v = f.variables

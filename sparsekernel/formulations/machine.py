@@ -721,6 +721,14 @@ class Machine(abc.ABC):
             return self.kernel_diagonal_max
         return spread
 
+    def zero_box(self, box: float) -> float:
+        """The box as the certificate's rows floor their scales by it (``multiplier_scale``, ``sum_scale``):
+        at most the multipliers' own scale (``StandardQP.multiplier_unit``), as ``bound_masks`` tells the
+        zero solution. Relative to the box alone, a soft margin at C = 1e20 on separable data (multipliers
+        of about 1) floored its rows at 1e15 and passed multipliers twice the optimal ones."""
+        box = float(box)
+        return min(box, self.standard_qp().multiplier_unit) if np.isfinite(box) else box
+
     @property
     def gap_scale(self) -> float:
         """The size against which the duality gap is relative: output_scale times the sum of the

@@ -151,7 +151,7 @@ class NuSVC(BinaryMachine):
             Condition("Result 7.7", PRIMAL, "xi_n >= 0", np.maximum(0.0, -xi), size),
             Condition("Result 7.7", PRIMAL, "rho >= 0", max(0.0, -s.rho), size),
             Condition("Result 7.7", SLACKNESS, "a_n (t_n y_n - rho + xi_n) = 0",
-                      np.abs(s.a * (margin - s.rho + xi)), multiplier_scale(s.a, box, size)),
+                      np.abs(s.a * (margin - s.rho + xi)), multiplier_scale(s.a, self.zero_box(box), size)),
             Condition("Result 7.7", SLACKNESS, "mu_n xi_n = 0", np.abs(mu * xi), box * size),
             Condition("Result 7.7", SLACKNESS, "delta rho = 0", abs(delta * s.rho), self.nu * size),
             self._stationarity_w(s, "Result 7.7", "w = sum_n a_n t_n phi(x_n)"),

@@ -99,7 +99,7 @@ class OneClassSVM(NoveltyMachine):
             Condition(source, PRIMAL, "w^T phi(x_n) - rho + xi_n >= 0", np.maximum(0.0, -slack), size),
             Condition(source, PRIMAL, "xi_n >= 0", np.maximum(0.0, -s.xi), size),
             Condition(source, SLACKNESS, "a_n (w^T phi(x_n) - rho + xi_n) = 0", np.abs(s.a * slack),
-                      multiplier_scale(s.a, box, size)),
+                      multiplier_scale(s.a, self.zero_box(box), size)),
             Condition(source, SLACKNESS, "(1/(nu N) - a_n) xi_n = 0", np.abs((box_n - s.a) * s.xi), box * size),
             self._stationarity_w(s, source, "w = sum_n a_n phi(x_n)"),
             self._intercept(s, source, "b = -rho (y(x) = sum_n a_n k(x, x_n) - rho)", -s.rho),

@@ -169,7 +169,7 @@ class SoftMarginSVC(BinaryMachine):
             Condition("(7.23)", DUAL, "a_n >= 0", below, C),
             Condition("(7.24)", PRIMAL, "t_n y_n - 1 + xi_n >= 0", np.maximum(0.0, 1.0 - xi - margin), 1.0),
             Condition("(7.25)", SLACKNESS, "a_n (t_n y_n - 1 + xi_n) = 0", np.abs(s.a * (margin - 1.0 + xi)),
-                      multiplier_scale(s.a, C)),
+                      multiplier_scale(s.a, self.zero_box(C))),
             Condition("(7.26), (7.31)", DUAL, "mu_n = C - a_n >= 0", above, C),
             Condition("(7.27)", PRIMAL, "xi_n >= 0", np.maximum(0.0, -xi), 1.0),
             Condition("(7.28)", SLACKNESS, "mu_n xi_n = 0", np.abs(mu * xi), C),

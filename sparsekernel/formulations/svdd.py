@@ -100,7 +100,7 @@ class SVDD(NoveltyMachine):
             Condition(source, PRIMAL, "R^2 + xi_n - ||phi(x_n) - c||^2 >= 0", np.maximum(0.0, -slack), size),
             Condition(source, PRIMAL, "xi_n >= 0", np.maximum(0.0, -s.xi), size),
             Condition(source, SLACKNESS, "a_n (R^2 + xi_n - ||phi(x_n) - c||^2) = 0", np.abs(s.a * slack),
-                      multiplier_scale(s.a, self.box, size)),
+                      multiplier_scale(s.a, self.zero_box(self.box), size)),
             Condition(source, SLACKNESS, "(C - a_n) xi_n = 0", np.abs((self.box - s.a) * s.xi), self.box * size),
             self._stationarity_w(s, source, "c = sum_n a_n phi(x_n)"),
             # y(x) = R^2 - ||phi(x) - c||^2 = sum_n 2 a_n k(x, x_n) - k(x, x) + b
