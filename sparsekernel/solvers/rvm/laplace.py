@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 
 from ...errors import SolverError
 from .likelihood import Likelihood
-from .posterior import precision_factor
+from .posterior import covariance_from_factor, precision_factor
 
 __all__ = ["ModeOptions", "Laplace", "Effective", "activations", "find_mode", "laplace_log_evidence",
            "effective_problem", "curvature_roots", "whitened_problem"]
@@ -233,6 +233,94 @@ def laplace_log_evidence(mode: Laplace, alpha: Array) -> float:
     """ln of (7.114): ln p(t | w*) + 1/2 sum ln alpha - 1/2 w*^T A w* + 1/2 ln |Sigma|."""
     log_det_Sigma = -2.0 * float(np.sum(np.log(np.diag(mode.R)))) if alpha.size else 0.0
     return mode.log_lik + 0.5 * float(np.sum(np.log(alpha))) - 0.5 * float(np.sum(alpha * mode.w**2)) + 0.5 * log_det_Sigma
+
+
+#: The activations' change h da at which ``alpha_gradient`` differences the curvature B (largest |h da_n|).
+CURVATURE_STEP = 1e-5
+
+
+def _spread(Phi_a: Array, output: Index, Sigma: Array, O: int) -> Array:
+    """S_n = Phi_n Sigma Phi_n^T (N, O, O): the posterior covariance of the activations a_n (7.113)."""
+    S = np.empty((Phi_a.shape[0], O, O))
+    for k in range(O):
+        rk = output == k
+        for j in range(O):
+            rj = output == j
+            S[:, k, j] = np.einsum("nq,nq->n", Phi_a[:, rk] @ Sigma[np.ix_(rk, rj)], Phi_a[:, rj])
+    return S
+
+
+def _curvature_change(likelihood: Likelihood, a: Array, dA: Array) -> Array:
+    """dB_n along each column of dA (N, P, O), a central difference: (N, P, O, O)."""
+    N, P, O = dA.shape
+    reach = np.max(np.abs(dA), axis=(0, 2))
+    h = np.divide(CURVATURE_STEP, reach, out=np.zeros(P), where=reach > 0.0)
+    dB = np.empty((N, P, O, O))
+    for sign in (1.0, -1.0):
+        moved = a[:, None, :] + sign * h[None, :, None] * dA
+        with np.errstate(over="ignore"):
+            B = likelihood.curvature(likelihood.mean(moved.reshape(-1, O))).reshape(dB.shape)
+        if sign > 0:
+            dB[:] = B
+        else:
+            dB -= B
+    return dB * np.divide(0.5, h, out=np.zeros(P), where=h > 0.0)[None, :, None, None]
+
+
+def alpha_gradient(likelihood: Likelihood, Phi_a: Array, output: Index, alpha: Array, mode: Laplace) -> Array:
+    """d(7.114)/d ln alpha_p for every kept pair p, the mode w*(alpha) moving with alpha.
+
+    (7.114) is ln p(t | w*) - w*^T A w* / 2 + sum ln alpha / 2 - ln |H| / 2
+    with H = Phi^T B Phi + A (7.111). At the mode (7.110) is zero, so w*
+    enters the first two terms to second order only, and differentiating
+    (7.110) = 0 gives dw* / d ln alpha_p = -Sigma e_p alpha_p w_p. B depends
+    on w* through the activations, da = Phi dw*, so
+
+        d/d ln alpha_p = 1/2 - alpha_p (w_p^2 + Sigma_pp) / 2 - 1/2 sum_n <S_n, dB_n>
+
+    with S_n = Phi_n Sigma Phi_n^T (O x O, Phi_n the activations' rows of
+    x_n) and dB_n the change of B_n along da (a central difference of the
+    likelihood's curvature, ``CURVATURE_STEP``). The first two terms alone
+    are the effective problem's (MacKay's fixed point (7.116)); the last is
+    what it leaves out: the curvature moving with the mode.
+    """
+    P, O = alpha.size, mode.Y.shape[1]
+    if P == 0:
+        return np.zeros(0)
+    Sigma = covariance_from_factor(mode.R)  # (7.113)
+    a = kept_activations(Phi_a, output, mode.w, O)
+    dW = Sigma * (-alpha * mode.w)[None, :]  # column p: dw* / d ln alpha_p
+    dA = np.empty((Phi_a.shape[0], P, O))  # (n, p, k): da_nk / d ln alpha_p
+    for k in range(O):
+        rk = output == k
+        dA[:, :, k] = Phi_a[:, rk] @ dW[rk]
+    moved = np.einsum("nkj,npkj->p", _spread(Phi_a, output, Sigma, O), _curvature_change(likelihood, a, dA))
+    return 0.5 - 0.5 * alpha * (mode.w**2 + np.diag(Sigma)) - 0.5 * moved
+
+
+def addition_correction(likelihood: Likelihood, project, Phi_a: Array, output: Index, mode: Laplace) -> Array:
+    """c (M, O) such that adding pair (column i, output k) with a large alpha_i changes (7.114) by
+    (Q^2 - S - Q c) / (2 alpha_i) + O(alpha_i^-2), S and Q the effective problem's factors; ``project(V)`` is
+    Phi^T V over the candidate columns.
+
+    The new weight starts at w_i = Q / alpha_i and the kept ones move by
+    -Sigma g w_i (g = Phi_a^T B phi_i), so the activations move by r w_i
+    with r = e_k phi_i - Phi_a Sigma g; ln |H| then gains ln(alpha_i + S)
+    and tr(Sigma Phi^T dB Phi) = sum_n <S_n, dB_n>, which the effective
+    problem leaves out. With v_nl = <S_n, dB_n / da_nl> that last term is
+    c Q / alpha_i, c = Phi^T (v - B z) with z the activations of Sigma u,
+    u_p = sum_n v_{n, o_p} Phi_np. So Q^2 - S - Q c > 0 is the exact test
+    of Result 7.18 for (7.114) at alpha_i = inf.
+    """
+    N, O = mode.Y.shape
+    a = kept_activations(Phi_a, output, mode.w, O)
+    Sigma = covariance_from_factor(mode.R) if output.size else np.zeros((0, 0))
+    S = _spread(Phi_a, output, Sigma, O)
+    unit = np.broadcast_to(np.eye(O)[None, :, :], (N, O, O))  # da_nl = 1 for each output l in turn
+    v = np.einsum("nkj,nlkj->nl", S, _curvature_change(likelihood, a, unit))
+    u = np.einsum("np,np->p", Phi_a, v[:, output])
+    z = kept_activations(Phi_a, output, Sigma @ u, O) if output.size else np.zeros((N, O))
+    return project(v - np.einsum("nkl,nl->nk", mode.Bmat, z))
 
 
 @dataclass(frozen=True)
