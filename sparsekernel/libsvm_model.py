@@ -198,6 +198,10 @@ def _model(header: dict[str, list[str]], body: list[str], first_line: int, path:
             values = np.array([kind(v) for v in header[key]])
         except ValueError:
             raise ValidationError(f"model {path!r}: '{key}' must be followed by numbers; got {header[key]}") from None
+        if kind is int and not all(INT_RANGE[0] <= v <= INT_RANGE[1] for v in values.tolist()):
+            # svm_load_model reads them with %d into a C int; a larger one made an object array, not a number
+            raise ValidationError(f"model {path!r}: '{key}' must be followed by integers in [{INT_RANGE[0]}, "
+                                  f"{INT_RANGE[1]}] (LIBSVM's C ints); got {header[key]}")
         if not np.all(np.isfinite(values)):      # svm_save_model writes none: a damaged or edited file
             raise ValidationError(f"model {path!r}: '{key}' must be followed by finite numbers; got {header[key]}")
         return values

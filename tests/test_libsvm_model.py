@@ -229,6 +229,27 @@ def test_a_model_file_with_nan_or_inf_is_refused_with_its_line(tmp_path, gamma, 
         parse_libsvm_model(bad)
 
 
+@pytest.mark.parametrize("line", ["nr_class 99999999999999999999", "label 99999999999999999999 1",
+                                  "nr_sv 99999999999999999999 1"])
+def test_a_header_integer_beyond_a_c_int_is_refused_by_name(tmp_path, capsys, line) -> None:
+    """svm_load_model reads nr_class, label and nr_sv with %d. An integer past int64 made an object array,
+    and np.isfinite's TypeError reached the command line as 'not foreseen by the command's checks' (exit 3)."""
+    header = {"nr_class": "nr_class 2", "label": "label 1 -1", "nr_sv": "nr_sv 1 0"}
+    header[line.split()[0]] = line
+    bad = tmp_path / "bad.model"
+    bad.write_text("svm_type c_svc\nkernel_type rbf\ngamma 0.5\n" + "\n".join(header.values())
+                   + "\ntotal_sv 1\nrho 0\nSV\n0.5 1:1\n")
+    key = line.split()[0]
+    with pytest.raises(ValidationError, match=rf"'{key}' must be followed by integers in \[-2147483648, "
+                                              rf"2147483647\].*got \[.99999999999999999999"):
+        parse_libsvm_model(bad)
+    data_file = tmp_path / "d.svm"
+    data_file.write_text("1 1:1\n-1 1:0\n")
+    assert main(["check", "--model", str(bad), "--data", str(data_file)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "must be followed by integers" in err[0]
+
+
 def test_a_model_file_that_is_not_text_is_refused(tmp_path) -> None:
     bad = tmp_path / "binary.model"
     bad.write_bytes(b"svm_type c_svc\n\xff\xfe\x00kernel_type rbf\n")
