@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..validation import check_param, fail
 from ..errors import ValidationError
 from ..solvers.standard_qp import StandardQP
-from .machine import DUAL, STATIONARITY, Condition, KKTState, Machine
+from .machine import DUAL, STATIONARITY, Condition, KKTState, Machine, over_box
 
 Array = NDArray[np.float64]
 
@@ -63,7 +63,7 @@ class NoveltyMachine(Machine):
         """0 <= a_n <= 1/(nu N), and sum_n a_n = 1 (the stationarity in ``variable``)."""
         box_n = self.box_n
         return [
-            Condition(source, DUAL, "0 <= a_n <= 1/(nu N)", np.maximum.reduce([-s.a, s.a - box_n, 0 * s.a]),
+            Condition(source, DUAL, "0 <= a_n <= 1/(nu N)", np.maximum.reduce([-s.a, over_box(s.a, box_n, float(np.max(box_n))), 0 * s.a]),
                       float(np.max(box_n))),
             Condition(source, STATIONARITY, f"sum_n a_n = 1 (d/d {variable})", abs(float(np.sum(s.a)) - 1.0), 1.0),
         ]

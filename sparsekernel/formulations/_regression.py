@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._lazy import cvxpy as cp
 from ..validation import check_real_targets, check_same_length
 from .machine import (_positive, DUAL, PRIMAL, SLACKNESS, STATIONARITY, Condition, Formulation, KKTState, Machine,
-                      multiplier_scale, sum_scale)
+                      multiplier_scale, over_box, sum_scale)
 
 Array = NDArray[np.float64]
 
@@ -79,11 +79,12 @@ class RegressionMachine(Machine):
         y = s.g + s.b                                                         # y(x_n)
         size = self.output_scale
         a, a_hat, xi, xi_hat = s.a, s.a_hat, s.xi, s.xi_hat
+        largest = float(np.max(np.abs(s.z), initial=0.0))                    # the multipliers' size
         scale = multiplier_scale(s.z, self.zero_box(box), size, 2.0 * max(epsilon, 0.0))  # of the rows a_n r_n: r_n <= 2 epsilon inside
         return [
-            Condition(box_tags[0], DUAL, f"0 <= a_n <= {box_name}", np.maximum.reduce([-a, a - box_n, 0 * a]), box),
+            Condition(box_tags[0], DUAL, f"0 <= a_n <= {box_name}", np.maximum.reduce([-a, over_box(a, box_n, box, largest), 0 * a]), box),
             Condition(box_tags[1], DUAL, f"0 <= a_hat_n <= {box_name}",
-                      np.maximum.reduce([-a_hat, a_hat - box_n, 0 * a]), box),
+                      np.maximum.reduce([-a_hat, over_box(a_hat, box_n, box, largest), 0 * a]), box),
             Condition("(7.53)", PRIMAL, "y_n + epsilon + xi_n - t_n >= 0",
                       np.maximum(0.0, self.t - y - epsilon - xi), size),
             Condition("(7.54)", PRIMAL, "t_n - y_n + epsilon + xi_hat_n >= 0",

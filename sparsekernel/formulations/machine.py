@@ -99,6 +99,19 @@ def multiplier_scale(multipliers: Array, box: float, unit: float = 1.0, reach: f
     return max(largest, BOUND_TOL * float(box) * (unit if reach is None else max(unit, reach)))
 
 
+def over_box(multipliers: Array, box_n: Any, box: float, largest: float | None = None) -> Array:
+    """How far each multiplier is above its own box box_n, in units of the largest box ``box`` (the
+    scale of the box rows): (a_n - box_n)_+ box / max(box_n, largest), each excess relative to its own
+    box, or to the largest multiplier (``largest``, by default of ``multipliers``) where that is larger: an
+    excess on a box far below the other multipliers moves the outputs by that share of them (OSQP's
+    multipliers overshoot boxes of 5e-8 by 1e-11 next to multipliers of 0.05). Relative to the largest
+    box alone, boxes as different as class weights 1e-6 and 1e6 make them hid the small ones: multipliers
+    twice the optimal ones, 2e-6 in a box of 1e-6, were 1e-12 of the scale and passed."""
+    box_n = np.asarray(box_n, dtype=np.float64)
+    largest = float(np.max(np.abs(multipliers), initial=0.0)) if largest is None else largest
+    return np.maximum(multipliers - box_n, 0.0) * (box / np.maximum(box_n, largest))
+
+
 def sum_scale(multipliers: Array, box: float) -> float:
     """The scale of a balance row sum_n y_n a_n = 0: sum_n |a_n|, and at least ``BOUND_TOL`` of a finite box
     (multipliers of 1e-20 on a box of 10, the optimum a = 0 of a wide tube, are zeros, not a scale: relative

@@ -39,7 +39,7 @@ from ..errors import InfeasibleError
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._binary import BinaryMachine
-from .machine import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten, multiplier_scale
+from .machine import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten, multiplier_scale, over_box
 from .solution import Solution
 
 __all__ = ["NuSVC"]
@@ -145,7 +145,7 @@ class NuSVC(BinaryMachine):
         xi = s.xi
         return [
             Condition("(7.39)", DUAL, "a_n >= 0", np.maximum(0.0, -s.a), box),
-            Condition("(7.39)", DUAL, "mu_n = 1/N - a_n >= 0 (W_n / sum W weighted)", np.maximum(0.0, -mu), box),
+            Condition("(7.39)", DUAL, "mu_n = 1/N - a_n >= 0 (W_n / sum W weighted)", over_box(s.a, box_n, box), box),
             Condition("(7.41)", DUAL, "delta = sum_n a_n - nu >= 0", max(0.0, -delta), self.nu),
             Condition("Result 7.7", PRIMAL, "t_n y_n - rho + xi_n >= 0", np.maximum(0.0, s.rho - xi - margin), size),
             Condition("Result 7.7", PRIMAL, "xi_n >= 0", np.maximum(0.0, -xi), size),

@@ -29,7 +29,7 @@ from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP
 from ._binary import BinaryMachine
 from .hard_margin import HardMarginSVC
-from .machine import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten, multiplier_scale
+from .machine import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, flatten, multiplier_scale, over_box
 from .solution import Solution
 
 __all__ = ["SoftMarginSVC"]
@@ -162,7 +162,7 @@ class SoftMarginSVC(BinaryMachine):
         mu = C_n - s.a                                                        # (7.31)
         C = float(C_n.max())
         below = np.maximum(-s.a, 0.0)                                         # (7.23)'s violation
-        above = np.maximum(-mu, 0.0)                                          # (7.26)'s: a_n - C_n > 0
+        above = over_box(s.a, C_n, C)                                         # (7.26)'s: a_n - C_n > 0, of C_n
         return [
             # the dual's box (7.33), the two multipliers' signs (7.23) and (7.26) with (7.31) in one row
             Condition("(7.33)", DUAL, "0 <= a_n <= C", np.maximum(below, above), C),

@@ -135,3 +135,20 @@ def test_a_solution_whose_coef_or_support_disagree_with_its_multipliers_fails(ch
     assert np.max(np.abs(wrong.decision_function(X) - solution.decision_function(X))) > 0.5
     report = check(m, wrong)
     assert [row.tag for row in report.failed()] == ["y(x)"]
+
+
+@pytest.mark.parametrize("weighting", ["class_weight", "sample_weight"])
+def test_multipliers_past_a_box_far_below_the_largest_fail_the_certificate(weighting: str) -> None:
+    # the box rows were relative to the largest box: with class weights 1e-6 and 1e6 (every optimal
+    # multiplier below 2.2e-5) multipliers twice the optimal ones, 2e-6 in a box of 1e-6, were 1e-12 of
+    # the scale 1e6 and passed (relative gap 7e-10); now 0.047 of the largest multiplier, and they fail
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    t = np.where(X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    if weighting == "class_weight":
+        m = SoftMarginSVC(X, t, RBF(0.5), C=1.0, class_weight={1: 1e-6, -1: 1e6})
+    else:
+        m = SoftMarginSVC(X, t, RBF(0.5), C=1.0, sample_weight=np.where(t > 0, 1e-6, 1e6))
+    s = m.solve("libsvm", tol=1e-10)
+    assert check(m, a=s.a).ok
+    assert not check(m, a=2.0 * s.a).ok
