@@ -322,11 +322,62 @@ def load_libsvm(path: str | os.PathLike[str], dense: bool = False) -> tuple[Any,
             X, t = load_svmlight_file(handle)
     except (ValueError, OverflowError, EOFError, zlib.error) as exc:  # OverflowError: a feature index beyond
         # the C reader's int; EOFError, zlib.error: a .gz or .bz2 cut short or damaged past the format check's head
-        raise ValidationError(f"{str(path)!r} is not a valid LIBSVM-format file: {exc}") from exc
+        raise ValidationError(f"{str(path)!r} is not a valid LIBSVM-format file: {exc}{_bad_libsvm_line(p)}") \
+            from exc
     if X.shape[0] == 0:
         raise ValidationError(f"{str(path)!r} must hold at least one data row; got none")
     X = compact_indices(X.tocsr().astype(np.float64, copy=False))
     return (np.asarray(X.toarray(), dtype=np.float64) if dense else X), np.asarray(t, dtype=np.float64)
+
+
+#: the largest feature index scikit-learn's LIBSVM reader holds (a C int)
+_MAX_INDEX = 2**31 - 1
+
+
+def _bad_libsvm_line(path: Path) -> str:
+    """' (line n: what it must be; got its text)' for the first line of a LIBSVM-format file that
+    scikit-learn's reader refuses, read again as that reader reads it (a comment from '#' on, blank lines
+    skipped, an optional qid:value first); '' where no line is found (a file damaged past reading). The
+    reader's own errors name no line ("Feature indices ... should be sorted and unique")."""
+    try:
+        with (_decompressing(path) or open)(path, "rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                line = raw[3:] if number == 1 and raw.startswith(b"\xef\xbb\xbf") else raw
+                why = _libsvm_line_error(line.split(b"#")[0].split())
+                if why:
+                    text = raw.rstrip(b"\r\n").decode("utf-8", "backslashreplace")
+                    return f" (line {number}: {why}; got {text[:80]!r})"
+    except (OSError, EOFError, zlib.error):
+        pass
+    return ""
+
+
+def _libsvm_line_error(words: list[bytes]) -> str:
+    """What a LIBSVM-format line split into ``words`` breaks, in words; '' where it is well formed."""
+    if not words:
+        return ""
+    try:
+        float(words[0])
+    except ValueError:
+        return "a line must start with its label, a number"
+    features = words[2:] if len(words) > 1 and words[1].startswith(b"qid:") else words[1:]
+    previous = -1
+    for word in features:
+        index, colon, value = word.partition(b":")
+        shown = repr(word.decode("utf-8", "backslashreplace")[:40])
+        if not colon:       # a lone number: the file spaced as '1 : 0.5', or a value without its index
+            return f"a feature must be index:value, not {shown}"
+        try:
+            i = int(index)
+            float(value)
+        except ValueError:
+            return f"a feature must be index:value, an integer index and a number, not {shown}"
+        if i < 0 or i > _MAX_INDEX:
+            return f"a feature index must be in [0, {_MAX_INDEX}], not {i}"
+        if i <= previous:
+            return f"feature indices must increase along a line, and {i} follows {previous}"
+        previous = i
+    return ""
 
 
 def infer_format(name: str, text: str | None = None) -> str:

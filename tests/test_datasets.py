@@ -265,3 +265,23 @@ def test_load_csv_names_a_file_separated_by_tabs_or_semicolons(tmp_path, text: s
     path.write_text(text)
     with pytest.raises(ValidationError, match=f"separated by ','; got rows separated by {name}"):
         datasets.load_csv(path)
+
+
+@pytest.mark.parametrize("text, where", [
+    ("1 1:1\n-1 2:1\n1 3:1 1:2\n",
+     "line 3: feature indices must increase along a line, and 1 follows 3; got '1 3:1 1:2'"),
+    ("1 1:1\n# note\n\n-1 1:1 1:2\n", "line 4: feature indices must increase along a line, and 1 follows 1"),
+    ("1 1:1\n-1 qid:2 2:1 2:5\n", "line 2: feature indices must increase along a line, and 2 follows 2"),
+    ("1 1:1\nyes 2:1\n", "line 2: a line must start with its label, a number; got 'yes 2:1'"),
+    ("1 1:1\n-1 2:oops\n", "line 2: a feature must be index:value, an integer index and a number, not '2:oops'"),
+    ("1 1 : 0.5\n", "line 1: a feature must be index:value, not '1'"),
+    ("1 1:1\n-1 -3:1\n", r"line 2: a feature index must be in \[0, 2147483647\], not -3"),
+])
+def test_a_bad_libsvm_line_is_named_with_its_number_and_text(tmp_path, text: str, where: str) -> None:
+    """scikit-learn's reader names no line ('Feature indices in SVMlight/LibSVM data file should be sorted
+    and unique.', 'could not convert string to float: b'yes''): in a file of many lines the bad one
+    could not be found from the message. Its own message is kept, and the line is named after it."""
+    path = tmp_path / "bad.libsvm"
+    path.write_text(text)
+    with pytest.raises(ValidationError, match=r"'.*bad.libsvm' is not a valid LIBSVM-format file: .*\(" + where):
+        datasets.load_libsvm(path)
