@@ -101,15 +101,16 @@ def multiplier_scale(multipliers: Array, box: float, unit: float = 1.0, reach: f
 
 def over_box(multipliers: Array, box_n: Any, box: float, largest: float | None = None) -> Array:
     """How far each multiplier is above its own box box_n, in units of the largest box ``box`` (the
-    scale of the box rows): (a_n - box_n)_+ box / max(box_n, largest), each excess relative to its own
-    box, or to the largest multiplier (``largest``, by default of ``multipliers``) where that is larger: an
+    scale of the box rows): (a_n - box_n)_+ box / max(box_n, min(largest, box)), each excess relative to
+    its own box, or to the largest multiplier (``largest``, by default of ``multipliers``; at most the
+    largest box, so that a multiplier 1.3 in a box of 1 is 0.3 over, not 0.3 / 1.3) where that is larger: an
     excess on a box far below the other multipliers moves the outputs by that share of them (OSQP's
     multipliers overshoot boxes of 5e-8 by 1e-11 next to multipliers of 0.05). Relative to the largest
     box alone, boxes as different as class weights 1e-6 and 1e6 make them hid the small ones: multipliers
     twice the optimal ones, 2e-6 in a box of 1e-6, were 1e-12 of the scale and passed."""
     box_n = np.asarray(box_n, dtype=np.float64)
     largest = float(np.max(np.abs(multipliers), initial=0.0)) if largest is None else largest
-    return np.maximum(multipliers - box_n, 0.0) * (box / np.maximum(box_n, largest))
+    return np.maximum(multipliers - box_n, 0.0) * (box / np.maximum(box_n, min(largest, box)))
 
 
 def sum_scale(multipliers: Array, box: float) -> float:
