@@ -263,6 +263,11 @@ def _sv_lines(body: list[str], n_coef: int, first_line: int, path: str) -> tuple
         if not (np.all(np.isfinite(coef[-1])) and np.all(np.isfinite(vals[first_value:]))):
             raise ValidationError(f"model {path!r}, line {number}: an SV line's coefficients and values must be "
                                   f"finite numbers; got {line[:60]!r}")
+        if np.any(np.diff(cols[first_value:]) <= 0):
+            # svm_save_model writes them increasing, and LIBSVM's kernels merge two rows assuming so: read in
+            # another order (or summed, for a repeated index), the row would be another point than LIBSVM's
+            raise ValidationError(f"model {path!r}, line {number}: an SV line's feature indices must increase, as "
+                                  f"svm_save_model writes them and LIBSVM's kernels read them; got {line[:60]!r}")
     n = len(coef)
     SV = sp.csr_matrix((vals, (rows, cols)), shape=(n, max(cols, default=-1) + 1))
     return np.array(coef, dtype=np.float64).reshape(n, n_coef).T, SV
