@@ -178,8 +178,9 @@ def load_csv(path: str | os.PathLike[str], delimiter: str = ",") -> tuple[Array,
         raise ValidationError(f"path must be an existing CSV file; got {str(path)!r}")
     try:
         with _open_text(p, "utf-8-sig") as handle:
-            reader = csv.reader(handle, delimiter=delimiter)
-            rows = [(reader.line_num, r) for r in reader
+            numbers: list[int] = []                  # the file's number of each line the csv reader is given
+            reader = csv.reader(_uncommented(handle, numbers), delimiter=delimiter)
+            rows = [(numbers[reader.line_num - 1], r) for r in reader
                     if not (len(r) <= 1 and not "".join(r).strip()) and not r[0].lstrip().startswith("#")]
     except UnicodeDecodeError as exc:
         raise ValidationError(f"path must be a text (UTF-8) CSV file; got {str(path)!r}, whose byte "
@@ -199,6 +200,16 @@ def load_csv(path: str | os.PathLike[str], delimiter: str = ",") -> tuple[Array,
                               f"then the target); got {width}")
     data = _as_numbers(str(path), rows, width)
     return data[:, :-1], data[:, -1]
+
+
+def _uncommented(lines: Any, numbers: list[int]) -> Any:
+    """The lines not starting with ``#`` (after whitespace), each one's number appended to ``numbers``.
+    They are dropped before the csv reader sees them: a quote in a comment ('# x,"y') opened a quoted
+    field there that ran on through the data rows, and the file was refused as holding none."""
+    for number, line in enumerate(lines, start=1):
+        if not line.lstrip().startswith("#"):
+            numbers.append(number)
+            yield line
 
 
 def _as_numbers(path: str, rows: list[tuple[int, list[str]]], width: int) -> Array:

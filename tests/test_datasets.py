@@ -285,3 +285,16 @@ def test_a_bad_libsvm_line_is_named_with_its_number_and_text(tmp_path, text: str
     path.write_text(text)
     with pytest.raises(ValidationError, match=r"'.*bad.libsvm' is not a valid LIBSVM-format file: .*\(" + where):
         datasets.load_libsvm(path)
+
+
+def test_a_comment_line_holding_a_quote_leaves_the_data_rows_alone(tmp_path) -> None:
+    """Comment lines were dropped after the csv reader had parsed them: the quote in '# columns x,"y ...'
+    opened a quoted field that swallowed every data row, and the file was refused as holding none."""
+    path = tmp_path / "quoted.csv"
+    path.write_text('# columns x,"y and the label\nx,y,t\n# a note, "half quoted\n1,2,1\n\n3,4,-1\n5,oops,1\n')
+    with pytest.raises(ValidationError, match="line 7, column 2: a data field must be a number; got 'oops'"):
+        datasets.load_csv(path)
+    path.write_text('# columns x,"y and the label\n1,2,1\n3,4,-1\n')
+    X, t = datasets.load_csv(path)
+    np.testing.assert_array_equal(X, [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(t, [1, -1])
