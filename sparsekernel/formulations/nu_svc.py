@@ -168,9 +168,14 @@ class NuSVC(BinaryMachine):
 
     @property
     def output_scale(self) -> float:
-        """The data's spread in feature space (``kernel_spread``): with sum_n a_n t_n = 0 the outputs
-        do not see a shift of the features, and rho is measured in this unit however small it is."""
-        return self.kernel_spread
+        """nu times the data's spread in feature space (``kernel_spread``): with sum_n a_n t_n = 0 the
+        outputs do not see a shift of the features, and with sum_n a_n = nu (7.41) they, rho and the
+        gradient of the dual are nu times that spread's size (the dual is homogeneous in nu below the
+        boxes). In the spread alone, at nu = 1e-3 (40 points) the SMO stopped at its start (0 steps, its
+        violation below 1e-3 of a unit 1e3 times the outputs) with 2 support vectors for 7, signs of y(x)
+        agreeing with LIBSVM's on 27 of 40 points, and its certificate passed, as did twice the optimal
+        multipliers at nu = 1e-6."""
+        return self.nu * self.kernel_spread
 
     @property
     def libsvm_scale(self) -> float:

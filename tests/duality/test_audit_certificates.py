@@ -152,3 +152,21 @@ def test_multipliers_past_a_box_far_below_the_largest_fail_the_certificate(weigh
     s = m.solve("libsvm", tol=1e-10)
     assert check(m, a=s.a).ok
     assert not check(m, a=2.0 * s.a).ok
+
+
+@pytest.mark.parametrize("nu", [1e-6, 1e-3])
+def test_nu_svc_at_a_tiny_nu_is_solved_and_certified_in_nus_own_units(nu: float) -> None:
+    # the outputs' unit was the kernel's spread whatever nu, with outputs and rho nu times that: at
+    # nu = 1e-3 the SMO stopped at its start (2 support vectors for 7; y(x) / rho 4.7 off LIBSVM's, signs
+    # agreeing on 27 of 40 points) and was certified, and twice the optimal multipliers passed at 1e-6
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    t = np.where(X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    m = NuSVC(X, t, RBF(0.5), nu=nu)
+    reference = m.solve("libsvm", tol=1e-10)
+    solution = m.solve("smo")
+    assert solution.report.ok
+    scaled = (solution.decision_function(X) / solution.rho, reference.decision_function(X) / reference.rho)
+    assert np.max(np.abs(scaled[0] - scaled[1])) < 0.1
+    assert check(m, a=reference.a).ok
+    assert not check(m, a=2.0 * reference.a).ok
