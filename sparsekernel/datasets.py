@@ -441,14 +441,26 @@ def load(path: str | os.PathLike[str], format: str | None = None, *, name: str =
     p = Path(path)
     if not p.is_file():
         raise ValidationError(f"{name} must be an existing data file (CSV or LIBSVM format); got {str(path)!r}")
-    text = _text_head(p, name)
-    fmt = format or infer_format(p.name, text)
+    fmt = format or _format_of_name(p.name)
+    # a LIBSVM file is read as bytes (scikit-learn's reader): a comment of another encoding ('# caf\xe9') is
+    # read past there, so only a NUL byte refuses it here; a byte that is no number is named by its line
+    text = _text_head(p, name, utf8=fmt != "libsvm")
+    fmt = fmt or infer_format(p.name, text)
     return load_csv(p) if fmt == "csv" else load_libsvm(p)
 
 
-def _text_head(path: Path, name: str = "path") -> str:
+def _format_of_name(name: str) -> str | None:
+    """The format ``infer_format`` tells from a name alone, or None where the name does not tell."""
+    try:
+        return infer_format(name)
+    except ValidationError:
+        return None
+
+
+def _text_head(path: Path, name: str = "path", utf8: bool = True) -> str:
     """The first ``HEAD_BYTES`` of a file (decompressed: ``COMPRESSED``) as text; ValidationError, calling
-    the file ``name``, for a NUL byte or one that is not UTF-8, or a compressed file that does not open."""
+    the file ``name``, for a NUL byte or, where ``utf8``, one that is not UTF-8 (else it is replaced), or a
+    compressed file that does not open."""
     opener = _decompressing(path) or open
     try:
         handle = open(path, "rb")
@@ -465,7 +477,7 @@ def _text_head(path: Path, name: str = "path") -> str:
     bad = head.find(b"\0")
     try:
         if bad < 0:
-            return head.decode("utf-8")
+            return head.decode("utf-8", "strict" if utf8 else "replace")
     except UnicodeDecodeError as exc:
         if len(head) == HEAD_BYTES and exc.start >= len(head) - 3:   # a character cut at the end of the head
             return head[:exc.start].decode("utf-8")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse
-from sklearn.datasets import dump_svmlight_file
+from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 
 from sparsekernel import datasets
 from sparsekernel.errors import ValidationError
@@ -298,3 +298,24 @@ def test_a_comment_line_holding_a_quote_leaves_the_data_rows_alone(tmp_path) -> 
     X, t = datasets.load_csv(path)
     np.testing.assert_array_equal(X, [[1, 2], [3, 4]])
     np.testing.assert_array_equal(t, [1, -1])
+
+
+def test_load_reads_a_libsvm_file_whose_comment_is_not_utf8_as_load_libsvm_does(tmp_path) -> None:
+    """load refused '# caf\\xe9' (Latin-1) in a .libsvm file as 'not text', which load_libsvm and
+    scikit-learn's load_svmlight_file read (as bytes, the comment skipped). A NUL byte is still refused,
+    a byte that is no number is named with its line, and a CSV file must still be UTF-8."""
+    path = tmp_path / "latin1.libsvm"
+    path.write_bytes(b"# caf\xe9 au lait\n1 1:0.5 2:1\n-1 2:2 # cr\xe8me\n")
+    X, t = datasets.load(path)
+    Xs, ts = load_svmlight_file(str(path))
+    np.testing.assert_array_equal(X.toarray(), Xs.toarray())
+    np.testing.assert_array_equal(t, ts)
+    path.write_bytes(b"1 1:0.5 2:\xe9\n")
+    with pytest.raises(ValidationError, match=r"line 1: a feature must be index:value"):
+        datasets.load(path)
+    path.write_bytes(b"1 1:0.5\x00\n")
+    with pytest.raises(ValidationError, match="not text"):
+        datasets.load(path)
+    (tmp_path / "latin1.csv").write_bytes(b"# caf\xe9\n1,2,1\n")
+    with pytest.raises(ValidationError, match="not text"):
+        datasets.load(tmp_path / "latin1.csv")
