@@ -208,9 +208,11 @@ def _model(header: dict[str, list[str]], body: list[str], first_line: int, path:
 
     svm_type, kernel_type = need("svm_type")[0], need("kernel_type")[0]
     if svm_type not in {c.libsvm_svm_type for c in MACHINES.values() if c.libsvm_svm_type}:
-        raise fail("svm_type", "c_svc, nu_svc, one_class, epsilon_svr or nu_svr", svm_type)
+        raise ValidationError(f"model {path!r}: svm_type must be c_svc, nu_svc, one_class, epsilon_svr or nu_svr; "
+                              f"got {svm_type[:40]!r}")
     if kernel_type not in _KERNELS:
-        raise fail("kernel_type", "linear, polynomial, rbf or sigmoid (precomputed is not read)", kernel_type)
+        raise ValidationError(f"model {path!r}: kernel_type must be linear, polynomial, rbf or sigmoid (precomputed "
+                              f"is not read); got {kernel_type[:40]!r}")
     for key in _ONE_VALUE:
         if key in header and len(header[key]) != 1:
             raise ValidationError(f"model {path!r}: '{key}' must be followed by one value; got {header[key]}")

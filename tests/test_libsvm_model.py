@@ -262,6 +262,20 @@ def test_an_sv_line_whose_indices_do_not_increase_is_refused_with_its_line(tmp_p
         parse_libsvm_model(bad)
 
 
+@pytest.mark.parametrize("key, value, domain", [
+    ("svm_type", "c_svx", "c_svc, nu_svc, one_class, epsilon_svr or nu_svr"),
+    ("kernel_type", "precomputed", r"linear, polynomial, rbf or sigmoid \(precomputed is not read\)"),
+])
+def test_an_unknown_svm_or_kernel_type_names_the_model_file(tmp_path, key, value, domain) -> None:
+    """Every other header error named the file; these two said 'svm_type must be ...; got 'c_svx'' alone."""
+    header = {"svm_type": "c_svc", "kernel_type": "rbf", key: value}
+    bad = tmp_path / "typo.model"
+    bad.write_text(f"svm_type {header['svm_type']}\nkernel_type {header['kernel_type']}\ngamma 0.5\nnr_class 2\n"
+                   "total_sv 1\nrho 0\nlabel 1 -1\nnr_sv 1 0\nSV\n0.5 1:1\n")
+    with pytest.raises(ValidationError, match=rf"^model '.*typo.model': {key} must be {domain}; got '{value}'$"):
+        parse_libsvm_model(bad)
+
+
 def test_a_model_file_that_is_not_text_is_refused(tmp_path) -> None:
     bad = tmp_path / "binary.model"
     bad.write_bytes(b"svm_type c_svc\n\xff\xfe\x00kernel_type rbf\n")
