@@ -528,18 +528,16 @@ def add_row(S: Array, Q: Array, labels: list, tol: float) -> EvidenceRow:
     return _row("(7.100)", "add an excluded function with q_i^2 > s_i", addition_gains(S, Q), labels, tol)
 
 
-def laplace_additions(likelihood: Likelihood, design: Design, kept: Array, row: NDArray[np.intp],
-                      output: NDArray[np.intp], T: Array, mode: Any, alpha: Array) -> tuple[Array, Array]:
-    """Every pair (column i of ``design``, output k) outside a Laplace model at its mode (``kept``: the kept
-    functions' columns, ``row``: each kept pair's column there): the gain (x - 1 - ln x)/2 with
-    x = (Q^2 - Q c) / S and the alpha_i = S^2 / (Q^2 - Q c - S) of that optimum, each (M, O), 0 and inf
-    where Q^2 - Q c <= S. S, Q are the effective problem's factors (7.117)-(7.119); c is what it leaves out
-    (``laplace.addition_correction``: B moving with the mode), so the test Q^2 - Q c > S is exact for
+def laplace_additions(likelihood: Likelihood, design: Design, kept_pairs: Array, output: NDArray[np.intp],
+                      mode: Any, S: Array, Q: Array) -> tuple[Array, Array]:
+    """Every pair (column i of ``design``, output k) at a Laplace model's mode (``kept_pairs``: the column of
+    each kept pair), from the effective problem's factors S, Q (M, O) (7.117)-(7.119): the gain
+    (x - 1 - ln x)/2 with x = (Q^2 - Q c) / S and the alpha_i = S^2 / (Q^2 - Q c - S) of that optimum, each
+    (M, O), 0 and inf where Q^2 - Q c <= S. c is what the effective problem leaves out
+    (``laplace.addition_correction``: B moving with the mode), so Q^2 - Q c > S is the exact test for
     (7.114) at alpha_i = inf; the gain and the optimum are the effective problem's with Q^2 - Q c for Q^2.
     Kept pairs are left to the caller."""
-    Sigma = covariance_from_factor(mode.R) if alpha.size else np.zeros((0, 0))  # (7.113)
-    S, Q = _effective_factors(design, kept, row, output, T, mode, Sigma, alpha)
-    c = addition_correction(likelihood, design.project, kept[:, row], output, mode).reshape(S.shape)
+    c = addition_correction(likelihood, design.project, kept_pairs, output, mode).reshape(S.shape)
     square = Q * Q - Q * c
     gains = np.nan_to_num(addition_gains(S, np.sqrt(np.maximum(square, 0.0))), nan=0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -632,8 +630,8 @@ def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification | RVM
     add_labels = [name[a] for a in i] if O == 1 else [f"{name[a]}/{b}" for a, b in zip(i, k)]
     rows.append(add_row(S[i, k], Q[i, k], add_labels, tol))
     evidence = laplace_log_evidence(mode, alpha)  # (7.114)
-    beyond = _beyond_rows(likelihood, candidates, kept, row, output, T, mode, alpha, evidence, (i, k),
-                          (pair_names, add_labels), tol)
+    beyond = _beyond_rows(likelihood, candidates, kept, row, output, T, mode, alpha, evidence, (S, Q),
+                          (i, k), (pair_names, add_labels), tol)
     reported = float(result.log_evidence[-1]) if len(result.log_evidence) else math.nan
     title = (f"RVM evidence certificate (Laplace, effective problem (7.117)-(7.119)): {result.method} fit, "
              f"N = {N}, M = {M}, {model}, {alpha.size} kept weights")
@@ -642,8 +640,8 @@ def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification | RVM
 
 
 def _beyond_rows(likelihood: Likelihood, candidates: Design, kept: Array, row, output, T: Array, mode: Any,
-                 alpha: Array, evidence: float, outside: tuple[Array, Array], labels: tuple[list, list],
-                 tol: float) -> tuple[EvidenceRow, ...]:
+                 alpha: Array, evidence: float, factors: tuple[Array, Array], outside: tuple[Array, Array],
+                 labels: tuple[list, list], tol: float) -> tuple[EvidenceRow, ...]:
     """The rows beyond the verdict (``laplace_exact``): the rise of (7.114) that one gradient step over the kept
     ln alpha makes, and the rise from adding the pair of largest gain by the exact test at alpha_i = inf
     (``laplace_additions``), each with the mode found again; ``where``: the kept pair of largest |gradient|,
@@ -652,7 +650,7 @@ def _beyond_rows(likelihood: Likelihood, candidates: Design, kept: Array, row, o
     state = Kept(row, output, alpha, mode, evidence)
     opts = ModeOptions()
     climb, top, _ = gradient_step_gain(likelihood, kept, T, state, opts)
-    gains, optimum = laplace_additions(likelihood, candidates, kept, row, output, T, mode, alpha)
+    gains, optimum = laplace_additions(likelihood, candidates, kept[:, row], output, mode, *factors)
     gains, optimum = gains[i, k], optimum[i, k]
     best = int(np.argmax(gains)) if gains.size else -1
     add = 0.0
