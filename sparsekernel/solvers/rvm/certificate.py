@@ -649,7 +649,7 @@ def _beyond_rows(likelihood: Likelihood, candidates: Design, kept: Array, row, o
     i, k = outside
     state = Kept(row, output, alpha, mode, evidence)
     opts = ModeOptions()
-    climb, top, _ = gradient_step_gain(likelihood, kept, T, state, opts)
+    climb, top = gradient_step_gain(likelihood, kept, T, state, opts)
     gains, optimum = laplace_additions(likelihood, candidates, kept[:, row], output, mode, *factors)
     gains, optimum = gains[i, k], optimum[i, k]
     best = int(np.argmax(gains)) if gains.size else -1

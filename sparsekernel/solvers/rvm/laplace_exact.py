@@ -77,24 +77,21 @@ def gradient(likelihood: Likelihood, Phi: Array, kept: Kept) -> Array:
 
 
 def gradient_step_gain(likelihood: Likelihood, Phi: Array, T: Array, kept: Kept,
-                       mode_opts: ModeOptions) -> tuple[float, int, int]:
+                       mode_opts: ModeOptions) -> tuple[float, int]:
     """The largest rise of (7.114) that one step eta g along its gradient g in ln alpha makes, eta from
-    ``FIRST_STEP`` halved until (7.114) rises (then doubled while it rises more); the position of the largest
-    |g_p| (-1 with no kept pair); the mode searches made. 0.0 where no step rises."""
+    ``FIRST_STEP`` halved until (7.114) rises (then doubled while it rises more), and the position of the
+    largest |g_p| (-1 with no kept pair). 0.0 where no step rises."""
     if kept.alpha.size == 0:
-        return 0.0, -1, 0
+        return 0.0, -1
     g = gradient(likelihood, Phi, kept)
     where = int(np.argmax(np.abs(g)))
     x = np.log(kept.alpha)
-    calls = [0]
-
     def rise(eta: float) -> float:
-        calls[0] += 1
         trial = evaluate(likelihood, Phi, T, kept.basis, kept.output, np.exp(x + eta * g), kept.mode.w, mode_opts)
         return -math.inf if trial is None else trial.value - kept.value
 
     if not np.any(g):
-        return 0.0, where, 0
+        return 0.0, where
     eta, best = FIRST_STEP, -math.inf
     for _ in range(HALVINGS):
         best = rise(eta)
@@ -102,13 +99,13 @@ def gradient_step_gain(likelihood: Likelihood, Phi: Array, T: Array, kept: Kept,
             break
         eta /= 2.0
     if best <= 0.0:
-        return 0.0, where, calls[0]
+        return 0.0, where
     for _ in range(DOUBLINGS):
         more = rise(2.0 * eta)
         if more <= best:
             break
         eta, best = 2.0 * eta, more
-    return best, where, calls[0]
+    return best, where
 
 
 #: ``addition_step_gain``: the alphas tried, the optimum's times each, until (7.114) rises.
