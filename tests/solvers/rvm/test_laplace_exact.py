@@ -166,3 +166,22 @@ def test_at_a_maximum_of_7_114_the_step_row_is_within_tolerance():
                      covariance=np.eye(5), log_evidence=np.array([-negative(x)]))
     report = laplace_report(K, y, at_max, tol=1e-2, bias=True)
     assert report.beyond[0].gain <= 1e-3 and report.beyond[0].ok
+
+
+def test_the_rows_beyond_the_verdict_are_measured_up_to_a_size_unless_asked(monkeypatch):
+    """beyond=None measures them where N P^2 is within BEYOND_WORK and says so where it is not; True measures
+    them at any size, False never; anything else is refused by name. The verdict is the same either way."""
+    from sparsekernel.errors import ValidationError
+    from sparsekernel.solvers.rvm import certificate
+
+    K, y, result = _mackay_fit()
+    measured = laplace_report(K, y, result, tol=1e-2, bias=True)
+    monkeypatch.setattr(certificate, "BEYOND_WORK", 1.0)
+    skipped = laplace_report(K, y, result, tol=1e-2, bias=True)
+    assert measured.beyond and not skipped.beyond and skipped.beyond_note in str(skipped)
+    assert json.loads(skipped.to_json())["beyond_note"] == skipped.beyond_note
+    assert laplace_report(K, y, result, tol=1e-2, bias=True, beyond=True).beyond == measured.beyond
+    assert not laplace_report(K, y, result, tol=1e-2, bias=True, beyond=False).beyond
+    assert skipped.ok == measured.ok and skipped.rows == measured.rows
+    with pytest.raises(ValidationError, match="beyond must be True, False or None; got 'yes'"):
+        laplace_report(K, y, result, beyond="yes")
