@@ -923,6 +923,11 @@ class Machine(abc.ABC):
         G = qp.scale * qp.y * Ku[qp.index] + qp.p + (0.0 if qp.diagonal is None else qp.diagonal * z)
         info = dict(solver=solver, method=method, status="given", iterations=0, solve_time=float("nan"))
         sol = self.solution_from_standard(z, info, rho=estimate, G=G, bound_tol=float(bound_tol))
+        # the support as a solve's (solve.support_of_outputs): every multiplier whose omission moves the
+        # outputs at the certificate's tolerance, so that y(x) is the expansion the rows check
+        from .solve import matched_tol, method_name, support_of_outputs
+
+        sol = support_of_outputs(self, sol, matched_tol(self, method_name(sol)))
         note = (f"given: {', '.join(['a'] + (['a_hat'] if self.task == 'regression' else []) + sorted(given))}"
                 + (f"; recovered by the notes' formulas: {', '.join(missing)}" if missing else ""))
         return sol.evolve(notes=sol.notes + (note,))

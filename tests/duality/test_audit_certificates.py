@@ -170,3 +170,20 @@ def test_nu_svc_at_a_tiny_nu_is_solved_and_certified_in_nus_own_units(nu: float)
     assert np.max(np.abs(scaled[0] - scaled[1])) < 0.1
     assert check(m, a=reference.a).ok
     assert not check(m, a=2.0 * reference.a).ok
+
+
+def test_user_multipliers_spanning_eight_decades_keep_the_support_their_outputs_need() -> None:
+    # an epsilon-SVR at C = 1e8 (RBF, 40 points) whose multipliers run from 1e8 down to 1e-7: OSQP's
+    # answer is certified, but the same multipliers given to check lost the 23 below 1e-5 of the largest
+    # from the support, which moved y(x) by 2.7e-3 of the output scale, and failed
+    from sparsekernel.formulations import EpsilonSVR
+
+    rng = np.random.default_rng(0)
+    rng.normal(size=(40, 2)), rng.normal(size=40)       # the draws before these in the audit that found it
+    X = rng.uniform(-2, 2, size=(40, 1))
+    t = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=40)
+    m = EpsilonSVR(X, t, RBF(1.0), C=1e8, epsilon=0.1)
+    solution = m.solve("qp-osqp")
+    assert solution.report.ok
+    assert check(m, a=solution.a, a_hat=solution.a_hat).ok
+    assert not check(m, a=1.01 * solution.a, a_hat=1.01 * solution.a_hat).ok

@@ -103,9 +103,10 @@ def test_a_correct_answer_given_back_passes_with_or_without_its_scalars(name: st
 
 
 # the rows a move between twins at the upper bound breaks: the box, and (box - a_n) xi_n = 0; the hard
-# margin's move leaves a negative multiplier, which its support (a_n above 0) leaves out of y(x) too
+# margin's move leaves a negative multiplier (y(x), the expansion of every multiplier that moves the outputs,
+# keeps it: Machine.solution's support is a solve's, solve.support_of_outputs)
 TWIN_ROWS = {
-    "hard": {("(7.14)", "a_n >= 0"), ("y(x)", "coef_m on the support, as y(x) predicts, = the multipliers' expansion")},
+    "hard": {("(7.14)", "a_n >= 0")},
     "soft": {("(7.33)", "0 <= a_n <= C"), ("(7.26), (7.31)", "mu_n = C - a_n >= 0"), ("(7.28)", "mu_n xi_n = 0")},
     "nu-svc": {("(7.39)", "mu_n = 1/N - a_n >= 0 (W_n / sum W weighted)"), ("Result 7.7", "mu_n xi_n = 0")},
     "eps-svr": {("(7.62)", "0 <= a_n <= C"), ("(7.67)", "(C - a_n) xi_n = 0")},
