@@ -486,7 +486,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sparsekernel {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     tour = sub.add_parser("tour", help="solve every machine on the notes' data by every method")
-    tour.add_argument("--methods", default="", help="comma-separated methods (default: all)")
+    tour.add_argument("--methods", default="",
+                      help="comma-separated SVM methods (default: the table's seven, "
+                           "primal-clarabel, clarabel, osqp, qp-clarabel, qp-osqp, smo, libsvm); the RVM's rows "
+                           "always run fast, mackay and em")
     tour.add_argument("--n-ripley", type=int, default=200, help="size of the Ripley-type mixture")
     tour.add_argument("--json", action="store_true", help="print JSON instead of the table")
     _quiet_argument(tour)

@@ -749,3 +749,17 @@ def test_the_certificate_at_a_huge_C_refuses_multipliers_twice_the_optimal_ones(
                          "--C", C, "--gamma", "0.5", "--quiet"])
             out = capsys.readouterr().out
             assert code == status, (C, factor, out)
+
+
+def test_tour_help_says_methods_are_the_svms_and_the_rvm_rows_always_run(capsys) -> None:
+    """'tour --methods' takes SVM methods only (an RVM method such as 'fast' is refused) and the RVM's
+    three rows run whatever it says; the help said 'comma-separated methods (default: all)'."""
+    with pytest.raises(SystemExit):
+        main(["tour", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "comma-separated SVM methods" in text
+    for method in TOUR_METHODS:
+        assert method in text
+    assert "always run " + ", ".join(RVM_METHODS[:-1]) + " and " + RVM_METHODS[-1] in text
+    assert main(["tour", "--methods", RVM_METHODS[0], "--quiet"]) == 2
+    assert "got 'fast'" in capsys.readouterr().err
