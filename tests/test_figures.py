@@ -227,3 +227,25 @@ def test_fig7_7_slacks_are_the_distances_to_the_tube(figures) -> None:
     np.testing.assert_allclose(sol.xi, np.maximum(0.0, t - y - n["epsilon"]), atol=1e-6)
     np.testing.assert_allclose(sol.xi_hat, np.maximum(0.0, y - n["epsilon"] - t), atol=1e-6)
     assert n["sum_n xi_n"] == pytest.approx(float(np.sum(sol.xi)), abs=1e-6)
+
+
+def test_fig7_10_says_its_example_is_not_the_notes_and_why_the_numbers_differ() -> None:
+    """The notes' computed Figure 7.10 has |C| = 2.139 and ln p(t) = -3.218 (alpha = infinity) and -3.581;
+    this figure has the same |C| but -2.833 and -3.448, and its caption did not say why. At alpha = infinity
+    C = |C|^(1/2) I, so the notes' value puts their t at t^T C^-1 t = 2.000 and this t is at 1.231."""
+    import math
+
+    from sparsekernel.figures import fig7_10
+
+    result = fig7_10()
+    n = result.numbers
+    det = n["|C| (alpha = infinity)"]
+    assert det == pytest.approx(2.139, abs=5e-4)
+    notes_distance = -2 * -3.218 - 2 * math.log(2 * math.pi) - math.log(det)
+    assert notes_distance == pytest.approx(2.0, abs=2e-3)
+    for which in ("alpha = infinity", "finite alpha"):
+        assert n[f"ln p(t) ({which})"] == pytest.approx(
+            -0.5 * (2 * math.log(2 * math.pi) + math.log(det) + n[f"t^T C^-1 t ({which})"]), rel=1e-12)
+    assert n["t^T C^-1 t (alpha = infinity)"] == pytest.approx(float(np.dot(n["t"], n["t"])) / math.sqrt(det))
+    assert "-3.218" in result.caption and "-3.581" in result.caption
+    assert f"{n['t^T C^-1 t (alpha = infinity)']:.3f}" in result.caption
