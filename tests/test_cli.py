@@ -763,3 +763,24 @@ def test_tour_help_says_methods_are_the_svms_and_the_rvm_rows_always_run(capsys)
     assert "always run " + ", ".join(RVM_METHODS[:-1]) + " and " + RVM_METHODS[-1] in text
     assert main(["tour", "--methods", RVM_METHODS[0], "--quiet"]) == 2
     assert "got 'fast'" in capsys.readouterr().err
+
+
+def test_kkt_points_by_case_cite_the_result_of_their_task(tmp_path, capsys) -> None:
+    """'kkt' headed every machine's case counts 'points by case (Result 7.6)', the soft margin's table,
+    also for the tube's cases of SVM regression (inside, on, outside the tube), which are Result 7.9's."""
+    import numpy as np
+
+    from sparsekernel import datasets
+
+    X, t = datasets.sinusoid()
+    path = tmp_path / "sine.csv"
+    np.savetxt(path, np.column_stack([X, t]), delimiter=",")
+    assert main(["kkt", "eps-svr", "--data", str(path), "--gamma", "10", "--C", "5", "--epsilon", "0.2",
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "points by case (Result 7.9):" in out and "Result 7.6" not in out and "inside the tube" in out
+    Xr, tr = datasets.ripley_mixture(n=40)
+    path = tmp_path / "ripley.csv"
+    np.savetxt(path, np.column_stack([Xr, tr]), delimiter=",")
+    assert main(["kkt", "soft", "--data", str(path), "--quiet"]) == 0
+    assert "points by case (Result 7.6):" in capsys.readouterr().out
