@@ -721,6 +721,26 @@ class Machine(abc.ABC):
         Where it vanishes (all points alike in feature space) the diagonal's size
         is used.
         """
+        diagonal_mean, kernel_mean = self._kernel_means
+        spread = diagonal_mean - kernel_mean
+        if not spread > 1e-14 * self.kernel_diagonal_max:
+            return self.kernel_diagonal_max
+        return spread
+
+    @cached_property
+    def kernel_mean(self) -> float:
+        """mean_nm k(x_n, x_m) = ||mean_n phi(x_n)||^2 (estimated as ``kernel_spread`` is): ||w||^2 at the
+        uniform weights a_n = 1/N. Where it vanishes against the diagonal (mean phi at the origin to 1e-4
+        of the largest ||phi(x_n)||, as a linear kernel on standardised data, mean k ~ 1e-18, where a
+        tolerance relative to it would be below the outputs' rounding), max_n k(x_n, x_n)."""
+        mean = self._kernel_means[1]
+        if not mean > 1e-8 * self.kernel_diagonal_max:
+            return self.kernel_diagonal_max
+        return mean
+
+    @cached_property
+    def _kernel_means(self) -> tuple[float, float]:
+        """(mean_n k(x_n, x_n), mean_nm k(x_n, x_m)) on at most ``SPREAD_POINTS`` evenly spaced points."""
         step = max(1, -(-self.N // SPREAD_POINTS))
         if self.kernel.name == "precomputed":
             K = self.gram()[::step, ::step]
@@ -730,10 +750,7 @@ class Machine(abc.ABC):
             diagonal, total, count = self.kernel.diag(X), 0.0, X.shape[0] ** 2
             for r0 in range(0, X.shape[0], 256):            # in blocks of rows: little memory
                 total += float(np.sum(self.kernel(X[r0:r0 + 256], X)))
-        spread = float(np.mean(diagonal)) - total / count
-        if not spread > 1e-14 * self.kernel_diagonal_max:
-            return self.kernel_diagonal_max
-        return spread
+        return float(np.mean(diagonal)), total / count
 
     def zero_box(self, box: float) -> float:
         """The box as the certificate's rows floor their scales by it (``multiplier_scale``, ``sum_scale``):

@@ -107,9 +107,13 @@ class OneClassSVM(NoveltyMachine):
 
     @property
     def output_scale(self) -> float:
-        """max_n k(x_n, x_n): |w^T phi(x_n)| is at most that, a being in the simplex (the machine
-        depends on the origin of the feature space, so the diagonal, not the spread, is its size)."""
-        return self.kernel_diagonal_max
+        """mean_nm k(x_n, x_m) (``kernel_mean``): ||w||^2 at a_n = 1/N, which is feasible, so the optimum's
+        ||w||^2 is at most that, and rho (>= ||w||^2, the outputs of the free points) is of its size; the
+        machine depends on the origin of the feature space, so the spread is not its size. The diagonal's
+        max, the bound on |w^T phi(x_n)| over the simplex, was the scale: a degree-3 polynomial kernel on
+        80 standardised points (max k(x, x) 2.5e4, rho 1.6) let the SMO stop at a dual objective 150% off,
+        certified."""
+        return self.kernel_mean
 
     @property
     def libsvm_scale(self) -> float:
