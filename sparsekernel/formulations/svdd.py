@@ -91,7 +91,7 @@ class SVDD(NoveltyMachine):
     _recovery = ("c = sum_n a_n phi(x_n)", "R^2 from the free multipliers", "xi_n = [||phi(x_n) - c||^2 - R^2]_+")
 
     def kkt_conditions(self, s: KKTState) -> list[Condition]:
-        """Multipliers a_n of ||phi(x_n) - c||^2 <= R^2 + xi_n and C - a_n of xi_n >= 0."""
+        """Multipliers a_n of ||phi(x_n) - c||^2 <= R^2 + xi_n and C - a_n = 1/(nu N) - a_n of xi_n >= 0."""
         source = "Tax-Duin 1999"
         distance = self.kernel_diagonal() - 2.0 * s.g + s.norm2              # ||phi(x_n) - c||^2
         slack = s.R2 + s.xi - distance
@@ -101,7 +101,7 @@ class SVDD(NoveltyMachine):
             Condition(source, PRIMAL, "xi_n >= 0", np.maximum(0.0, -s.xi), size),
             Condition(source, SLACKNESS, "a_n (R^2 + xi_n - ||phi(x_n) - c||^2) = 0", np.abs(s.a * slack),
                       multiplier_scale(s.a, self.zero_box(self.box), size)),
-            Condition(source, SLACKNESS, "(C - a_n) xi_n = 0", np.abs((self.box - s.a) * s.xi), self.box * size),
+            Condition(source, SLACKNESS, "(1/(nu N) - a_n) xi_n = 0", np.abs((self.box - s.a) * s.xi), self.box * size),
             self._stationarity_w(s, source, "c = sum_n a_n phi(x_n)"),
             # y(x) = R^2 - ||phi(x) - c||^2 = sum_n 2 a_n k(x, x_n) - k(x, x) + b
             self._intercept(s, source, "b = R^2 - a^T K a (y(x) = R^2 - ||phi(x) - c||^2)", s.R2 - float(s.u @ s.Ku)),

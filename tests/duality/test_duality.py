@@ -178,7 +178,7 @@ BREAKS = [
     ("svdd-ripley", "qp-osqp", "Tax-Duin 1999", "R^2 + xi_n - ||phi(x_n) - c||^2 >= 0", lambda m, s: {"R2": 0.5 * s.R2}),
     ("svdd-ripley", "qp-osqp", "Tax-Duin 1999", "xi_n >= 0", lambda m, s: {"xi": _set(s.xi, _zero(m, s), -0.1)}),
     ("svdd-ripley", "qp-osqp", "Tax-Duin 1999", "a_n (R^2 + xi_n", lambda m, s: {"xi": _set(s.xi, _free(m, s), 0.2)}),
-    ("svdd-ripley", "qp-osqp", "Tax-Duin 1999", "(C - a_n) xi_n", lambda m, s: {"xi": _set(s.xi, _zero(m, s), 0.2)}),
+    ("svdd-ripley", "qp-osqp", "Tax-Duin 1999", "(1/(nu N) - a_n) xi_n", lambda m, s: {"xi": _set(s.xi, _zero(m, s), 0.2)}),
     ("svdd-ripley", "primal-clarabel", "Tax-Duin 1999", "c =", W),
     ("svdd-ripley", "qp-osqp", "Tax-Duin 1999", "b = R^2 - a^T K a", lambda m, s: {"b": s.b + 0.1}),
 ]

@@ -112,7 +112,7 @@ TWIN_ROWS = {
     "eps-svr": {("(7.62)", "0 <= a_n <= C"), ("(7.67)", "(C - a_n) xi_n = 0")},
     "nu-svr": {("(7.71)", "0 <= a_n <= C/N"), ("(7.67)", "(C/N - a_n) xi_n = 0")},
     "one-class": {("Scholkopf 2001", "0 <= a_n <= 1/(nu N)"), ("Scholkopf 2001", "(1/(nu N) - a_n) xi_n = 0")},
-    "svdd": {("Tax-Duin 1999", "0 <= a_n <= 1/(nu N)"), ("Tax-Duin 1999", "(C - a_n) xi_n = 0")},
+    "svdd": {("Tax-Duin 1999", "0 <= a_n <= 1/(nu N)"), ("Tax-Duin 1999", "(1/(nu N) - a_n) xi_n = 0")},
 }
 
 

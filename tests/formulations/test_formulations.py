@@ -313,3 +313,19 @@ def test_a_solver_calling_a_problem_that_always_has_a_solution_infeasible_says_i
                                           r"which has a solution for every data set .* numerical failure .*'smo'"):
         refuse(m, "infeasible", "infeasible", kind, "CLARABEL")
     assert m.solve("clarabel").status == "optimal"
+
+
+def test_svdd_kkt_rows_name_its_box_as_1_over_nu_n_throughout() -> None:
+    """SVDD's report wrote its box '0 <= a_n <= 1/(nu N)' and the slackness of xi_n >= 0 as
+    '(C - a_n) xi_n = 0', a C the machine (nu only) does not have; the one-class SVM's row reads
+    '(1/(nu N) - a_n) xi_n = 0'."""
+    from sparsekernel import datasets
+    from sparsekernel.duality import check
+    from sparsekernel.formulations import SVDD
+    from sparsekernel.kernels import RBF
+
+    X, _ = datasets.ripley_mixture(n=40)
+    machine = SVDD(X, RBF(0.45), nu=0.2)
+    conditions = [r.condition for r in check(machine, machine.solve("qp-clarabel")).rows]
+    assert "(1/(nu N) - a_n) xi_n = 0" in conditions
+    assert not any("C - a_n" in c or "<= C" in c for c in conditions)
