@@ -83,7 +83,9 @@ def _lines(s: dict[str, Any]) -> list[str]:
         lines.append(f"noise: sigma = 1/sqrt(beta) = {s['noise_sigma']:.4g} (beta = {s['beta']:.4g}); the targets' "
                      f"standard deviation {s['target_std']:.4g}, training RMSE {s['training_rmse']:.4g}")
     else:
-        lines.append(f"classes {', '.join(map(str, s['classes']))}; no noise level (Bernoulli likelihood); "
+        likelihood = ("Bernoulli likelihood, logistic output (7.108)" if len(s["classes"]) == 2
+                      else "softmax likelihood (7.121)-(7.122)")  # classification.rvm_classification's choice
+        lines.append(f"classes {', '.join(map(str, s['classes']))}; no noise level ({likelihood}); "
                      f"training error {s['training_error']:.3f}")
     state = "converged" if s["converged"] else "stopped at the iteration cap"
     lines += [f"log evidence {s['evidence']}: {s['log_evidence']:.6f} after {s['iterations']} iterations ({state})",

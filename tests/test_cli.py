@@ -784,3 +784,24 @@ def test_kkt_points_by_case_cite_the_result_of_their_task(tmp_path, capsys) -> N
     np.savetxt(path, np.column_stack([Xr, tr]), delimiter=",")
     assert main(["kkt", "soft", "--data", str(path), "--quiet"]) == 0
     assert "points by case (Result 7.6):" in capsys.readouterr().out
+
+
+def test_rvm_classification_names_the_likelihood_it_fits(tmp_path, capsys) -> None:
+    """'rvm classification' printed '(Bernoulli likelihood)' for every data set, yet three classes are fitted
+    with K softmax outputs (7.121)-(7.122) (its certificate says K = 3); two classes keep the Bernoulli."""
+    import numpy as np
+
+    from sparsekernel import datasets
+
+    X, t = datasets.ripley_mixture(n=60)
+    labels = np.where(t > 0, 1.0, np.where(X[:, 0] > 0, 2.0, 0.0))     # three classes
+    three, two = tmp_path / "three.csv", tmp_path / "two.csv"
+    np.savetxt(three, np.column_stack([X, labels]), delimiter=",")
+    np.savetxt(two, np.column_stack([X, t]), delimiter=",")
+    main(["rvm", "classification", "--data", str(three), "--quiet"])
+    out = capsys.readouterr().out
+    assert "classes 0.0, 1.0, 2.0" in out and "softmax likelihood (7.121)-(7.122)" in out
+    assert "Bernoulli" not in out.split("\n\n")[0]
+    main(["rvm", "classification", "--data", str(two), "--quiet"])
+    out = capsys.readouterr().out
+    assert "Bernoulli likelihood" in out and "softmax" not in out.split("\n\n")[0]
