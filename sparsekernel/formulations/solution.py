@@ -185,6 +185,12 @@ class Solution:
         then also needs ``diag``, the values k(x, x) of the new points.
         """
         A = as_rows(X)                          # a sparse X stays sparse (CSR)
+        if (self.kernel.name != "precomputed" and self.support_vectors is not None
+                and (A.ndim != 2 or A.shape[1] != self.support_vectors.shape[1])):
+            # checked here, not by the kernel: with no support vector the expansion below is empty, and X of
+            # any width gave b for every row
+            raise ValidationError(f"X must be a 2-D array with {self.support_vectors.shape[1]} columns (features), "
+                                  f"as the training inputs; got shape {A.shape}")
         if self.support.shape[0] == 0 and self.kernel.name != "precomputed":
             values = np.full(A.shape[0], self.b)  # no support vector: the expansion is empty
         elif self.kernel.name == "precomputed":

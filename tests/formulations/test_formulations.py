@@ -329,3 +329,25 @@ def test_svdd_kkt_rows_name_its_box_as_1_over_nu_n_throughout() -> None:
     conditions = [r.condition for r in check(machine, machine.solve("qp-clarabel")).rows]
     assert "(1/(nu N) - a_n) xi_n = 0" in conditions
     assert not any("C - a_n" in c or "<= C" in c for c in conditions)
+
+
+def test_decision_function_refuses_an_x_of_another_width_naming_x_even_with_no_support_vector() -> None:
+    """An epsilon-SVR whose tube holds every target (epsilon 5, targets of 0.01) has no support vector, and
+    its decision_function gave b for an X of 7 columns (trained on 3); with support vectors the refusal came
+    from the kernel, about 'kernel arguments' and the support vectors' shape. Now X is named, with the width."""
+    from sparsekernel.errors import ValidationError
+    from sparsekernel.formulations import EpsilonSVR
+    from sparsekernel.kernels import RBF
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    t = 0.01 * rng.normal(size=30)
+    empty = EpsilonSVR(X, t, RBF(0.5), C=1.0, epsilon=5.0).solve("smo")
+    full = EpsilonSVR(X, np.sin(X[:, 0]), RBF(0.5), C=1.0, epsilon=0.01).solve("smo")
+    assert empty.support.size == 0 and full.support.size > 0
+    for sol in (empty, full):
+        with pytest.raises(ValidationError, match=r"X must be a 2-D array with 3 columns .*got shape \(4, 7\)"):
+            sol.decision_function(np.zeros((4, 7)))
+        with pytest.raises(ValidationError, match=r"X must be .*got shape \(2, 1\)"):
+            sol.predict(np.zeros((2, 1)))
+        assert sol.decision_function(X).shape == (30,)
