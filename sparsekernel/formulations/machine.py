@@ -669,6 +669,11 @@ class Machine(abc.ABC):
         """
         return 1.0
 
+    def solved_output_scale(self, rho: float | None) -> float:
+        """The outputs' unit at a solution whose margin level is ``rho``: ``output_scale``, except for a
+        machine whose outputs are known to be of rho's size only once solved (nu-SVC)."""
+        return self.output_scale
+
     @cached_property
     def kernel_diagonal_max(self) -> float:
         """max_n |k(x_n, x_n)| (1 where it is 0)."""

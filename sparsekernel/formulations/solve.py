@@ -70,6 +70,8 @@ The solver's own status is kept as ``solution.solver_status``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import functools
 from typing import Any
 
@@ -200,6 +202,7 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
         start, gradient = path.start_and_gradient(path_key, qp)
         along = dict(initial=start, initial_gradient=gradient, cache=path.cache(path_key, qp))
     result = smo(qp, tol=tol, **opts, **along)
+    result, stop_tol = _in_outputs_unit(machine, qp, result, tol, opts)
     if path is not None:
         path.record(path_key, qp, result.a, result.G)
     opts = {name: value for name, value in opts.items() if name not in ("initial", "cache")}
@@ -209,7 +212,7 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
     sol = machine.solution_from_standard(result.a, _info(result, "smo"), rho=result.rho, G=result.G,
                                          trace=result.trace, bound_tol=SMO_BOUND_TOL)
     own = machine._standard_form_solution(sol, "smo", dict(opts, tol=tol))
-    detail = None if result.status == "optimal" else _smo_stop(result, tol)   # certify's words for a stop
+    detail = None if result.status == "optimal" else _smo_stop(result, stop_tol)   # certify's words for a stop
     cert_tol = matched_tol(machine, "smo", tol)
     # the outputs K u from the SMO's kernel rows (not its maintained gradient) where their rounding
     # is at most a quarter of the certificate's tolerance, or where they are the float64 ones on every
@@ -219,6 +222,44 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
                or result.outputs_banded)
     Ku = result.outputs if precise and own is sol else None
     return certify(machine, own, result.outcome, "standard-form dual", "SMO", cert_tol, detail, Ku=Ku)
+
+
+#: ``solve_smo``: rounds of the SMO again in the outputs' own unit, where that is below 1/RHO_SHARE of
+#: ``output_scale`` (``Machine.solved_output_scale``: nu-SVC's rho).
+RHO_ROUNDS = 3
+RHO_SHARE = 4.0
+#: The finest relative tol those rounds go to (a degenerate optimum, rho = 0, would ask for none at all).
+RHO_TOL_FLOOR = 1e-9
+
+
+def _in_outputs_unit(machine: Machine, qp: Any, result: Any, tol: float, opts: dict) -> tuple[Any, float]:
+    """The SMO's result, run again from where it stopped with its stop measured in the outputs' own unit where
+    that turns out smaller than ``output_scale`` (nu-SVC: rho, t_n y(x_n) = rho on the margin, which no
+    scale of the data alone tracks: a degree-3 polynomial kernel at nu = 0.1 stopped after 12 steps at a dual
+    objective twice the optimum's, which the certificate, in ``output_scale``'s unit, 4e4 times rho, passed);
+    and the relative tol of the last run, in ``output_scale``'s unit."""
+    from ..solvers.smo import smo
+
+    stop_tol = tol
+    if type(machine).solved_output_scale is Machine.solved_output_scale or opts.get("record"):
+        return result, stop_tol             # the unit is output_scale's; or a trace of the one run is asked for
+    for _ in range(RHO_ROUNDS):
+        if result.outcome != "solved":
+            break
+        rho = machine.solution_from_standard(result.a, _info(result, "smo"), rho=result.rho, G=result.G,
+                                             bound_tol=SMO_BOUND_TOL).rho
+        if rho is None:
+            break
+        size = machine.solved_output_scale(rho)
+        finer = max(tol * size / machine.output_scale, RHO_TOL_FLOOR)
+        if not (size < machine.output_scale / RHO_SHARE and finer < stop_tol / RHO_SHARE):
+            break
+        stop_tol = finer
+        options = {name: value for name, value in opts.items() if name not in ("initial", "initial_gradient")}
+        steps = result.iterations
+        result = smo(qp, tol=stop_tol, **options, initial=result.a)
+        result = replace(result, iterations=steps + result.iterations)    # the steps of every round
+    return result, stop_tol
 
 
 def _smo_stop(result: Any, tol: float) -> str:
