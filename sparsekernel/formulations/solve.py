@@ -21,7 +21,11 @@ Units of ``tol`` (one definition, every machine and method). A tolerance is
 relative to the machine's ``output_scale``, the unit of its outputs w^T phi(x_n):
 the margin 1 for hard and soft margin, the data's spread in feature space for
 nu-SVC and SVDD, the kernel's diagonal for the one-class SVM, the targets'
-spread for regression (``Machine.output_scale``). The SMO stops when its
+spread for regression (``Machine.output_scale``). nu-SVC's outputs turn out
+to be of the size of its rho, known once solved and often 10 to 500 times
+smaller (RBF, nu = 0.05 to 0.5, breast cancer and digits): its SMO stops
+again in rho's unit (``Machine.solved_output_scale``, ``_in_outputs_unit``),
+at some cost in steps (digits, nu = 0.05: 5,236 against LIBSVM's 1,601). The SMO stops when its
 maximal violation m(a) - M(a) is below ``tol * qp.tol_scale`` (the gradient is
 ``qp.scale`` times the outputs); the KKT report divides every output row by
 the same ``output_scale`` and the gap by ``gap_scale``; so multiplying the
