@@ -669,9 +669,10 @@ class Machine(abc.ABC):
         """
         return 1.0
 
-    def solved_output_scale(self, rho: float | None) -> float:
-        """The outputs' unit at a solution whose margin level is ``rho``: ``output_scale``, except for a
-        machine whose outputs are known to be of rho's size only once solved (nu-SVC)."""
+    def solved_output_scale(self, estimate: RhoEstimate) -> float:
+        """The outputs' unit at the solution of the StandardQP whose LIBSVM rho (and r) is ``estimate``:
+        ``output_scale``, except for a machine whose outputs are known to be of the size of its margin
+        level only once solved (nu-SVC)."""
         return self.output_scale
 
     @cached_property

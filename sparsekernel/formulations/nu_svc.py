@@ -179,14 +179,15 @@ class NuSVC(BinaryMachine):
         multipliers at nu = 1e-6."""
         return self.nu * self.kernel_spread
 
-    def solved_output_scale(self, rho: float | None) -> float:
-        """The smaller of ``output_scale`` and the solution's rho: t_n y(x_n) = rho on the margin (Result 7.7),
+    def solved_output_scale(self, estimate: RhoEstimate) -> float:
+        """The smaller of ``output_scale`` and the solution's rho (LIBSVM's r, ``_from_rho``): t_n y(x_n) = rho
+        on the margin (Result 7.7),
         so rho is the outputs' size, which no scale of the data alone tracks: with a degree-3 polynomial
         kernel (gamma 1) on 80 standardised breast-cancer points at nu = 0.1, nu times the spread is 4.3e4
         and rho 7.3, and the SMO stopped at a dual objective twice the optimum's, certified (the SMO now
         stops again in rho's unit, ``solve.solve_smo``; the certificate's rows stay in ``output_scale``'s,
         where LIBSVM's and the interior-point solvers' answers are judged)."""
-        rho = math.nan if rho is None else abs(float(rho))
+        rho = abs(float(estimate.r))
         return min(self.output_scale, rho) if math.isfinite(rho) and rho > 0.0 else self.output_scale
 
     @property

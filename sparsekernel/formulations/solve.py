@@ -248,13 +248,9 @@ def _in_outputs_unit(machine: Machine, qp: Any, result: Any, tol: float, opts: d
     if type(machine).solved_output_scale is Machine.solved_output_scale or opts.get("record"):
         return result, stop_tol             # the unit is output_scale's; or a trace of the one run is asked for
     for _ in range(RHO_ROUNDS):
-        if result.outcome != "solved":
+        if result.outcome != "solved" or result.rho is None:
             break
-        rho = machine.solution_from_standard(result.a, _info(result, "smo"), rho=result.rho, G=result.G,
-                                             bound_tol=SMO_BOUND_TOL).rho
-        if rho is None:
-            break
-        size = machine.solved_output_scale(rho)
+        size = machine.solved_output_scale(result.rho)
         finer = max(tol * size / machine.output_scale, RHO_TOL_FLOOR)
         if not (size < machine.output_scale / RHO_SHARE and finer < stop_tol / RHO_SHARE):
             break
