@@ -422,6 +422,10 @@ def kernel_rows(X: ArrayLike, name: str) -> Array:
     return A
 
 
+#: The kernels of ``make_kernel`` that take gamma (gamma='scale' is computed from X for these alone).
+GAMMA_KERNELS = ("poly", "rbf", "sigmoid")
+
+
 def make_kernel(
     kernel: str | Kernel = "rbf",
     *,
@@ -433,15 +437,18 @@ def make_kernel(
 ) -> Kernel:
     """Build a kernel from scikit-learn style arguments.
 
-    ``gamma=None`` means scikit-learn's ``"scale"``: 1 / (n_features * X.var()). A
-    callable k(X, Y) is wrapped as ``Callable``.
+    ``gamma=None`` means scikit-learn's ``"scale"``: 1 / (n_features * X.var()), computed (and X's
+    variance checked) only for the kernels that take gamma (rbf, poly, sigmoid): the linear and the
+    precomputed kernels ignore it, and a variance that overflows or underflows there (a linear kernel on
+    X of scale 1e-155, a Gram matrix of entries 1e160) refused fits that gamma=1 made, in words about a
+    gamma='scale' they never use. A callable k(X, Y) is wrapped as ``Callable``.
     """
     if isinstance(kernel, Kernel):
         return kernel
     if callable(kernel):
         return Callable(kernel)
     if gamma is None:
-        gamma = _scale_gamma(n_features, X_var)
+        gamma = _scale_gamma(n_features, X_var) if kernel in GAMMA_KERNELS else 1.0
     kinds = {
         "linear": lambda: Linear(),
         "poly": lambda: Polynomial(degree=degree, gamma=gamma, coef0=coef0),
