@@ -69,10 +69,14 @@ def check_hyperprior(hyperprior: object) -> Hyperprior:
         and values[1] >= 0.0
         and values[3] >= 0.0
     )
-    if not ok:
+    # c > 1 with d = 0 adds (c - 1) ln alpha_i to the objective for every kept function: it rises without bound
+    # as any alpha_i grows while (7.85) tends to its value without phi_i, so there is no maximum, and each method
+    # stopped at its own stationary point, certified (the fast fit kept useless functions for their ln alpha_i)
+    if not ok or values[2] > 1.0 and values[3] == 0.0:
         raise fail(
             "hyperprior",
-            "None or (a, b, c, d) for Gam(beta | a, b), Gam(alpha | c, d) with a, c >= 1 and b, d >= 0",
+            "None or (a, b, c, d) for Gam(beta | a, b), Gam(alpha | c, d) with a, c >= 1, b, d >= 0, and d > 0 "
+            "where c > 1 (with d = 0, (c - 1) ln alpha_i rises without bound as alpha_i grows: no maximum)",
             hyperprior,
         )
     return Hyperprior(*values)

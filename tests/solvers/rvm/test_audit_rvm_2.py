@@ -36,3 +36,24 @@ def test_a_precomputed_gram_matrix_of_large_entries_is_not_refused_for_gamma_sca
     y = np.sin(X[:, 0])
     np.testing.assert_array_equal(SVR(kernel="precomputed").fit(K, y).predict(K),
                                   SVR(kernel="precomputed", gamma=1.0).fit(K, y).predict(K))
+
+
+@pytest.mark.parametrize("prior", [(1.0, 0.0, 2.0, 0.0), (2.0, 0.1, 1.001, 0.0)])
+def test_a_gamma_prior_on_alpha_without_a_rate_is_refused_as_unbounded(prior) -> None:
+    """Gam(alpha | c, d) with c > 1 and d = 0 adds (c - 1) ln alpha_i per kept function: the objective rises
+    without bound as any alpha_i grows, so it has no maximum. It was accepted: on 60 x 8 Gaussian columns
+    (three in the target) at (1, 0, 2, 0) the fast fit kept 7 functions (4 useless, alpha_i ~ 1e3) at an
+    objective of 12.2, MacKay and EM 3 functions at -19.3, all three certified; the fast fit's last alpha_i times
+    1e10 raised its objective to 35.2. Now refused by name with the reason."""
+    from sparsekernel.errors import ValidationError
+    from sparsekernel.solvers.rvm import rvm_regression
+
+    rng = np.random.default_rng(0)
+    Phi = rng.normal(size=(60, 8))
+    t = Phi[:, :3] @ [1.0, -2.0, 0.5] + 0.3 * rng.normal(size=60)
+    message = r"^hyperprior must be .* d > 0 where c > 1 \(with d = 0, \(c - 1\) ln alpha_i rises without bound"
+    for method in ("fast", "mackay", "em"):
+        with pytest.raises(ValidationError, match=message):
+            rvm_regression(Phi, t, method, hyperprior=prior)
+    with pytest.raises(ValidationError, match=message):
+        RVR(hyperprior=prior).fit(Phi[:, :2], t)
