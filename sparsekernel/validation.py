@@ -252,6 +252,15 @@ def check_sample_weight(w: ArrayLike | None, n: int, name: str = "sample_weight"
     return v
 
 
+def check_dense_targets(t: object, name: str = "y") -> None:
+    """Targets as a dense array: a scipy.sparse matrix is refused with a SparseInputError naming ``name``
+    and its shape (scikit-learn's validate_data raised its own TypeError, 'Sparse data was passed for y,
+    but dense data is required', past the estimators' ValidationErrors)."""
+    if sp.issparse(t):
+        raise SparseInputError(f"{name} must be a dense 1-D array of shape (n_samples,); got a scipy.sparse "
+                               f"matrix of shape {t.shape} (pass {name}.toarray().ravel())")
+
+
 def check_target_layout(t: ArrayLike, n: int, name: str = "y", *, numeric: bool = False) -> None:
     """Targets laid out as one entry per sample: a 1-D array (or a column) of length ``n``, of real
     numbers where ``numeric`` (class labels may be strings, not complex numbers); their values are not checked."""

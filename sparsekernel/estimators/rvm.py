@@ -19,7 +19,8 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from ..kernels import Kernel, check_finite_predictions
 from ..solvers.rvm.certificate import evidence_report, laplace_report
 from ..sparse import issparse
-from ..validation import check_matrix, check_real_dtype, check_real_targets, check_same_length, quoted
+from ..validation import (check_dense_targets, check_matrix, check_real_dtype, check_real_targets,
+                          check_same_length, quoted)
 from ..errors import ConvergenceWarning, SparseInputError, ValidationError
 from ..solvers.rvm import (
     moderated_log_probabilities,
@@ -56,6 +57,8 @@ def _validated(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike = _NO_Y, res
         raise SparseInputError(f"X must be a dense Gram matrix for {type(estimator).__name__} with "
                                f"kernel='precomputed'; got a scipy.sparse matrix of shape {X.shape} (pass "
                                f"X.toarray())")
+    if y is not _NO_Y:
+        check_dense_targets(y, "y")
     try:
         out = validate_data(estimator, X, y, reset=reset, dtype=np.float64, ensure_all_finite=False,
                             accept_sparse="csr", **options)
@@ -443,6 +446,7 @@ class PoissonRVR(RegressorMixin, LaplaceRVMBase):
                 raise ValidationError(f"y must be {COUNTS}; got None ({type(self).__name__} requires y to be passed, "
                                       "but the target y is None)")
             X = _validated(self, X)
+            check_dense_targets(y, "y")
             y = np.asarray(y)
             if y.ndim == 2 and y.shape[1] != 1:
                 raise ValidationError(f"y must be a 1-D array of shape (n_samples,); got shape {y.shape}")

@@ -108,7 +108,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..validation import (
-    check_matrix, check_param, check_real_dtype, check_real_targets, check_target_layout, fail, quoted,
+    check_dense_targets, check_matrix, check_param, check_real_dtype, check_real_targets, check_target_layout, fail,
+    quoted,
 )
 from ..errors import ConvergenceWarning, NonConvexWarning, SolverError, ValidationError, collected
 from ..formulations import Machine, Solution
@@ -518,6 +519,8 @@ def _validated(estimator: Any, X: Any, y: Any, reset: bool, **options: Any) -> A
         return X if y is _NO_Y else (X, y)
     if fast and not hasattr(estimator, "feature_names_in_") and X.shape[1] == getattr(estimator, "n_features_in_", -1):
         return X if y is _NO_Y else (X, y)
+    if y is not _NO_Y:
+        check_dense_targets(y, "y")
     try:
         out = validate_data(estimator, X, y, reset=reset, dtype=np.float64, ensure_all_finite=False,
                             accept_sparse=SPARSE, **options)

@@ -57,3 +57,23 @@ def test_a_gamma_prior_on_alpha_without_a_rate_is_refused_as_unbounded(prior) ->
             rvm_regression(Phi, t, method, hyperprior=prior)
     with pytest.raises(ValidationError, match=message):
         RVR(hyperprior=prior).fit(Phi[:, :2], t)
+
+
+@pytest.mark.parametrize("name", ["RVR", "RVC", "PoissonRVR", "SVR", "SVC"])
+def test_a_sparse_y_is_refused_naming_y_as_a_validation_error(name: str) -> None:
+    """A scipy.sparse y reached scikit-learn's validate_data, whose bare TypeError ('Sparse data was passed for
+    y, but dense data is required') passed the estimators' ValidationErrors (PoissonRVR: 'an array of dtype
+    object holding <Compressed Sparse Row ...>'). Now a SparseInputError (a ValidationError and a TypeError)
+    naming y, its shape and the remedy."""
+    import scipy.sparse as sp
+
+    import sparsekernel.estimators as estimators
+    from sparsekernel.errors import SparseInputError
+    from sparsekernel.estimators.rvm import PoissonRVR
+
+    Estimator = PoissonRVR if name == "PoissonRVR" else getattr(estimators, name)
+    X = np.random.default_rng(3).normal(size=(20, 2))
+    y = sp.csr_matrix(((X[:, 0] > 0).astype(int))[:, None])
+    with pytest.raises(SparseInputError, match=r"^y must be a dense 1-D array of shape \(n_samples,\); got a "
+                                               r"scipy.sparse matrix of shape \(20, 1\) \(pass y.toarray\(\).ravel\(\)\)"):
+        Estimator().fit(X, y)
