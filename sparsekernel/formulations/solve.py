@@ -241,7 +241,8 @@ def _in_outputs_unit(machine: Machine, qp: Any, result: Any, tol: float, opts: d
     that turns out smaller than ``output_scale`` (nu-SVC: rho, t_n y(x_n) = rho on the margin, which no
     scale of the data alone tracks: a degree-3 polynomial kernel at nu = 0.1 stopped after 12 steps at a dual
     objective twice the optimum's, which the certificate, in ``output_scale``'s unit, 4e4 times rho, passed);
-    and the relative tol of the last run, in ``output_scale``'s unit."""
+    and the relative tol of the last run, in ``output_scale``'s unit. A ``max_iter`` in ``opts`` caps the steps
+    of all the runs together."""
     from ..solvers.smo import smo
 
     stop_tol = tol
@@ -254,9 +255,13 @@ def _in_outputs_unit(machine: Machine, qp: Any, result: Any, tol: float, opts: d
         finer = max(tol * size / machine.output_scale, RHO_TOL_FLOOR)
         if not (size < machine.output_scale / RHO_SHARE and finer < stop_tol / RHO_SHARE):
             break
-        stop_tol = finer
         options = {name: value for name, value in opts.items() if name not in ("initial", "initial_gradient")}
         steps = result.iterations
+        if options.get("max_iter") is not None:     # the cap is on the steps of every round together
+            if steps >= int(options["max_iter"]):
+                break
+            options["max_iter"] = int(options["max_iter"]) - steps
+        stop_tol = finer
         result = smo(qp, tol=stop_tol, **options, initial=result.a)
         result = replace(result, iterations=steps + result.iterations)    # the steps of every round
     return result, stop_tol

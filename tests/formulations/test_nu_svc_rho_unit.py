@@ -30,3 +30,20 @@ def test_the_smo_on_nu_svc_is_accurate_where_rho_is_far_below_the_datas_spread(k
     assert ours.status == "optimal"
     assert ours.dual_objective == pytest.approx(reference.dual_objective, rel=1e-4)
     assert ours.rho == pytest.approx(reference.rho, rel=1e-2)
+
+
+@pytest.mark.parametrize("cap", [20, 40])
+def test_max_iter_caps_the_steps_of_every_round_in_rhos_unit_together(cap):
+    """The rounds in rho's unit each got the whole max_iter: at max_iter 20 the machine's SMO took 12 + 20 = 32
+    steps, and NuSVC(max_iter=40).fit reported n_iter_ [73], past its cap and without a warning."""
+    import warnings
+
+    from sparsekernel.estimators import NuSVC as NuSVCEstimator
+
+    X, t = _points()
+    machine = NuSVC(X, t, Polynomial(degree=3), nu=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert machine.solve("smo", max_iter=cap).iterations <= cap
+        fitted = NuSVCEstimator(kernel="poly", degree=3, gamma=1.0, coef0=0.0, nu=0.1, max_iter=cap).fit(X, t)
+    assert int(np.max(fitted.n_iter_)) <= cap
