@@ -433,8 +433,9 @@ def load(path: str | os.PathLike[str], format: str | None = None, *, name: str =
     Raises
     ------
     ValidationError
-        For a missing file, a file that is not text (a NUL byte, or not UTF-8, in its first 64 KiB), or
-        one the loader refuses.
+        For a missing file, a file that is not text (a NUL byte in its first 64 KiB, or a byte that is not
+        UTF-8 there unless its name or ``format`` tells LIBSVM, a format read as bytes), or one the loader
+        refuses.
     """
     if format is not None and format not in FORMATS:
         raise ValidationError(f"format must be one of {sorted(FORMATS)} or None; got {format!r}")

@@ -663,8 +663,9 @@ class Machine(abc.ABC):
         report divides each output row by it, so that ``tol`` is relative. The
         margin machines (hard and soft margin) fix the margin at 1: that is
         their unit. The others override it with the size of what their outputs
-        are compared with: the data's spread in feature space (nu-SVC, SVDD),
-        the kernel's diagonal (one-class), the targets' spread (regression).
+        are compared with: the data's spread in feature space (SVDD; nu times it
+        for nu-SVC), the kernel's mean ``kernel_mean`` (one-class), the targets'
+        spread (regression).
         Multiplying the kernel or the targets by a constant multiplies it alike.
         """
         return 1.0
