@@ -673,7 +673,7 @@ class Machine(abc.ABC):
     def solved_output_scale(self, estimate: RhoEstimate) -> float:
         """The outputs' unit at the solution of the StandardQP whose LIBSVM rho (and r) is ``estimate``:
         ``output_scale``, except for a machine whose outputs are known to be of the size of its margin
-        level only once solved (nu-SVC)."""
+        level only once solved (nu-SVC, the one-class SVM)."""
         return self.output_scale
 
     @cached_property
