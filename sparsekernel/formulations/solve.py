@@ -207,7 +207,9 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
         start, gradient = path.start_and_gradient(path_key, qp)
         along = dict(initial=start, initial_gradient=gradient, cache=path.cache(path_key, qp))
     result = smo(qp, tol=tol, **opts, **along)
-    result, stop_tol = _in_outputs_unit(machine, qp, result, tol, opts)
+    # the rounds in the outputs' unit read the path's kept rows too (they computed ~1,000 rows anew per value)
+    kept = {"cache": along["cache"]} if along.get("cache") is not None else {}
+    result, stop_tol = _in_outputs_unit(machine, qp, result, tol, dict(opts, **kept))
     if path is not None:
         path.record(path_key, qp, result.a, result.G)
     opts = {name: value for name, value in opts.items() if name not in ("initial", "cache")}
