@@ -206,8 +206,10 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
     if path is not None:
         start, gradient = path.start_and_gradient(path_key, qp)
         along = dict(initial=start, initial_gradient=gradient, cache=path.cache(path_key, qp))
+    elif _may_run_again(machine, opts) and "cache" not in opts and qp.diagonal is None:
+        along = dict(cache=_row_cache(qp, opts))   # the SMO's own, kept for the rounds in the outputs' unit
     result = smo(qp, tol=tol, **opts, **along)
-    # the rounds in the outputs' unit read the path's kept rows too (they computed ~1,000 rows anew per value)
+    # the rounds in the outputs' unit read the first run's rows (kept or its own: they computed them all anew)
     kept = {"cache": along["cache"]} if along.get("cache") is not None else {}
     result, stop_tol = _in_outputs_unit(machine, qp, result, tol, dict(opts, **kept))
     if path is not None:
@@ -249,7 +251,7 @@ def _in_outputs_unit(machine: Machine, qp: Any, result: Any, tol: float, opts: d
     from ..solvers.smo import smo
 
     stop_tol = tol
-    if type(machine).solved_output_scale is Machine.solved_output_scale or opts.get("record"):
+    if not _may_run_again(machine, opts):
         return result, stop_tol             # the unit is output_scale's; or a trace of the one run is asked for
     for _ in range(RHO_ROUNDS):
         if result.outcome != "solved" or result.rho is None:
@@ -268,6 +270,25 @@ def _in_outputs_unit(machine: Machine, qp: Any, result: Any, tol: float, opts: d
         result = smo(qp, tol=stop_tol, **options, initial=result.a)
         result = replace(result, iterations=steps + result.iterations)    # the steps of every round
     return result, stop_tol
+
+
+def _may_run_again(machine: Machine, opts: dict) -> bool:
+    """Whether ``_in_outputs_unit`` may run the SMO again: a machine whose outputs' unit is known once solved
+    (``Machine.solved_output_scale`` overridden), and no trace of one run asked for."""
+    return type(machine).solved_output_scale is not Machine.solved_output_scale and not opts.get("record")
+
+
+def _row_cache(qp: Any, opts: dict) -> Any:
+    """The row cache the SMO builds for itself (``smo._Run``: its full rows' share of ``cache_mb``), built here so
+    that its rounds in the outputs' unit read the rows the first run computed: each computed them all again
+    (2,000 x 800 inputs, nu-SVC: 1,779 rows, 0.49 s of a 1.2 s fit)."""
+    from ..solvers import kernel_cache
+    from ..solvers.smo import COMPACT_SHARE
+    from ..validation import check_param
+
+    cache_mb = float(check_param("cache_mb", opts.get("cache_mb", 200)))
+    dtype = kernel_cache.row_dtype(int(qp.X.shape[0]))
+    return kernel_cache.KernelRowCache(qp.kernel, qp.X, (1.0 - COMPACT_SHARE) * cache_mb, dtype)
 
 
 def _smo_stop(result: Any, tol: float) -> str:
