@@ -261,14 +261,15 @@ def _in_outputs_unit(machine: Machine, qp: Any, result: Any, tol: float, opts: d
         if not (size < machine.output_scale / RHO_SHARE and finer < stop_tol / RHO_SHARE):
             break
         options = {name: value for name, value in opts.items() if name not in ("initial", "initial_gradient")}
-        steps = result.iterations
+        steps, seconds, rows = result.iterations, result.solve_time, result.rows_computed
         if options.get("max_iter") is not None:     # the cap is on the steps of every round together
             if steps >= int(options["max_iter"]):
                 break
             options["max_iter"] = int(options["max_iter"]) - steps
         stop_tol = finer
         result = smo(qp, tol=stop_tol, **options, initial=result.a)
-        result = replace(result, iterations=steps + result.iterations)    # the steps of every round
+        result = replace(result, iterations=steps + result.iterations, solve_time=seconds + result.solve_time,
+                         rows_computed=rows + result.rows_computed)      # the steps, time and rows of every round
     return result, stop_tol
 
 

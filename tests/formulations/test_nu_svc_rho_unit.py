@@ -97,3 +97,25 @@ def test_the_rounds_in_rhos_unit_read_the_rows_their_first_run_computed(monkeypa
     NuSVC(X, t, Polynomial(degree=3), nu=0.1).solve("smo")
     assert len(runs) > 1                        # a round in rho's unit was run
     assert sum(runs) <= X.shape[0]              # no row computed twice (the cache holds them all)
+
+
+def test_the_solve_time_of_a_solve_in_rounds_is_that_of_every_round(monkeypatch):
+    """The rounds in rho's unit summed their steps but the Solution's solve_time (compare's seconds) was the
+    last round's alone: with every run timed at 1 s, a solve of two runs reported 1 s for its 67 steps."""
+    import dataclasses
+    import functools
+    import importlib
+
+    module = importlib.import_module("sparsekernel.solvers.smo")
+    original, runs = module.smo, []
+
+    @functools.wraps(original)
+    def timed(*args, **kwargs):
+        runs.append(1)
+        return dataclasses.replace(original(*args, **kwargs), solve_time=1.0)
+
+    monkeypatch.setattr(module, "smo", timed)
+    X, t = _points()
+    solution = NuSVC(X, t, Polynomial(degree=3), nu=0.1).solve("smo")
+    assert len(runs) > 1
+    assert solution.solve_time == pytest.approx(float(len(runs)))
