@@ -683,7 +683,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
             for c, sign in ((positive, 1.0), (negative, -1.0)):
                 if not (t == sign).any():
                     raise ValidationError("sample_weight must leave a positive weight in every class; got "
-                                          f"zero weight on every point of class {self.classes_[c]!r}")
+                                          f"zero weight on every point of class {self.classes_[c].tolist()!r}")
             if class_rows is None:
                 points = self._sub(X, index)
             else:                           # X[index], the estimator's own: read-only, so the machine needs no digest

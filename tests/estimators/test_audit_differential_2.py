@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer
 
-from sparsekernel.estimators import OneClassSVM
+from sparsekernel.errors import ValidationError
+from sparsekernel.estimators import SVC, OneClassSVM
 
 
 def _breast_cancer() -> np.ndarray:
@@ -32,3 +33,17 @@ def test_one_class_smo_is_accurate_where_rho_is_far_below_the_kernels_mean(data,
     assert ours.kkt_report_.ok and ours.solution_.status == "optimal"
     assert ours.solution_.dual_objective == pytest.approx(reference.dual_objective, rel=1e-4)
     assert ours.solution_.rho == pytest.approx(reference.rho, rel=1e-3)
+
+
+@pytest.mark.parametrize("labels, named", [
+    (np.array([0, 0, 1, 1, 2, 2]), "class 1$"),
+    (np.array(["a", "a", "b", "b", "c", "c"]), "class 'b'$"),
+])
+def test_a_class_left_without_weight_is_named_as_its_label_not_numpys_repr(labels, named) -> None:
+    """The class was written by numpy's repr: 'got zero weight on every point of class np.int64(1)' (a string
+    label: "np.str_('b')"), where the other messages name a class as the user wrote it."""
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    weight = (labels != labels[2]).astype(float)
+    with pytest.raises(ValidationError, match=r"sample_weight must leave a positive weight in every class; got zero "
+                                              r"weight on every point of " + named):
+        SVC().fit(X, labels, sample_weight=weight)
