@@ -119,3 +119,17 @@ def test_the_solve_time_of_a_solve_in_rounds_is_that_of_every_round(monkeypatch)
     solution = NuSVC(X, t, Polynomial(degree=3), nu=0.1).solve("smo")
     assert len(runs) > 1
     assert solution.solve_time == pytest.approx(float(len(runs)))
+
+
+def test_a_round_finer_than_float32_rows_resolve_reads_float64_rows():
+    """Digits (1,797 points: float32 rows), RBF gamma 0.01 / 64, nu = 0.05: rho is 5e-6 of nu times the spread, and
+    the round in rho's unit asked for a violation of 1.7e-8 of the gradient's unit, which float32 rows resolve to
+    2.4e-3 only: it took 7.6 million steps (16 s; at nu = 0.01 both rounds ran to the iteration cap), and under a
+    cap of 2 million it stopped there. With float64 rows for that round: about 0.4 million, Clarabel's rho."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    machine = NuSVC(X / 16.0, np.where(y % 2 == 0, 1.0, -1.0), RBF(0.01 / 64), nu=0.05)
+    solution = machine.solve("smo", max_iter=2_000_000)
+    assert solution.solver_status == "optimal"
+    assert solution.rho == pytest.approx(3.5755e-10, rel=1e-3)       # Clarabel's (qp-clarabel): 3.57546e-10
