@@ -157,6 +157,11 @@ def iterative_regression(
             active, alpha, G, ba = active[kept], alpha[kept], _principal(G, kept), ba[kept]
         iterations += 1
     if not active.size:
+        # the last value recorded is of the model before its last function went (or none: no usable column),
+        # not of the empty model returned: recorded, it kept the empty model at a beta never re-estimated
+        # over the fast moves' finish (rvm_regression took the finish's -56.8 for worse than the 0.67 of a
+        # model it no longer held, and returned -44,560 nats, 'converged'); with no column, an IndexError
+        history.append(0.5 * (N * math.log(beta) - N * math.log(2.0 * math.pi) - beta * tt))  # (7.85), Phi empty
         converged = True
     return IterativeOutcome(
         active=active,

@@ -77,3 +77,32 @@ def test_a_sparse_y_is_refused_naming_y_as_a_validation_error(name: str) -> None
     with pytest.raises(SparseInputError, match=r"^y must be a dense 1-D array of shape \(n_samples,\); got a "
                                                r"scipy.sparse matrix of shape \(20, 1\) \(pass y.toarray\(\).ravel\(\)\)"):
         Estimator().fit(X, y)
+
+
+@pytest.mark.parametrize("method", ["mackay", "em"])
+def test_mackay_and_em_that_prune_every_function_return_the_empty_models_own_maximum(method: str) -> None:
+    """MacKay's or EM's last update pruned every function (alpha_max=1e-3 below their start alpha_init=1): the
+    history's last value was that of the model before (0.67 nats, solver units), and the fast moves' finish,
+    which re-estimates beta of the empty model (-56.8), was refused as lower; the empty model came back at a
+    beta never re-estimated, 'converged', its (7.85) -44,560 nats (MacKay) and -4,165 (EM) where the fast
+    method returns -40.87, the empty model's maximum over beta (beta = N / t^T t). With no usable column
+    (Phi = 0, no bias) the same code raised a bare IndexError."""
+    import math
+
+    from sparsekernel.kernels import RBF
+    from sparsekernel.solvers.rvm import rvm_regression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    t = np.sin(X[:, 0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = rvm_regression(RBF(0.5)(X), t, method, alpha_max=1e-3, bias=False)
+        empty = rvm_regression(np.zeros((20, 3)), t[:20], method, bias=False)
+        fast = rvm_regression(np.zeros((20, 3)), t[:20], "fast", bias=False)
+    N, tt = t.size, float(t @ t)
+    assert fit.all_pruned and fit.converged
+    assert fit.beta == pytest.approx(N / tt, rel=1e-9)
+    assert fit.log_evidence[-1] == pytest.approx(-0.5 * N * (math.log(2 * math.pi * tt / N) + 1), abs=1e-9)
+    assert empty.beta == pytest.approx(fast.beta, rel=1e-12)
+    assert empty.log_evidence[-1] == pytest.approx(fast.log_evidence[-1], abs=1e-9)
