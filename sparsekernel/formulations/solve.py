@@ -267,7 +267,8 @@ def _in_outputs_unit(machine: Machine, qp: Any, result: Any, tol: float, opts: d
                 break
             options["max_iter"] = int(options["max_iter"]) - steps
         stop_tol = finer
-        if options.get("cache") is None or options["cache"].dtype != np.float64:
+        if qp.diagonal is None and (options.get("cache") is None or options["cache"].dtype != np.float64):
+            # (a QP with a diagonal term takes no cache from here: the SMO builds its own, with the term)
             options["cache"] = _precise_rows(machine, qp, result.a, options, finer, precise)
             precise = options["cache"] if options["cache"].dtype == np.float64 else precise
         result = smo(qp, tol=stop_tol, **options, initial=result.a)
@@ -310,8 +311,7 @@ def _precise_rows(machine: Machine, qp: Any, a: Any, opts: dict, tol: float, pre
         cache = _row_cache(qp, opts)
     if cache.dtype == np.float64:
         return cache
-    shift = 0.0 if qp.diagonal is None else float(np.max(np.abs(qp.diagonal))) / float(qp.scale)
-    error = cache.entry_error(machine.kernel_diagonal_max + shift) * float(np.sum(np.abs(a))) * float(qp.scale)
+    error = cache.entry_error(machine.kernel_diagonal_max) * float(np.sum(np.abs(a))) * float(qp.scale)
     if not error > tol * float(qp.tol_scale):
         return cache
     return precise if precise is not None else _row_cache(qp, opts, np.float64)

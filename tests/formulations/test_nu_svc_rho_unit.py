@@ -133,3 +133,18 @@ def test_a_round_finer_than_float32_rows_resolve_reads_float64_rows():
     solution = machine.solve("smo", max_iter=2_000_000)
     assert solution.solver_status == "optimal"
     assert solution.rho == pytest.approx(3.5755e-10, rel=1e-3)       # Clarabel's (qp-clarabel): 3.57546e-10
+
+
+def test_a_machine_whose_qp_has_a_diagonal_term_solves_in_rounds_by_the_smo():
+    """A nu-SVC subclass whose StandardQP adds a diagonal term (1e-3 I): the rounds in rho's unit were given a row
+    cache built here, which a QP with a diagonal term refuses ('cache must be None or a KernelRowCache ... (no
+    diagonal term)'); they now leave the SMO its own."""
+    from dataclasses import replace
+
+    class Ridged(NuSVC):
+        def _standard_qp(self):
+            return replace(super()._standard_qp(), diagonal=np.full(self.N, 1e-3))
+
+    X, t = _points()
+    solution = Ridged(X, t, Polynomial(degree=3), nu=0.1).solve("smo")
+    assert solution.status == "optimal"
