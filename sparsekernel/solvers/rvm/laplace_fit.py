@@ -166,7 +166,12 @@ def _keep_bias_if_empty(likelihood, Phi, T, pairs: _Pairs, bias, alpha_max, mode
         return pairs, False
     O = T.shape[1] if bias else 0
     basis, output, alpha = np.zeros(O, dtype=np.intp), np.arange(O, dtype=np.intp), np.full(O, alpha_max)
-    mode = find_mode(likelihood, Phi, basis, output, T, alpha, np.zeros(O), mode_opts)
+    try:
+        mode = find_mode(likelihood, Phi, basis, output, T, alpha, np.zeros(O), mode_opts)
+    except SolverError:  # the K softmax biases' Hessian is singular (the outputs' shift), and an alpha_max below
+        # its resolution (1e-20) leaves no mode: the empty model (the SolverError named alpha_init and 'fast')
+        basis, output, alpha = basis[:0], output[:0], alpha[:0]
+        mode = find_mode(likelihood, Phi, basis, output, T, alpha, np.zeros(0), mode_opts)
     history = pairs.history + [laplace_log_evidence(mode, alpha)]
     return _Pairs(basis, output, alpha, mode, history, pairs.iterations, pairs.converged), True
 

@@ -1948,8 +1948,17 @@ def _ascend(likelihood: Likelihood, Phi: Array, squares: Array, T: Array, active
             kept, trust, whole = moved, FIRST_BLOCK, False
             iterations += 1
             history.append(moved.value)
+    over = kept.alpha > opts.alpha_max
+    if over.any() and iterations < opts.max_iter:
+        # a start beyond alpha_max (the spread start's alpha 1 over alpha_max = 1e-20) that no move brought in came
+        # back as it was, its pairs above the threshold that prunes them, 'converged': pruned, and on from there
+        keep = ~over
+        rest, mode = _ascend(likelihood, Phi, squares, T, kept.active[keep], kept.alpha[keep],
+                             replace(opts, max_iter=opts.max_iter - iterations), mode_opts)
+        return replace(rest, log_evidence=np.concatenate([history, rest.log_evidence]),
+                       iterations=iterations + rest.iterations, sweeps=sweeps + rest.sweeps), mode
     outcome = FastOutcome(active=kept.active, alpha=kept.alpha.copy(), beta=1.0, log_evidence=np.asarray(history),
-                          iterations=iterations, converged=converged, sweeps=sweeps)
+                          iterations=iterations, converged=converged and not over.any(), sweeps=sweeps)
     return outcome, kept.mode
 
 

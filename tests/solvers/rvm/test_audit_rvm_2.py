@@ -106,3 +106,30 @@ def test_mackay_and_em_that_prune_every_function_return_the_empty_models_own_max
     assert fit.log_evidence[-1] == pytest.approx(-0.5 * N * (math.log(2 * math.pi * tt / N) + 1), abs=1e-9)
     assert empty.beta == pytest.approx(fast.beta, rel=1e-12)
     assert empty.log_evidence[-1] == pytest.approx(fast.log_evidence[-1], abs=1e-9)
+
+
+@pytest.mark.parametrize("alpha_max", [1e-300, 1e-20])
+@pytest.mark.parametrize("classes", [2, 3])
+def test_the_fast_laplace_fit_keeps_no_weight_beyond_alpha_max(classes: int, alpha_max: float) -> None:
+    """The fast Laplace fit starts from a spread of pairs at alpha = 1 (solver units); where alpha_max is below
+    it and no single move pays (re-estimates beyond alpha_max are deletions, which lowered (7.114)), that start
+    came back as it was: two classes, RBF(0.5) on 40 points, alpha_max=1e-20: 15 pairs at alpha 1, 1e20 times
+    the threshold that prunes them, 'converged' (caller's units 0.08-0.29). Now they are pruned and the ascent
+    goes on from there. With three classes the empty model's K softmax biases at alpha_max = 1e-300 have no
+    mode (their Hessian is singular), and the fit raised a SolverError advising to 'raise alpha_init or use
+    method='fast'' (the method used; alpha_init unset): now the empty model."""
+    from sparsekernel.kernels import RBF
+    from sparsekernel.solvers.rvm import rvm_classification
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 2))
+    t = (X[:, 0] > 0).astype(int) if classes == 2 else np.digitize(X[:, 0], [-0.5, 0.5])
+    K = RBF(0.5)(X)
+    full = np.hstack([np.ones((40, 1)), K])
+    column_scale = np.sqrt(40 / (full**2).sum(axis=0))     # the solver's columns have unit mean square
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = rvm_classification(K, t, "fast", alpha_max=alpha_max)
+    kept = np.r_[[0] if result.bias_used else [], result.relevance + 1].astype(int)
+    alpha = np.asarray(result.alpha).reshape(kept.size, classes if classes > 2 else 1) / column_scale[kept][:, None] ** 2
+    assert np.all(alpha[np.isfinite(alpha)] <= alpha_max * (1 + 1e-9))
