@@ -357,7 +357,9 @@ def _whole_stored_gram(design: Design, idx: Index) -> Array | None:
         return None
     Phi = stored.Phi
     n = Phi.shape[1] + int(bias)
-    if idx.size != n or not np.array_equal(idx, np.arange(n)):
+    # no column (n = 0: every column unusable, the fast Laplace fit's empty model): BLAS's dsyrk of a 0-row
+    # matrix printed 'On entry to DSYRK parameter number 7 had an illegal value' to the terminal
+    if idx.size != n or not n or not np.array_equal(idx, np.arange(n)):
         return None
     U = scipy.linalg.blas.dsyrk(1.0, Phi.T)  # Phi^T Phi, upper triangle
     colsum = Phi.sum(axis=0) if bias else np.zeros(0)

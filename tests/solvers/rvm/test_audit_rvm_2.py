@@ -133,3 +133,18 @@ def test_the_fast_laplace_fit_keeps_no_weight_beyond_alpha_max(classes: int, alp
     kept = np.r_[[0] if result.bias_used else [], result.relevance + 1].astype(int)
     alpha = np.asarray(result.alpha).reshape(kept.size, classes if classes > 2 else 1) / column_scale[kept][:, None] ** 2
     assert np.all(alpha[np.isfinite(alpha)] <= alpha_max * (1 + 1e-9))
+
+
+def test_a_design_without_a_usable_column_prints_no_blas_error(capfd) -> None:
+    """Every column zero and no bias: the fast Laplace fit's empty model formed Phi^T Phi of a 0-column Phi by
+    BLAS's dsyrk, which printed '** On entry to DSYRK parameter number 7 had an illegal value' to the terminal
+    (five times for three classes) past Python; now the empty product, and the empty model as before."""
+    from sparsekernel.solvers.rvm import rvm_classification
+
+    t = np.random.default_rng(3).integers(0, 3, 40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = rvm_classification(np.zeros((40, 5)), t, "fast", bias=False)
+    assert result.all_pruned
+    out, err = capfd.readouterr()
+    assert "DSYRK" not in out + err
