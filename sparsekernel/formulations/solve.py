@@ -284,17 +284,13 @@ def _may_run_again(machine: Machine, opts: dict) -> bool:
 
 
 def _row_cache(qp: Any, opts: dict, dtype: Any = None) -> Any:
-    """The row cache the SMO builds for itself (``smo._Run``: its full rows' share of ``cache_mb``), built here so
-    that its rounds in the outputs' unit read the rows the first run computed: each computed them all again
-    (2,000 x 800 inputs, nu-SVC: 1,779 rows, 0.49 s of a 1.2 s fit). ``dtype``: the rows' type (None: the
-    SMO's own choice, ``kernel_cache.row_dtype``)."""
-    from ..solvers import kernel_cache
-    from ..solvers.smo import COMPACT_SHARE
+    """The row cache the SMO builds for itself (``smo.row_cache``), built here so that its rounds in the
+    outputs' unit read the rows the first run computed: each computed them all again (2,000 x 800 inputs,
+    nu-SVC: 1,779 rows, 0.49 s of a 1.2 s fit). ``dtype``: the rows' type (None: the SMO's own choice)."""
+    from ..solvers.smo import row_cache
     from ..validation import check_param
 
-    cache_mb = float(check_param("cache_mb", opts.get("cache_mb", 200)))
-    dtype = kernel_cache.row_dtype(int(qp.X.shape[0])) if dtype is None else dtype
-    return kernel_cache.KernelRowCache(qp.kernel, qp.X, (1.0 - COMPACT_SHARE) * cache_mb, dtype)
+    return row_cache(qp, float(check_param("cache_mb", opts.get("cache_mb", 200))), dtype)
 
 
 def _precise_rows(machine: Machine, qp: Any, a: Any, opts: dict, tol: float, precise: Any) -> Any:

@@ -475,7 +475,7 @@ class _Run:
         self.qp = qp
         self.wss = wss
         if cache is None:
-            cache = kernel_cache.KernelRowCache(qp.kernel, qp.X, (1.0 - COMPACT_SHARE) * cache_mb, dtype, _shift(qp))
+            cache = row_cache(qp, cache_mb, dtype)
         self.cache = cache
         self.rows_before = cache.rows_computed
         index = np.asarray(qp.index, dtype=INDEX_DTYPE).copy()
@@ -1015,6 +1015,14 @@ def compute_rho(qp: StandardQP, a: Array, G: Array) -> RhoEstimate:
     (``standard_qp.BOUND_ROUNDING``, the Solution's support rule)."""
     at_lower, at_upper = bound_masks(a, qp.lower, qp.upper, BOUND_ROUNDING, qp.multiplier_unit)
     return (calculate_rho_nu if qp.is_nu else calculate_rho)(qp.y, G, at_lower, at_upper)
+
+
+def row_cache(qp: StandardQP, cache_mb: float, dtype: type | None = None) -> Any:
+    """The row cache a run on ``qp`` builds for itself: the full rows' share of ``cache_mb`` (the rest holds
+    the compact rows), rows of ``dtype`` (None: ``kernel_cache.row_dtype``), Q's diagonal term as their shift.
+    A caller that runs the SMO again from where it stopped builds it here and passes it as ``cache``, so that
+    the later runs read the rows the first one computed (``formulations.solve``'s rounds in rho's unit)."""
+    return kernel_cache.KernelRowCache(qp.kernel, qp.X, (1.0 - COMPACT_SHARE) * cache_mb, dtype, _shift(qp))
 
 
 def _shift(qp: StandardQP) -> Array | None:
