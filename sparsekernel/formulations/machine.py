@@ -664,7 +664,7 @@ class Machine(abc.ABC):
         margin machines (hard and soft margin) fix the margin at 1: that is
         their unit. The others override it with the size of what their outputs
         are compared with: the data's spread in feature space (SVDD; nu times it
-        for nu-SVC), the kernel's mean ``kernel_mean`` (one-class), the targets'
+        for nu-SVC), the kernel's mean ``kernel_mean`` or the spread where smaller (one-class), the targets'
         spread (regression).
         Multiplying the kernel or the targets by a constant multiplies it alike.
         """

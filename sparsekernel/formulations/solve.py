@@ -21,7 +21,7 @@ Units of ``tol`` (one definition, every machine and method). A tolerance is
 relative to the machine's ``output_scale``, the unit of its outputs w^T phi(x_n):
 the margin 1 for hard and soft margin, nu times the data's spread in feature
 space for nu-SVC, the spread for SVDD, the kernel's mean mean_nm k(x_n, x_m)
-for the one-class SVM (its diagonal's largest value where that mean vanishes),
+for the one-class SVM (the spread where that is smaller; its diagonal's largest value where the mean vanishes),
 the targets' spread for regression (``Machine.output_scale``). nu-SVC's outputs turn out
 to be of the size of its rho, known once solved and often 10 to 500 times
 smaller (RBF, nu = 0.05 to 0.5, breast cancer and digits): its SMO stops
