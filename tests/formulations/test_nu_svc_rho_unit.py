@@ -53,23 +53,11 @@ def test_the_rounds_in_rhos_unit_on_a_path_read_the_paths_kept_rows(monkeypatch)
     """On fit_path the first run of each nu read the path's kept rows (the whole Gram matrix here) but the rounds
     in rho's unit built a cache of their own and computed about 1,000 rows again per value (2,000 x 800 inputs:
     the path over four nu took 4.1-5.6 s for 1.7-1.9 s)."""
-    import functools
-    import importlib
-
     from sklearn.datasets import make_classification
 
     from sparsekernel.estimators import NuSVC as NuSVCEstimator
 
-    module = importlib.import_module("sparsekernel.solvers.smo")
-    original, runs = module.smo, []
-
-    @functools.wraps(original)
-    def counted(*args, **kwargs):
-        result = original(*args, **kwargs)
-        runs.append(result.rows_computed)
-        return result
-
-    monkeypatch.setattr(module, "smo", counted)
+    runs = _rows_of_each_run(monkeypatch)
     X, y = make_classification(300, 20, n_informative=8, random_state=0)
     NuSVCEstimator(gamma=0.02).fit_path(X, y, [0.1, 0.3], param="nu")
     assert len(runs) > 2                        # rounds in rho's unit were run
@@ -80,19 +68,7 @@ def test_the_rounds_in_rhos_unit_read_the_rows_their_first_run_computed(monkeypa
     """Each round in rho's unit built a row cache of its own and computed every row again (80 points: 80 rows in
     the first run, 80 more in the round; on 2,000 x 800 inputs 1,779 rows, 0.49 s of a 1.2 s fit); now the
     rounds share the first run's cache, and the answer is the same to the last bit."""
-    import functools
-    import importlib
-
-    module = importlib.import_module("sparsekernel.solvers.smo")
-    original, runs = module.smo, []
-
-    @functools.wraps(original)
-    def counted(*args, **kwargs):
-        result = original(*args, **kwargs)
-        runs.append(result.rows_computed)
-        return result
-
-    monkeypatch.setattr(module, "smo", counted)
+    runs = _rows_of_each_run(monkeypatch)
     X, t = _points()
     NuSVC(X, t, Polynomial(degree=3), nu=0.1).solve("smo")
     assert len(runs) > 1                        # a round in rho's unit was run
@@ -148,3 +124,21 @@ def test_a_machine_whose_qp_has_a_diagonal_term_solves_in_rounds_by_the_smo():
     X, t = _points()
     solution = Ridged(X, t, Polynomial(degree=3), nu=0.1).solve("smo")
     assert solution.status == "optimal"
+
+
+def _rows_of_each_run(monkeypatch) -> list:
+    """The kernel rows each run of the SMO computes (``SMOResult.rows_computed``), appended as the runs end."""
+    import functools
+    import importlib
+
+    module = importlib.import_module("sparsekernel.solvers.smo")
+    original, runs = module.smo, []
+
+    @functools.wraps(original)
+    def counted(*args, **kwargs):
+        result = original(*args, **kwargs)
+        runs.append(result.rows_computed)
+        return result
+
+    monkeypatch.setattr(module, "smo", counted)
+    return runs
