@@ -593,12 +593,13 @@ class Machine(abc.ABC):
             param.value = values[key]
 
     def _parameters(self, names: tuple[str, ...]) -> dict[str, cp.Parameter]:
+        """The formulation's Parameters ``names``, holding the machine's values, each checked as it is assigned
+        (``hyperparameter.HyperParameter``: a negative C is refused naming C, not as cvxpy's 'Parameter value
+        must be nonnegative.')."""
+        from .hyperparameter import hyperparameter
+
         values = self.parameter_values()
-        out = {}
-        for key in names:
-            shape = np.shape(values[key])
-            out[key] = cp.Parameter(shape, nonneg=True, name=key.replace(" ", ""), value=values[key])
-        return out
+        return {key: hyperparameter(key, values[key]) for key in names}
 
     # -- formulations -----------------------------------------------------------
     def primal(self) -> Formulation:

@@ -8,7 +8,9 @@ import pytest
 
 from cases import CASES, box, libsvm, libsvm_decision, machine, solution
 
-from sparsekernel.formulations import SoftMarginSVC, solve
+from sparsekernel.errors import ValidationError
+from sparsekernel.formulations import OneClassSVM, SoftMarginSVC, solve
+from sparsekernel.kernels import RBF
 
 NAMES = list(CASES)
 
@@ -351,3 +353,29 @@ def test_decision_function_refuses_an_x_of_another_width_naming_x_even_with_no_s
         with pytest.raises(ValidationError, match=r"X must be .*got shape \(2, 1\)"):
             sol.predict(np.zeros((2, 1)))
         assert sol.decision_function(X).shape == (30,)
+
+
+@pytest.mark.parametrize("make, key, value, words", [
+    (lambda X, t: SoftMarginSVC(X, t, RBF(1.0), C=1.0), "C", -1.0, "C must be a positive finite number; got -1.0"),
+    (lambda X, t: SoftMarginSVC(X, t, RBF(1.0), C=1.0), "C", float("nan"), "C must be a positive finite number; got nan"),
+    (lambda X, t: OneClassSVM(X, RBF(1.0), nu=0.5), "nu", 1.5, r"nu must be a number in \(0, 1\]; got 1.5"),
+    (lambda X, t: OneClassSVM(X, RBF(1.0), nu=0.5), "1/(nu N)", -2.0,
+     r"1/\(nu N\) must be finite and >= 0 \(a nonnegative cvxpy Parameter\); got -2.0"),
+])
+def test_a_formulations_parameter_refuses_a_value_naming_itself_and_the_value(make, key, value, words) -> None:
+    """A negative value of a formulation's Parameter was refused by cvxpy as 'Parameter value must be
+    nonnegative.' (a ValueError naming neither the Parameter nor the value), and nu = 1.5 was taken until the solve;
+    each is now refused as it is assigned, in the hyperparameter's own domain. A valid value still re-solves."""
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    t = np.where(X[:, 0] > -0.1, 1.0, -1.0)
+    machine = make(X, t)
+    formulation = machine.dual()
+    before = np.array(formulation.parameters[key].value, copy=True)
+    with pytest.raises(ValidationError, match="^" + words + "$"):
+        formulation.parameters[key].value = value
+    assert np.array_equal(formulation.parameters[key].value, before)      # nothing changed
+    if key == "C":
+        formulation.parameters["C"].value = 0.01
+        answer = formulation.solve("CLARABEL")
+        assert machine.C == 0.01 and answer.status == "optimal"
+        assert float(np.max(answer.a)) <= 0.01 * (1.0 + 1e-6)
