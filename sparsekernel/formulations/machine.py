@@ -83,6 +83,21 @@ BOUND_TOL = 1e-5
 SMO_BOUND_TOL = BOUND_ROUNDING
 
 
+def spread_step(N: int) -> int:
+    """The step between the points ``Machine.kernel_spread`` and ``kernel_mean`` are estimated on: at most
+    ``SPREAD_POINTS`` of N."""
+    return max(1, -(-N // SPREAD_POINTS))
+
+
+def kernel_means(K: Array) -> tuple[float, float]:
+    """``Machine._kernel_means`` from the machine's N x N Gram matrix K: (mean k(x_n, x_n), mean k(x_n, x_m)) on
+    the same evenly spaced points (``spread_step``), for a caller that holds K already (a precomputed kernel;
+    one-versus-one's class blocks, where the pair's machine computed it again: half of a ten-class nu-SVC fit)."""
+    step = spread_step(K.shape[0])
+    Ks = K[::step, ::step]
+    return float(np.mean(np.diag(Ks))), float(np.sum(Ks)) / Ks.size
+
+
 def multiplier_scale(multipliers: Array, box: float, unit: float = 1.0, reach: float | None = None) -> float:
     """The scale of a complementary slackness row a_n r_n = 0 whose residuals r_n are in ``unit`` (the
     output scale): the largest |a_n| times ``unit``, so that the row is the residual, in output units, of
@@ -748,16 +763,14 @@ class Machine(abc.ABC):
 
     @cached_property
     def _kernel_means(self) -> tuple[float, float]:
-        """(mean_n k(x_n, x_n), mean_nm k(x_n, x_m)) on at most ``SPREAD_POINTS`` evenly spaced points."""
-        step = max(1, -(-self.N // SPREAD_POINTS))
+        """(mean_n k(x_n, x_n), mean_nm k(x_n, x_m)) on at most ``SPREAD_POINTS`` evenly spaced points
+        (``kernel_means``, from the Gram matrix where it is at hand)."""
         if self.kernel.name == "precomputed":
-            K = self.gram()[::step, ::step]
-            diagonal, total, count = np.diag(K), float(np.sum(K)), K.size
-        else:
-            X = self.X[::step]
-            diagonal, total, count = self.kernel.diag(X), 0.0, X.shape[0] ** 2
-            for r0 in range(0, X.shape[0], 256):            # in blocks of rows: little memory
-                total += float(np.sum(self.kernel(X[r0:r0 + 256], X)))
+            return kernel_means(self.gram())
+        X = self.X[::spread_step(self.N)]
+        diagonal, total, count = self.kernel.diag(X), 0.0, X.shape[0] ** 2
+        for r0 in range(0, X.shape[0], 256):            # in blocks of rows: little memory
+            total += float(np.sum(self.kernel(X[r0:r0 + 256], X)))
         return float(np.mean(diagonal)), total / count
 
     def zero_box(self, box: float) -> float:

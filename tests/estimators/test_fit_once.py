@@ -277,3 +277,28 @@ def test_a_training_X_changed_in_place_after_fit_is_refused_not_read(name, layou
     estimator = fitted(X)
     zero(X)
     assert certified(estimator)
+
+
+def test_a_one_versus_one_nu_svc_reads_its_pairs_kernel_means_from_the_class_blocks(monkeypatch) -> None:
+    """Each pair's nu-SVC machine computed the kernel over its points again for its output_scale (nu times the
+    spread, from the kernel's means), where the class blocks held the pair's Gram matrix already: 45 kernel
+    evaluations of some 360 x 360, half of a ten-class fit on digits. Now none, and each pair's output_scale is
+    the one its machine computes by the kernel (machines_ builds them anew)."""
+    from sklearn.datasets import load_digits
+
+    from sparsekernel.estimators import NuSVC
+    from sparsekernel.kernels import RBF
+
+    digits = load_digits()
+    X, y = digits.data[:600], digits.target[:600]
+    calls, scales = [], []
+    evaluate, fit_machine = RBF.__call__, NuSVC._fit_machine
+    monkeypatch.setattr(RBF, "__call__", lambda self, *args: calls.append(1) or evaluate(self, *args))
+    monkeypatch.setattr(NuSVC, "_fit_machine",
+                        lambda self, machine, cache=None: scales.append(machine.output_scale) or fit_machine(
+                            self, machine, cache))
+    fitted = NuSVC(nu=0.1, gamma=0.01 / 64).fit(X, y)
+    monkeypatch.undo()
+    assert calls == []
+    assert len(scales) == 45
+    assert scales == pytest.approx([m.output_scale for m in fitted.machines_], rel=1e-12)
