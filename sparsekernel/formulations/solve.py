@@ -198,6 +198,7 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
     if tol_units == "libsvm":
         tol = libsvm_tol(machine, tol)
     machine.warn_if_not_convex("the SMO")
+    whole = _whole_rows_first(machine, opts) if path is None else None
     qp = machine.standard_qp()
     if path is not None and machine.convex is not True:
         # a dual not known to be convex has KKT points that depend on the start (and on the rows' rounding): the
@@ -207,6 +208,9 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
     if path is not None:
         start, gradient = path.start_and_gradient(path_key, qp)
         along = dict(initial=start, initial_gradient=gradient, cache=path.cache(path_key, qp))
+    elif whole is not None and qp.X is whole.X and qp.kernel == whole.kernel and qp.diagonal is None \
+            and np.array_equal(qp.index, np.arange(whole.N)):
+        along = dict(cache=whole)                  # the Gram matrix the unit was read from, kept for the rounds too
     elif _may_run_again(machine, opts) and "cache" not in opts and qp.diagonal is None:
         along = dict(cache=_row_cache(qp, opts))   # the SMO's own, kept for the rounds in the outputs' unit
     result = smo(qp, tol=tol, **opts, **along)
@@ -284,6 +288,32 @@ def _may_run_again(machine: Machine, opts: dict) -> bool:
     return type(machine).solved_output_scale is not Machine.solved_output_scale and not opts.get("record")
 
 
+def _whole_rows_first(machine: Machine, opts: dict) -> Any:
+    """The SMO's row cache (``smo.row_cache``) with the whole Gram matrix filled, and the machine's kernel means
+    (``machine.kernel_means``) taken from it before its QP reads them, where the QP's unit is built from them
+    (nu-SVC's nu times the spread, the one-class SVM's mean: ``output_scale`` overridden, and the rounds in the
+    outputs' unit) on at most ``smo.SMALL_GRAM_POINTS`` points, whose Gram matrix the SMO computes whole anyway:
+    the kernel computed it first a second time (binary NuSVC on 1,000 points: 5.5 of 21 ms). None elsewhere (the
+    means known already, a cache given, a QP built, a sparse X, a precomputed kernel); ``solve_smo`` hands it to the
+    SMO where the QP is the kernel on those inputs, one variable per point, with no diagonal term."""
+    from ..solvers.smo import SMALL_GRAM_BLOCK, SMALL_GRAM_POINTS, row_cache
+    from ..sparse import issparse
+    from ..validation import check_param
+    from .machine import kernel_means
+
+    X = machine.X
+    if ("_kernel_means" in machine.__dict__ or machine._qp is not None or "cache" in opts
+            or not _may_run_again(machine, opts) or type(machine).output_scale is Machine.output_scale
+            or X is None or issparse(X) or machine.kernel.name == "precomputed" or X.shape[0] > SMALL_GRAM_POINTS):
+        return None
+    cache = row_cache(machine.kernel, X, float(check_param("cache_mb", opts.get("cache_mb", 200))))
+    if cache.dtype != np.float64 or cache.n_slots < cache.N:
+        return None
+    cache.fill_whole(SMALL_GRAM_BLOCK, 0)
+    machine.__dict__["_kernel_means"] = kernel_means(cache.store[:cache.N])
+    return cache
+
+
 def _row_cache(qp: Any, opts: dict, dtype: Any = None) -> Any:
     """The row cache the SMO builds for itself (``smo.row_cache``), built here so that its rounds in the
     outputs' unit read the rows the first run computed: each computed them all again (2,000 x 800 inputs,
@@ -291,7 +321,7 @@ def _row_cache(qp: Any, opts: dict, dtype: Any = None) -> Any:
     from ..solvers.smo import row_cache
     from ..validation import check_param
 
-    return row_cache(qp, float(check_param("cache_mb", opts.get("cache_mb", 200))), dtype)
+    return row_cache(qp.kernel, qp.X, float(check_param("cache_mb", opts.get("cache_mb", 200))), dtype)
 
 
 def _precise_rows(machine: Machine, qp: Any, a: Any, opts: dict, tol: float, precise: Any) -> Any:

@@ -475,7 +475,7 @@ class _Run:
         self.qp = qp
         self.wss = wss
         if cache is None:
-            cache = row_cache(qp, cache_mb, dtype)
+            cache = row_cache(qp.kernel, qp.X, cache_mb, dtype, _shift(qp))
         self.cache = cache
         self.rows_before = cache.rows_computed
         index = np.asarray(qp.index, dtype=INDEX_DTYPE).copy()
@@ -1017,12 +1017,13 @@ def compute_rho(qp: StandardQP, a: Array, G: Array) -> RhoEstimate:
     return (calculate_rho_nu if qp.is_nu else calculate_rho)(qp.y, G, at_lower, at_upper)
 
 
-def row_cache(qp: StandardQP, cache_mb: float, dtype: type | None = None) -> Any:
-    """The row cache a run on ``qp`` builds for itself: the full rows' share of ``cache_mb`` (the rest holds
-    the compact rows), rows of ``dtype`` (None: ``kernel_cache.row_dtype``), Q's diagonal term as their shift.
-    A caller that runs the SMO again from where it stopped builds it here and passes it as ``cache``, so that
-    the later runs read the rows the first one computed (``formulations.solve``'s rounds in rho's unit)."""
-    return kernel_cache.KernelRowCache(qp.kernel, qp.X, (1.0 - COMPACT_SHARE) * cache_mb, dtype, _shift(qp))
+def row_cache(kernel: Any, X: Any, cache_mb: float, dtype: type | None = None, shift: Array | None = None) -> Any:
+    """The row cache a run on a QP of ``kernel`` and inputs ``X`` builds for itself: the full rows' share of
+    ``cache_mb`` (the rest holds the compact rows), rows of ``dtype`` (None: ``kernel_cache.row_dtype``), Q's
+    diagonal term as their ``shift`` (``_shift``). A caller that runs the SMO again from where it stopped builds it
+    here and passes it as ``cache``, so that the later runs read the rows the first one computed
+    (``formulations.solve``'s rounds in rho's unit, and the Gram matrix a machine's unit was read from)."""
+    return kernel_cache.KernelRowCache(kernel, X, (1.0 - COMPACT_SHARE) * cache_mb, dtype, shift)
 
 
 def _shift(qp: StandardQP) -> Array | None:
