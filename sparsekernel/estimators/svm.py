@@ -750,9 +750,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         # ten-class nu-SVC fit (digits, RBF gamma 0.01 / 64: 0.94 of 1.92 s over five fits); C-SVC's unit is 1
         if type(machine).output_scale is not Machine.output_scale:
             machine.__dict__.setdefault("_kernel_means", kernel_means(cache.store[:n]))
-        qp = machine.standard_qp()
-        if (qp.X is not points or qp.kernel != blocks.kernel or qp.diagonal is not None or qp.n != n
-                or not np.array_equal(qp.index, np.arange(n))):
+        if not machine.standard_qp().reads_rows_of(blocks.kernel, points):
             return None
         # the certificate's bound on a kernel value's rounding is that of the blocks' operands, centred at the
         # mean of every class's points: the machine would compute it about the pair's own mean, which no value

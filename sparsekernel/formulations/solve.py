@@ -208,11 +208,10 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
     if path is not None:
         start, gradient = path.start_and_gradient(path_key, qp)
         along = dict(initial=start, initial_gradient=gradient, cache=path.cache(path_key, qp))
-    elif whole is not None and qp.X is whole.X and qp.kernel == whole.kernel and qp.diagonal is None \
-            and np.array_equal(qp.index, np.arange(whole.N)):
+    elif whole is not None and qp.reads_rows_of(whole.kernel, whole.X):
         along = dict(cache=whole)                  # the Gram matrix the unit was read from, kept for the rounds too
     elif _may_run_again(machine, opts) and "cache" not in opts and qp.diagonal is None:
-        along = dict(cache=_row_cache(qp, opts))   # the SMO's own, kept for the rounds in the outputs' unit
+        along = dict(cache=_row_cache(qp.kernel, qp.X, opts))   # the SMO's own, kept for the rounds in the outputs' unit
     result = smo(qp, tol=tol, **opts, **along)
     # the rounds in the outputs' unit read the first run's rows (kept or its own: they computed them all anew)
     kept = {"cache": along["cache"]} if along.get("cache") is not None else {}
@@ -296,9 +295,8 @@ def _whole_rows_first(machine: Machine, opts: dict) -> Any:
     the kernel computed it first a second time (binary NuSVC on 1,000 points: 5.5 of 21 ms). None elsewhere (the
     means known already, a cache given, a QP built, a sparse X, a precomputed kernel); ``solve_smo`` hands it to the
     SMO where the QP is the kernel on those inputs, one variable per point, with no diagonal term."""
-    from ..solvers.smo import SMALL_GRAM_BLOCK, SMALL_GRAM_POINTS, row_cache
+    from ..solvers.smo import SMALL_GRAM_BLOCK, SMALL_GRAM_POINTS
     from ..sparse import issparse
-    from ..validation import check_param
     from .machine import kernel_means
 
     X = machine.X
@@ -306,7 +304,7 @@ def _whole_rows_first(machine: Machine, opts: dict) -> Any:
             or not _may_run_again(machine, opts) or type(machine).output_scale is Machine.output_scale
             or X is None or issparse(X) or machine.kernel.name == "precomputed" or X.shape[0] > SMALL_GRAM_POINTS):
         return None
-    cache = row_cache(machine.kernel, X, float(check_param("cache_mb", opts.get("cache_mb", 200))))
+    cache = _row_cache(machine.kernel, X, opts)
     if cache.dtype != np.float64 or cache.n_slots < cache.N:
         return None
     cache.fill_whole(SMALL_GRAM_BLOCK, 0)
@@ -314,14 +312,14 @@ def _whole_rows_first(machine: Machine, opts: dict) -> Any:
     return cache
 
 
-def _row_cache(qp: Any, opts: dict, dtype: Any = None) -> Any:
+def _row_cache(kernel: Any, X: Any, opts: dict, dtype: Any = None) -> Any:
     """The row cache the SMO builds for itself (``smo.row_cache``), built here so that its rounds in the
     outputs' unit read the rows the first run computed: each computed them all again (2,000 x 800 inputs,
     nu-SVC: 1,779 rows, 0.49 s of a 1.2 s fit). ``dtype``: the rows' type (None: the SMO's own choice)."""
     from ..solvers.smo import row_cache
     from ..validation import check_param
 
-    return row_cache(qp.kernel, qp.X, float(check_param("cache_mb", opts.get("cache_mb", 200))), dtype)
+    return row_cache(kernel, X, float(check_param("cache_mb", opts.get("cache_mb", 200))), dtype)
 
 
 def _precise_rows(machine: Machine, qp: Any, a: Any, opts: dict, tol: float, precise: Any) -> Any:
@@ -335,13 +333,13 @@ def _precise_rows(machine: Machine, qp: Any, a: Any, opts: dict, tol: float, pre
     million to Clarabel's rho."""
     cache = opts.get("cache")
     if cache is None:
-        cache = _row_cache(qp, opts)
+        cache = _row_cache(qp.kernel, qp.X, opts)
     if cache.dtype == np.float64:
         return cache
     error = cache.entry_error(machine.kernel_diagonal_max) * float(np.sum(np.abs(a))) * float(qp.scale)
     if not error > tol * float(qp.tol_scale):
         return cache
-    return precise if precise is not None else _row_cache(qp, opts, np.float64)
+    return precise if precise is not None else _row_cache(qp.kernel, qp.X, opts, np.float64)
 
 
 def _smo_stop(result: Any, tol: float) -> str:

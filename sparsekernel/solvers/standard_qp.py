@@ -96,6 +96,12 @@ class StandardQP:
             Q[np.diag_indices_from(Q)] += self.diagonal
         return Q
 
+    def reads_rows_of(self, kernel: Any, X: Any) -> bool:
+        """Whether the rows of ``kernel`` on the inputs ``X`` (a row cache of them) are Q's rows: Q is that kernel
+        on these very inputs, one variable per point in their order, with no diagonal term."""
+        return (self.X is X and self.kernel == kernel and self.diagonal is None and self.n == X.shape[0]
+                and np.array_equal(self.index, np.arange(self.n)))
+
     def diag_Q(self) -> Array:
         """Q_ii = scale * k(x_i, x_i) + d_i (y_i^2 = 1)."""
         base = self.scale * self.kernel.diag(self.X)[self.index]
