@@ -166,19 +166,31 @@ def compare_many(machine: Machine, solutions: Mapping[str, Solution], tol: float
 
 
 def format_many(summary: dict[str, Any]) -> str:
-    """The compare_many summary as a table (differences against the first method)."""
+    """The compare_many summary as a table (differences against the first method).
+
+    A value the summary holds as None (``_clean``'s JSON form of NaN or inf: the seconds of
+    ``Machine.solution``'s multipliers, which no solver timed; an objective that overflowed) is
+    shown as n/a, as the KKT report shows a row it could not evaluate.
+    """
     head = (f"{'method':<16} {'primal':>14} {'dual':>14} {'rel.gap':>8} {'max KKT':>8} {'SVs':>5} "
             f"{'|da|':>8} {'|db|':>8} {'|dy|':>8} {'SV diff':>7} {'moved':>5} {'time':>8}")
-    lines = [f"{summary['machine']}: differences against {summary['reference']} (KKT tolerance {summary['tol']:.0e})",
+    lines = [f"{summary['machine']}: differences against {summary['reference']} (KKT tolerance {summary['tol']:.1e})",
              head, "-" * len(head)]
     for r in summary["rows"]:
         moved = "-" if r["categories_changed"] is None else str(r["categories_changed"])
+        seconds = "n/a" if r["seconds"] is None else f"{r['seconds']:.3f}s"
         lines.append(
-            f"{r['method']:<16} {r['primal']:>14.8g} {r['dual']:>14.8g} {r['gap']:>8.1e} "
-            f"{r['max_kkt_violation']:>8.1e} {r['n_support']:>5} {r['max_delta_a']:>8.1e} {r['delta_b']:>8.1e} "
-            f"{r['max_delta_decision']:>8.1e} {r['support_differences']:>7} {moved:>5} {r['seconds']:>7.3f}s"
+            f"{r['method']:<16} {_cell(r['primal'], '.8g'):>14} {_cell(r['dual'], '.8g'):>14} "
+            f"{_cell(r['gap'], '.1e'):>8} {_cell(r['max_kkt_violation'], '.1e'):>8} {r['n_support']:>5} "
+            f"{_cell(r['max_delta_a'], '.1e'):>8} {_cell(r['delta_b'], '.1e'):>8} "
+            f"{_cell(r['max_delta_decision'], '.1e'):>8} {r['support_differences']:>7} {moved:>5} {seconds:>8}"
         )
     return "\n".join(lines)
+
+
+def _cell(value: float | None, spec: str) -> str:
+    """A number of the summary in ``spec``, or n/a where the summary holds None."""
+    return "n/a" if value is None else format(value, spec)
 
 
 def dumps(summary: dict[str, Any]) -> str:
