@@ -37,10 +37,10 @@ from numpy.typing import ArrayLike, NDArray
 from .._lazy import cvxpy as cp
 from ..validation import check_param, check_sample_weight
 from ..kernels import Kernel, Linear
-from ..solvers.standard_qp import RhoEstimate, StandardQP
+from ..solvers.standard_qp import RhoEstimate, StandardQP, bound_masks, calculate_rho
 from ._regression import RegressionMachine
 from .eps_svr import EpsilonSVR
-from .machine import DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, bound_tol_of, flatten
+from .machine import BOUND_TOL, DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, bound_tol_of, flatten
 from .solution import Solution
 
 __all__ = ["NuSVR"]
@@ -192,6 +192,30 @@ class NuSVR(RegressionMachine):
         return z, RhoEstimate(-intercept, self.r_given_rho(z, -intercept))
 
     _scalars = ("b", "epsilon")
+
+    def leaves_7_74_slack(self, z: Array) -> bool:
+        """Whether the multipliers z = (a, a_hat) leave (7.74) slack: delta = nu C mean(W) - sum_n (a_n +
+        a_hat_n) above ``BOUND_TOL`` of nu C mean(W) (a solver's rounding of an active bound is far below).
+        Complementary slackness, delta epsilon = 0 (Result 7.10), then fixes epsilon = 0."""
+        bound = self._mean_weight * self.nu * self.C
+        return bound - float(np.sum(z)) > BOUND_TOL * bound
+
+    def recover_rho(self, z: Array, Ku: Array, bound_tol: float = BOUND_TOL,
+                    qp: StandardQP | None = None) -> RhoEstimate:
+        """LIBSVM's rho and r from z. Where z leaves (7.74) slack, epsilon = -r = 0 and b = -rho is the
+        epsilon-SVR's with epsilon = 0 (free a_n: t_n - sum_m u_m k_nm = b, free a_hat_n alike; else the
+        midpoint of b's interval): the nu form's rule, for an equality (7.74), took each class's midpoint
+        where neither had a free multiplier, an epsilon > 0 that breaks delta epsilon = 0 at an optimum."""
+        if not self.leaves_7_74_slack(z):
+            return super().recover_rho(z, Ku, bound_tol, qp)
+        qp = qp or self.standard_qp()
+        G = qp.scale * qp.y * Ku[qp.index] + qp.p                # p = (-t, t): the epsilon-SVR's at epsilon = 0
+        at_lower, at_upper = bound_masks(z, qp.lower, qp.upper, bound_tol, qp.multiplier_unit)
+        return dataclasses.replace(calculate_rho(qp.y, G, at_lower, at_upper), r=0.0)
+
+    def r_given_rho(self, z: Array, rho: float, bound_tol: float = BOUND_TOL, Ku: Array | None = None) -> float:
+        """r = -epsilon given LIBSVM's rho: 0 where z leaves (7.74) slack (``recover_rho``), else the nu form's."""
+        return 0.0 if self.leaves_7_74_slack(z) else super().r_given_rho(z, rho, bound_tol, Ku)
 
     def _rho_from_scalars(self, values: Mapping[str, float], aKa: float) -> RhoEstimate:
         # the inverse of _from_rho: rho = -b, r = -epsilon

@@ -37,3 +37,41 @@ def test_the_compare_table_shows_a_user_solution_and_the_tolerance_the_json_hold
     u = user.a * machine.t
     assert float(fields[2]) == float(f"{payload['rows'][1]['dual']:.8g}")
     assert abs(float(fields[2]) - (user.a.sum() - 0.5 * u @ K @ u)) < 1e-6
+
+
+def _nu_svr_with_slack_bound():
+    from sparsekernel.formulations import NuSVR
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(25, 2))
+    rng.normal(size=25)                          # (the labels of the same seed's classification data)
+    t = np.sin(X[:, 0]) + 0.1 * rng.normal(size=25)
+    return NuSVR(X, t, RBF(0.5), C=1.0, nu=1.0)
+
+
+def test_nu_svr_multipliers_that_leave_7_74_slack_recover_epsilon_zero() -> None:
+    """At nu = 1 the optimum leaves (7.74) slack, so epsilon = 0 (delta epsilon = 0, Result 7.10). An
+    optimal a, a_hat with every multiplier at a bound (no free one: OSQP's dual answer) had epsilon
+    recovered at the midpoint of the nu form's KKT interval (as if (7.74) were an equality): 'delta
+    epsilon = 0 violated by 2.1e-03', and OSQP's optimal answer raised SolverError."""
+    from sparsekernel.duality import check
+
+    machine = _nu_svr_with_slack_bound()
+    N, C, t = machine.N, machine.C, machine.t
+    ref = machine.solve("clarabel")
+    u = np.asarray(ref.a - ref.a_hat)
+    a, a_hat = np.maximum(u, 0.0), np.maximum(-u, 0.0)      # a_n a_hat_n = 0, least sum (a + a_hat)
+    assert np.sum(a + a_hat) < 0.99 * machine.nu * C        # (7.74) slack
+    report = check(machine, a=a, a_hat=a_hat)
+    assert report.ok, [(r.tag, r.condition, r.violation) for r in report.failed()]
+    # independently: with epsilon = 0 the primal of Result 7.10 at (w, b) equals the dual (7.70)
+    K = machine.kernel(machine.X, machine.X)
+    sol = machine.solution(a, None, a_hat)
+    assert sol.epsilon == 0.0
+    y = K @ u + sol.b
+    primal = 0.5 * u @ K @ u + C / N * np.sum(np.abs(t - y))
+    dual = -0.5 * u @ K @ u + u @ t
+    assert abs(primal - dual) <= 1e-9 * max(1.0, abs(dual))
+    osqp = machine.solve("osqp")
+    assert osqp.status == "optimal" and osqp.epsilon == 0.0
+    assert abs(osqp.dual_objective - dual) <= 1e-6 * abs(dual)
