@@ -159,7 +159,7 @@ class KKTReport:
         if worst is not None:
             at = "" if worst.where is None else f" at n = {worst.where}"
             lines.append(f"  worst row: {worst.tag} {worst.kind}: {worst.condition}, {worst.violation:.1e}{at}")
-        n_bad = len(self.failed()) + (self.gap.relative > self.tol)
+        n_bad = len(self.failed()) + (not self.gap.relative <= self.tol)     # a NaN gap fails, as in ``ok``
         if self.ok and not self.convex:
             verdict = (f"PASS as a KKT point (all {len(self.rows)} rows and the gap within {self.tol:.1e}); the "
                        f"kernel matrix is not positive semidefinite, so the problem is not convex and this "

@@ -75,3 +75,20 @@ def test_nu_svr_multipliers_that_leave_7_74_slack_recover_epsilon_zero() -> None
     osqp = machine.solve("osqp")
     assert osqp.status == "optimal" and osqp.epsilon == 0.0
     assert abs(osqp.dual_objective - dual) <= 1e-6 * abs(dual)
+
+
+def test_a_report_whose_gap_is_nan_counts_the_gap_as_failing() -> None:
+    """``ok`` needs gap.relative <= tol, which a NaN gap (objectives that overflow: inf - inf) fails, and
+    the gap line says FAIL; the verdict counted only gap.relative > tol (False for NaN): with every row
+    passing it read 'NOT CERTIFIED (0 rows not evaluated; the others pass)', and multipliers of 1e200
+    for the hard margin gave 'FAIL (3 of 7 checks ...)' above four 'fails:' lines."""
+    import math
+
+    from sparsekernel.duality import Gap, KKTReport, KKTRow
+
+    row = KKTRow("(7.15)", "primal feasibility", "t_n y_n - 1 >= 0", 0.0, 0.0, 1.0, None, True)
+    report = KKTReport("a report", (row,), Gap(math.inf, math.inf, math.nan, math.nan), 1e-6)
+    assert not report.ok
+    text = str(report)
+    assert "result: FAIL (1 of 2 checks above 1.0e-06)" in text
+    assert "NOT CERTIFIED" not in text and "FAIL" in report._repr_html_()
