@@ -982,7 +982,13 @@ def settle(run: _Run, opts: FastOptions) -> bool:
     beta_before = state.beta
     value = update_beta(state, opts, run.value, whole=True)
     if abs(math.log(state.beta / beta_before)) <= opts.beta_tol:
+        # the state keeps the small move (update_beta adopted it): its (7.85) is the last entry, as after a
+        # refresh, or the history ended at the old beta's value while the run returned the new beta (under a
+        # Gamma prior on beta a first-order difference: the finish of an EM fit was judged to lower
+        # (7.85) + ln Gam by 7.7e-5 nats where it raised it, and was dropped as unconverged)
         run.value = value
+        if run.history:
+            run.history[-1] = value
         return False
     run.iterations += 1
     run.record(value)
