@@ -277,6 +277,10 @@ def rvm_regression(
         elif run.broken:
             reason = ("stopped where the Cholesky factor of A + beta Phi^T Phi (7.83) failed (not numerically "
                       "positive definite) and the fast steps could not finish from its last factored state")
+        elif run.unfinished:    # not max_iter: it converged by its own rule, in fewer iterations
+            reason = (f"converged by its own rule in {run.iterations} iterations, but the fast steps that test "
+                      f"its point (Result 7.18) failed or did not raise (7.85) plus the log hyperpriors from it, "
+                      f"and under a hyperprior no last moves follow: not certified a maximum")
         else:
             reason = f"stopped at max_iter={max_iter} iterations before reaching tol={tol:g}"
         warnings.warn(f"rvm_regression (method={method!r}) {reason}", ConvergenceWarning, stacklevel=2)
@@ -386,6 +390,7 @@ class _RunResult:
     undone: bool = False  # a last move that did not raise the evidence was undone (``_settle``)
     left: float = 0.0  # the gain of the move ``_settle`` found when its moves (``settle_budget``) ran out (nats)
     broken: bool = False  # MacKay / EM stopped where A + beta Phi^T Phi no longer factored
+    unfinished: bool = False  # MacKay / EM converged, but the fast steps could not finish from their point
 
 
 def _run_fast(problem: _Problem, opts: FastOptions) -> _RunResult:
@@ -420,7 +425,7 @@ def _run_iterative(problem: _Problem, opts: IterativeOptions, finish: FastOption
         return result
     finish = replace(finish, restarts=0, hold_factors=(), polish_sweeps=0)
     # kept without the fast moves: certified later by ``_settle`` (flat prior), not at all under a hyperprior
-    unfinished = result if opts.prior.flat else replace(result, converged=False)
+    unfinished = result if opts.prior.flat else replace(result, converged=False, unfinished=True)
     try:
         fin = fast_regression(problem.design, problem.t, problem.PhiTt, problem.norms, usable, out.beta,
                               finish, start=(usable[out.active], out.alpha))

@@ -93,3 +93,26 @@ def test_an_iterative_fit_under_a_hyperprior_keeps_its_fast_finish_when_only_bet
     # the evidence reported is (7.85) at the hyperparameters returned
     assert abs(result.log_evidence[-1] - _log_evidence(kept, t, result.alpha, result.beta)) < 1e-9
     assert evidence_report(Phi, t, result, tol=1e-2, hyperprior=prior).ok
+
+
+def test_an_iterative_fit_whose_fast_finish_fails_under_a_hyperprior_does_not_blame_max_iter(monkeypatch) -> None:
+    # Where the fast steps cannot finish from EM's converged point (a SolverError on their factorisation) the
+    # EM result is kept, unconverged: the warning said "stopped at max_iter=20000 iterations" after 27.
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sparsekernel.errors import ConvergenceWarning, SolverError
+    from sparsekernel.solvers.rvm import regression, rvm_regression
+
+    def failing(*args, **kwargs):
+        raise SolverError("the fast steps' factorisation failed")
+
+    monkeypatch.setattr(regression, "fast_regression", failing)
+    rng = np.random.default_rng(28)
+    X = rng.uniform(-3, 3, (40, 1))
+    t = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(40)
+    Phi = rbf_kernel(X, X, gamma=1.0 / X.var())
+    with pytest.warns(ConvergenceWarning) as caught:
+        result = rvm_regression(Phi, t, "em", hyperprior=(3.0, 1.0, 1.5, 1e-3))
+    assert not result.converged and result.iterations < 20_000
+    message = " ".join(str(w.message) for w in caught)
+    assert "max_iter" not in message and "not certified" in message
