@@ -108,6 +108,10 @@ def compare(sol_a: Solution, sol_b: Solution, X: ArrayLike | None = None,
             f"solutions must be of the same machine and size; got {sol_a.machine} ({sol_a.a.shape[0]}) "
             f"and {sol_b.machine} ({sol_b.a.shape[0]})"
         )
+    if machine is not None:
+        # the objectives and cases read each solution's multipliers against the machine's points
+        require_solution_of(machine, sol_a, "sol_a")
+        require_solution_of(machine, sol_b, "sol_b")
     points = _points(sol_a, sol_b, X, machine)
     if machine is not None:
         pa, da = machine.objectives(machine.kkt_state(sol_a))
@@ -147,8 +151,19 @@ def _points(sol_a: Solution, sol_b: Solution, X: ArrayLike | None, machine: Mach
 
 
 def compare_many(machine: Machine, solutions: Mapping[str, Solution], tol: float = 1e-6) -> dict[str, Any]:
-    """Several solutions of one machine against the first: a JSON-ready summary."""
+    """Several solutions of one machine against the first: a JSON-ready summary.
+
+    Raises
+    ------
+    ValidationError
+        Where ``solutions`` is not a non-empty mapping of names to Solutions of ``machine``.
+    """
+    if not isinstance(solutions, Mapping) or not solutions:
+        raise ValidationError(f"solutions must be a non-empty mapping of names to Solutions of the machine (the "
+                              f"first the reference); got {type(solutions).__name__} {solutions!r:.60}")
     names = list(solutions)
+    for name in names:
+        require_solution_of(machine, solutions[name], f"solutions[{name!r}]")
     first = solutions[names[0]]
     rows = []
     for name in names:

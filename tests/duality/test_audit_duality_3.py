@@ -92,3 +92,23 @@ def test_a_report_whose_gap_is_nan_counts_the_gap_as_failing() -> None:
     text = str(report)
     assert "result: FAIL (1 of 2 checks above 1.0e-06)" in text
     assert "NOT CERTIFIED" not in text and "FAIL" in report._repr_html_()
+
+
+def test_compare_refuses_a_machine_or_solutions_that_do_not_match_naming_them() -> None:
+    """compare(sol_a, sol_b, machine=...) with a machine of 15 points for solutions of 20 raised numpy's
+    'operands could not be broadcast together with shapes (15,) (20,)', and compare_many(machine, {})
+    an IndexError; both are bad input, a ValidationError naming the argument and what it got."""
+    import pytest
+
+    from sparsekernel.duality import compare
+    from sparsekernel.errors import ValidationError
+
+    machine = _soft_margin()
+    first, second = machine.solve("clarabel"), machine.solve("smo")
+    fewer = SoftMarginSVC(machine.X[:15], machine.t[:15], RBF(0.5), C=1.0)
+    with pytest.raises(ValidationError, match=r"sol_a must come from SoftMarginSVC with N = 15; got .* 20 multipliers"):
+        compare(first, second, machine=fewer)
+    with pytest.raises(ValidationError, match=r"solutions must be a non-empty mapping .* got dict \{\}"):
+        compare_many(machine, {})
+    with pytest.raises(ValidationError, match=r"solutions\['b'\] must come from SoftMarginSVC with N = 15"):
+        compare_many(fewer, {"b": first})
