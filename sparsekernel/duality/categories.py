@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..formulations.machine import CATEGORY_NAMES, Machine, bound_tol_of
+from ..formulations.machine import CATEGORY_NAMES, Machine, bound_tol_of, check_bound_tol
 from ..formulations.report import html_table
 from ..formulations.solution import Solution
 from ..solvers.standard_qp import bound_masks
@@ -47,7 +47,7 @@ def categories(machine: Machine, solution: Solution, bound_tol: float | None = N
     One-class and SVDD: inside, on the boundary, outside.
     """
     require_solution_of(machine, solution)
-    bound_tol = bound_tol_of(solution) if bound_tol is None else bound_tol
+    bound_tol = bound_tol_of(solution) if bound_tol is None else check_bound_tol(bound_tol)
     qp = machine.standard_qp()
     z = solution.a if solution.a_hat is None else np.concatenate([solution.a, solution.a_hat])
     at_lower, at_upper = bound_masks(np.asarray(z, dtype=np.float64), qp.lower, qp.upper, bound_tol,

@@ -943,6 +943,7 @@ class Machine(abc.ABC):
         """
         if convention not in ("notes", "libsvm"):
             raise fail("convention", "'notes' or 'libsvm'", convention)
+        bound_tol = check_bound_tol(bound_tol)
         given = {k: _scalar(k, v) for k, v in (("b", b), ("rho", rho), ("epsilon", epsilon), ("R2", R2))
                  if v is not None}
         if convention == "libsvm":
@@ -1252,6 +1253,15 @@ def _scalar(name: str, value: Any) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
             or not math.isfinite(float(value)):
         raise fail(name, "a finite real number (or None to recover it)", value)
+    return float(value)
+
+
+def check_bound_tol(value: Any, name: str = "bound_tol") -> float:
+    """A bound tolerance (a share of each box, ``bound_masks``): a non-negative finite number. A negative or
+    NaN one counts every multiplier free, zeros and full boxes alike, which sets b (7.37) from all of them."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not (math.isfinite(float(value)) and float(value) >= 0.0):
+        raise fail(name, "a non-negative finite number (a share of each box)", value)
     return float(value)
 
 

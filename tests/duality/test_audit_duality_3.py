@@ -112,3 +112,26 @@ def test_compare_refuses_a_machine_or_solutions_that_do_not_match_naming_them() 
         compare_many(machine, {})
     with pytest.raises(ValidationError, match=r"solutions\['b'\] must come from SoftMarginSVC with N = 15"):
         compare_many(fewer, {"b": first})
+
+
+def test_a_bound_tolerance_outside_its_domain_is_refused_naming_it() -> None:
+    """categories(m, s, bound_tol=-1) (or NaN) counted every multiplier free: all 20 points 'on the
+    margin' where Result 7.6's table, computed here from the margins t_n y_n, has 6 on it; bound_tol='x'
+    raised numpy's UFuncTypeError; Machine.solution(a, bound_tol=-1) set b (7.37) from every multiplier
+    (-0.2523 for the optimum's -0.2994), and the optimal multipliers failed their check."""
+    import pytest
+
+    from sparsekernel.duality import categories
+    from sparsekernel.errors import ValidationError
+
+    machine = _soft_margin()
+    solved = machine.solve("clarabel")
+    margins = machine.t * solved.decision_function(machine.X)
+    on_margin = int(np.sum(np.abs(margins - 1.0) < 1e-6))
+    assert categories(machine, solved).counts["on the margin"] == on_margin < machine.N
+    for bad in (-1.0, float("nan"), "x"):
+        with pytest.raises(ValidationError, match=r"bound_tol must be a non-negative finite number .*; got"):
+            categories(machine, solved, bound_tol=bad)
+        with pytest.raises(ValidationError, match=r"bound_tol must be a non-negative finite number"):
+            machine.solution(np.asarray(solved.a), bound_tol=bad)
+    assert categories(machine, solved, bound_tol=0.0).counts["on the margin"] >= on_margin
