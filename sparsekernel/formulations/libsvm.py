@@ -324,7 +324,10 @@ def fit_twin(machine: Machine, tol: float, cache_size: float = 200.0,
 
     k = machine.kernel
     own_tol = libsvm_own_tol(machine, tol)
-    cap = max(10_000_000, 100 * machine.N) if max_iter is None else int(check_param("max_iter", max_iter))
+    # LIBSVM counts its iterations in a C int: a cap beyond INT_MAX (scikit-learn's OverflowError 'value too
+    # large to convert to int' at 2**31) caps nothing more than INT_MAX does
+    cap = (max(10_000_000, 100 * machine.N) if max_iter is None
+           else min(int(check_param("max_iter", max_iter)), int(np.iinfo(np.intc).max)))
     cache_size = float(check_param("cache_size", cache_size, "cache_mb"))
     params: dict[str, Any] = {"kernel": k.name, "tol": own_tol, "cache_size": cache_size, "max_iter": cap}
     for name in ("gamma", "degree", "coef0"):

@@ -430,7 +430,9 @@ def _check_options(tol: Any, wss: Any, shrinking: Any, cache_mb: Any, max_iter: 
             raise _validation.fail(name, "True or False", flag)
     cache_mb = _validation.check_param("cache_mb", cache_mb)
     if max_iter is not None:
-        max_iter = _validation.check_param("max_iter", max_iter)
+        # the compiled loop counts steps in an int64: a cap beyond its range (Python's OverflowError 'Python
+        # int too large to convert to C long' at 2**63) caps nothing more than its largest value does
+        max_iter = min(_validation.check_param("max_iter", max_iter), int(np.iinfo(np.int64).max))
     return dict(tol=float(tol), wss=wss, shrinking=bool(shrinking), cache_mb=float(cache_mb),
                 max_iter=max_iter, record=bool(record))
 

@@ -135,3 +135,22 @@ def test_a_bound_tolerance_outside_its_domain_is_refused_naming_it() -> None:
         with pytest.raises(ValidationError, match=r"bound_tol must be a non-negative finite number"):
             machine.solution(np.asarray(solved.a), bound_tol=bad)
     assert categories(machine, solved, bound_tol=0.0).counts["on the margin"] >= on_margin
+
+
+def test_an_iteration_cap_beyond_the_solvers_integers_caps_nothing_more() -> None:
+    """m.solve('libsvm', max_iter=2**31) raised scikit-learn's OverflowError 'value too large to convert to
+    int' (LIBSVM's C int) and m.solve('smo', max_iter=2**63) Python's 'Python int too large to convert to C
+    long' (the compiled loop's int64): a cap no run can reach is no cap, and both answers are the optimum
+    (the dual (7.32) evaluated here against Clarabel's)."""
+    machine = _soft_margin()
+    K = machine.kernel(machine.X, machine.X)
+
+    def dual(sol) -> float:
+        u = sol.a * machine.t
+        return float(sol.a.sum() - 0.5 * u @ K @ u)
+
+    best = dual(machine.solve("clarabel"))
+    for method, cap in (("libsvm", 2 ** 31), ("libsvm", 2 ** 40), ("smo", 2 ** 63), ("smo", 10 ** 30)):
+        sol = machine.solve(method, max_iter=cap)
+        assert sol.status == "optimal"
+        assert abs(dual(sol) - best) <= 1e-3 * abs(best)
