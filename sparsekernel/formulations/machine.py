@@ -323,10 +323,16 @@ class Formulation:
             if opts and "Unrecognized settings" in str(exc):
                 raise ValidationError(f"the options of {solver} must be settings it takes; got {sorted(opts)}: "
                                       f"{exc}") from None
+            if opts and _settings_refused(solver, exc):
+                raise _settings_error(solver, opts) from None
             if not isinstance(exc, cp.error.SolverError):
                 raise
             raise SolverError(f"{solver} failed on the {self.kind} of {self.machine.name}: {exc}",
                               status="solver_error", solver=solver) from exc
+        except Exception as exc:  # OSQP's own OSQPException, raised bare where cvxpy updates a kept solver
+            if opts and _settings_refused(solver, exc):
+                raise _settings_error(solver, opts) from None
+            raise
         wall = time.perf_counter() - start
         has_values = all(v.value is not None for v in self.problem.variables())
         stats = self.problem.solver_stats
@@ -341,6 +347,26 @@ class Formulation:
                     compile_time=compile_time)
         sol = self.machine._solution_from_formulation(self, info)
         return certify(self.machine, sol, outcome, self.kind, solver, matched_tol(self.machine, method_name(sol)))
+
+
+#: OSQP's exit code for settings its validation refuses (OSQP_SETTINGS_VALIDATION_ERROR)
+OSQP_SETTINGS_REFUSED = 2
+
+
+def _settings_refused(solver: str, exc: BaseException) -> bool:
+    """Whether ``exc`` is OSQP's refusal of its settings (``OSQPException(2)``: eps_abs = -1, max_iter = -3),
+    raised bare or wrapped by cvxpy in a SolverError (on a first solve, at the solver's setup)."""
+    if solver != "OSQP":
+        return False
+    inner = exc.__context__ if isinstance(exc, cp.error.SolverError) else exc
+    return type(inner).__name__ == "OSQPException" and inner.args[:1] == (OSQP_SETTINGS_REFUSED,)
+
+
+def _settings_error(solver: str, opts: dict[str, Any]) -> ValidationError:
+    """The ValidationError for options whose values the solver's own validation refused."""
+    return ValidationError(f"the options of {solver} must be settings it takes, with values in their domains "
+                           f"(eps_abs, eps_rel >= 0, max_iter >= 1, ...); got {opts!r:.200}: its settings "
+                           f"validation refused them")
 
 
 def _finite_gram(kernel: Kernel, X: Any) -> Array:

@@ -154,3 +154,23 @@ def test_an_iteration_cap_beyond_the_solvers_integers_caps_nothing_more() -> Non
         sol = machine.solve(method, max_iter=cap)
         assert sol.status == "optimal"
         assert abs(dual(sol) - best) <= 1e-3 * abs(best)
+
+
+def test_osqp_options_out_of_their_domain_are_refused_naming_them() -> None:
+    """OSQP refuses eps_abs = -1 or max_iter = -3 at its settings validation: a first solve raised
+    SolverError 'OSQP failed on the dual of SoftMarginSVC: 2', and a solve after another (cvxpy updates the
+    solver it kept) the bare osqp.interface.OSQPException '2', no sparsekernel error at all. Both are bad
+    input: a ValidationError naming the options and the values, and the machine still solves."""
+    import pytest
+
+    from sparsekernel.errors import ValidationError
+
+    for solved_before in (False, True):
+        machine = _soft_margin()
+        if solved_before:
+            machine.solve("osqp")
+        for opts in ({"eps_abs": -1.0}, {"max_iter": -3}):
+            with pytest.raises(ValidationError, match=r"the options of OSQP must be settings it takes, with values "
+                                                      r"in their domains .*; got \{'(eps_abs|max_iter)': -"):
+                machine.solve("osqp", **opts)
+        assert machine.solve("osqp").status == "optimal"
