@@ -22,7 +22,8 @@ from numpy.typing import ArrayLike, NDArray
 from .errors import ValidationError
 
 __all__ = ["issparse", "as_rows", "to_dense", "row_squared_norms", "variance", "read_only_rows", "same_rows",
-           "check_sparse_matrix", "compact_indices", "digest", "frozen", "used_columns", "centred_full_columns"]
+           "check_sparse_matrix", "compact_indices", "digest", "frozen", "used_columns", "times_rows",
+           "centred_full_columns"]
 
 Array = NDArray[np.float64]
 
@@ -188,6 +189,33 @@ def used_columns(*matrices: Any) -> tuple[Any, ...]:
     used = np.unique(np.concatenate([M.indices for M in rows]))
     return tuple(sp.csr_matrix((M.data, np.searchsorted(used, M.indices).astype(M.indices.dtype), M.indptr),
                                shape=(M.shape[0], used.size)) for M in rows)
+
+
+def times_rows(A: Any, B: Any) -> Any:
+    """A @ B for rows B (sparse or dense); where B is sparse with far more columns than stored values
+    (``USED_COLUMNS_RATIO``), the product is taken over the columns B uses and its entries put back in
+    their columns: the same CSR matrix of B's width.
+
+    Parameters
+    ----------
+    A : ndarray or sparse matrix, shape (k, n)
+    B : ndarray or sparse matrix, shape (n, d)
+
+    Returns
+    -------
+    ndarray or CSR matrix, shape (k, d)
+        A CSR matrix where B is sparse and so renumbered. scipy's sparse product keeps an index of one
+        entry per column of B: the linear kernel's w = sum_n coef_n x_n (``coef_``) over 40 stored values
+        in 10^8 columns took 1.1 GB and 1.5 s, and at 3e9 columns (int64 indices, which a fit takes)
+        more memory than the machine had.
+    """
+    if not sp.issparse(B) or B.shape[1] <= max(USED_COLUMNS_MIN, USED_COLUMNS_RATIO * B.nnz):
+        return A @ B
+    B = sp.csr_matrix(B)
+    used = np.unique(B.indices)
+    narrow = sp.csr_matrix((B.data, np.searchsorted(used, B.indices), B.indptr), shape=(B.shape[0], used.size))
+    P = sp.csr_matrix(A @ narrow)
+    return sp.csr_matrix((P.data, used[P.indices], P.indptr), shape=(P.shape[0], B.shape[1]))
 
 
 def centred_full_columns(A: sp.csr_matrix, B: sp.csr_matrix) -> tuple[sp.csr_matrix, sp.csr_matrix]:

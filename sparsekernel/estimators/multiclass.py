@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ValidationError
+from ..sparse import times_rows
 from ..validation import shown
 
 __all__ = ["check_no_missing_labels", "class_labels", "one_versus_one_pairs", "votes", "votes_and_confidences", "libsvm_dual_coef", "one_versus_one_coef"]
@@ -172,5 +173,6 @@ def libsvm_dual_coef(coef: Array, labels: NDArray[np.intp], support: NDArray[np.
 
 def one_versus_one_coef(pair_coef: Array, support_vectors: Array) -> Array:
     """w of each pair's machine in input space (the linear kernel): row k is sum_n coef_kn x_n over
-    the support vectors, so that pair k's decision value is x^T w_k + intercept_k."""
-    return pair_coef @ support_vectors
+    the support vectors, so that pair k's decision value is x^T w_k + intercept_k (a CSR matrix where
+    the support vectors are sparse, over the columns they use: ``sparse.times_rows``)."""
+    return times_rows(pair_coef, support_vectors)
