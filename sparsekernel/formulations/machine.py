@@ -354,12 +354,14 @@ OSQP_SETTINGS_REFUSED = 2
 
 
 def _settings_refused(solver: str, exc: BaseException) -> bool:
-    """Whether ``exc`` is OSQP's refusal of its settings (``OSQPException(2)``: eps_abs = -1, max_iter = -3),
-    raised bare or wrapped by cvxpy in a SolverError (on a first solve, at the solver's setup)."""
+    """Whether ``exc`` is OSQP's refusal of its settings (``OSQPException(2)``: eps_abs = -1, max_iter = -3;
+    its bindings' TypeError: eps_abs = 'x'), raised bare or wrapped by cvxpy in a SolverError (on a first
+    solve, at the solver's setup, where the machine's own data are valid)."""
     if solver != "OSQP":
         return False
     inner = exc.__context__ if isinstance(exc, cp.error.SolverError) else exc
-    return type(inner).__name__ == "OSQPException" and inner.args[:1] == (OSQP_SETTINGS_REFUSED,)
+    return isinstance(inner, TypeError) or (type(inner).__name__ == "OSQPException"
+                                            and inner.args[:1] == (OSQP_SETTINGS_REFUSED,))
 
 
 def _settings_error(solver: str, opts: dict[str, Any]) -> ValidationError:

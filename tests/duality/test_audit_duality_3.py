@@ -173,4 +173,6 @@ def test_osqp_options_out_of_their_domain_are_refused_naming_them() -> None:
             with pytest.raises(ValidationError, match=r"the options of OSQP must be settings it takes, with values "
                                                       r"in their domains .*; got \{'(eps_abs|max_iter)': -"):
                 machine.solve("osqp", **opts)
+        with pytest.raises(ValidationError, match=r"the options of OSQP must be settings it takes, with values"):
+            machine.solve("osqp", eps_abs="x")          # first solve: SolverError 'incompatible function arguments'
         assert machine.solve("osqp").status == "optimal"
