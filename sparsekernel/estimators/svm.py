@@ -556,6 +556,7 @@ def _sample_weight(sample_weight: ArrayLike | None, n: int) -> Array:
     leaves its sample out (LIBSVM's ``remove_zero_weight``), so it comes back as 0."""
     if sample_weight is None:
         return np.ones(n)
+    check_dense_targets(sample_weight, "sample_weight")      # a sparse one: np.asarray makes an object scalar
     check_real_dtype(sample_weight, "sample_weight", f"an array of {n} real numbers")    # complex: cut silently
     try:
         w = np.asarray(sample_weight, dtype=np.float64)

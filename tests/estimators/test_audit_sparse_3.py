@@ -12,6 +12,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn import svm
 
+from sparsekernel.errors import ValidationError
 from sparsekernel.estimators import SVC, SVR, NuSVC, NuSVR, OneClassSVM
 
 
@@ -61,3 +62,25 @@ def test_coef_of_sparse_rows_over_far_more_columns_than_values_costs_memory_by_t
     assert sp.issparse(coef) and coef.shape == (1, 10**8)
     np.testing.assert_allclose(coef[:, spread].toarray(), reference, rtol=0, atol=1e-6)
     assert coef.nnz == coef[:, spread].nnz                          # nothing stored in any other column
+
+
+@pytest.mark.parametrize("make", [SVC, NuSVC, SVR, NuSVR, OneClassSVM])
+@pytest.mark.parametrize("layout", [sp.csr_matrix, sp.csr_array, lambda w: sp.csr_matrix(w).T])
+def test_a_sparse_sample_weight_is_refused_on_one_line_naming_it_and_its_shape(make, layout) -> None:
+    """A scipy.sparse sample_weight (scikit-learn: ValueError 'setting an array element with a sequence')
+    was read by np.asarray as an object scalar holding the matrix, and refused as 'sample_weight must be an
+    array of 30 real numbers; got an array of dtype object holding <Compressed Sparse Row sparse matrix ...'
+    over two lines, the matrix's repr. Now the one line y gets: sparse, its shape, and what to pass."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = {SVC: (X[:, 0] > 0).astype(int), NuSVC: (X[:, 0] > 0).astype(int), SVR: X[:, 1], NuSVR: X[:, 1],
+         OneClassSVM: None}[make]
+    weight = layout(np.ones((1, 30)))
+    args = () if y is None else (y,)
+    with pytest.raises(ValueError):                                 # scikit-learn's kind of error too
+        getattr(svm, make.__name__)().fit(X, *args, sample_weight=weight)
+    with pytest.raises(ValidationError) as info:
+        make().fit(X, *args, sample_weight=weight)
+    message = str(info.value)
+    assert "\n" not in message and "sample_weight must be a dense 1-D array" in message, message
+    assert f"scipy.sparse matrix of shape {weight.shape}" in message, message
