@@ -332,6 +332,9 @@ class Formulation:
         except Exception as exc:  # OSQP's own OSQPException, raised bare where cvxpy updates a kept solver
             if opts and _settings_refused(solver, exc):
                 raise _settings_error(solver, opts) from None
+            if opts and isinstance(exc, OverflowError):   # Clarabel's max_iter = -3: beyond its integer type
+                raise ValidationError(f"the options of {solver} must be settings it takes, with values in the "
+                                      f"range of their types; got {opts!r:.200}: {exc}") from None
             raise
         wall = time.perf_counter() - start
         has_values = all(v.value is not None for v in self.problem.variables())

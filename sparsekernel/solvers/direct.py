@@ -211,7 +211,7 @@ def _run_clarabel(qp: StandardQP, P: sp.csc_matrix, settings: dict[str, Any]) ->
     for name, value in settings.items():
         try:
             setattr(config, name, value)
-        except (TypeError, ValueError) as exc:  # a value of the wrong type for the setting
+        except (TypeError, ValueError, OverflowError) as exc:  # a value of the wrong type (or range) for the setting
             raise ValidationError(f"the clarabel setting {name} must be a value of its type; got {value!r} ({exc})") from None
     start = time.perf_counter()
     solver = clarabel.DefaultSolver(P, qp.p, A, b, cones, config)

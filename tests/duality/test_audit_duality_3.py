@@ -176,3 +176,20 @@ def test_osqp_options_out_of_their_domain_are_refused_naming_them() -> None:
         with pytest.raises(ValidationError, match=r"the options of OSQP must be settings it takes, with values"):
             machine.solve("osqp", eps_abs="x")          # first solve: SolverError 'incompatible function arguments'
         assert machine.solve("osqp").status == "optimal"
+
+
+def test_a_clarabel_option_beyond_its_integer_type_is_refused_naming_it() -> None:
+    """max_iter = -3 for Clarabel (an unsigned integer) raised a bare OverflowError 'out of range integral
+    type conversion attempted' from the cvxpy dual, and SolverError 'clarabel failed: OverflowError' from the
+    direct QP, where max_iter='x' was already a ValidationError naming the setting."""
+    import pytest
+
+    from sparsekernel.errors import ValidationError
+
+    machine = _soft_margin()
+    with pytest.raises(ValidationError, match=r"the options of CLARABEL must be settings it takes, with values in "
+                                              r"the range of their types; got \{'max_iter': -3\}"):
+        machine.solve("clarabel", max_iter=-3)
+    with pytest.raises(ValidationError, match=r"the clarabel setting max_iter must be a value of its type; got -3"):
+        machine.solve("qp-clarabel", max_iter=-3)
+    assert machine.solve("clarabel").status == "optimal"
