@@ -13,7 +13,7 @@ files are CSV (last column the target) or LIBSVM format, told apart by
 ``datasets.infer_format`` (the rule the demo's upload uses) or by ``--format``.
 ``kkt`` and ``compare`` solve by ``--method auto`` unless told otherwise
 (``methods.auto_method``: the cvxpy dual up to ``AUTO_DUAL_MAX_N`` points, the
-SMO above); the SMO and LIBSVM run at ``--solver-tol`` (LIBSVM's units,
+SMO above or where the Gram matrix is not positive semidefinite); the SMO and LIBSVM run at ``--solver-tol`` (LIBSVM's units,
 default LIBSVM's 1e-3) and the report at the tolerance matched to it
 (``formulations.solve.matched_tol``) unless ``--tol`` is given. ``kkt``,
 ``check`` and ``rvm`` exit with status 1 when the report fails, ``tour`` and
@@ -38,7 +38,7 @@ import numpy as np
 from . import __version__
 from ._progress import Progress
 from .errors import SolverError, SparseKernelError, ValidationError
-from .methods import AUTO_DUAL_MAX_N, auto_method, solve_by
+from .methods import AUTO_DUAL_MAX_N, auto_method, auto_rule, solve_by
 
 __all__ = ["main", "build_parser", "machine_from_args", "LIBSVM_TOL"]
 
@@ -188,8 +188,7 @@ def _method(name: str, machine: Any) -> tuple[str, list[str]]:
     if name != "auto":
         return name, []
     method = auto_method(machine)
-    rule = f"N = {machine.N} {'<=' if method == 'clarabel' else '>'} {AUTO_DUAL_MAX_N}"
-    return method, [f"method auto: {method} ({rule})"]
+    return method, [f"method auto: {method} ({auto_rule(machine)})"]
 
 
 def _solve(machine: Any, method: str, solver_tol: float | None) -> Any:
@@ -263,12 +262,13 @@ def _compare_methods(text: str, machine: Any) -> list[str]:
 
     text = text.lower()
     if text == "auto":
-        small = machine.N <= AUTO_DUAL_MAX_N
+        # the cvxpy dual by Clarabel and OSQP and the direct QP where they take it (a convex dual, N small)
+        small = auto_method(machine) == "clarabel"
         methods = ["clarabel", "osqp", "qp-clarabel", "smo"] if small else ["smo"]
         methods += ["libsvm"] if has_libsvm_twin(machine) else []
         if len(methods) < 2:
-            raise ValidationError(f"--methods auto has only the SMO for {machine.name} at N = {machine.N} > "
-                                  f"{AUTO_DUAL_MAX_N} (LIBSVM has no such machine): name two methods; got 'auto'")
+            raise ValidationError(f"--methods auto has only the SMO for {machine.name} ({auto_rule(machine)}; LIBSVM "
+                                  f"has no such machine): name two methods; got 'auto'")
         return methods
     from .formulations.solve import _check_method
 
@@ -311,8 +311,7 @@ def _compare(args: argparse.Namespace) -> int:
     if not solutions:
         return 1
     if args.methods.lower() == "auto":
-        rule = f"N = {machine.N} {'<=' if machine.N <= AUTO_DUAL_MAX_N else '>'} {AUTO_DUAL_MAX_N}"
-        notes = [f"methods auto: {', '.join(methods)} ({rule})"] + notes
+        notes = [f"methods auto: {', '.join(methods)} ({auto_rule(machine)})"] + notes
     tuned = [m for m in methods if m in ("smo", "libsvm")]
     solver_tol = LIBSVM_TOL if args.solver_tol is None else args.solver_tol
     notes.append((f"{' and '.join(tuned)} at tol {solver_tol:g} (LIBSVM's units); " if tuned else "")
@@ -459,7 +458,8 @@ def _data_arguments(p: argparse.ArgumentParser) -> None:
 
 _AUTO_HELP = (f"auto (the default): the cvxpy dual with Clarabel for N <= {AUTO_DUAL_MAX_N}, the SMO above "
               f"(the cvxpy dual's dense N x N term: about 5 s at N = 1,000, 35 s and 0.8 GB at 2,000, 230 s at "
-              f"5,000, over 6 GB at 20,000; the SMO 18 to 26 s at 20,000, report included)")
+              f"5,000, over 6 GB at 20,000; the SMO 18 to 26 s at 20,000, report included); the SMO too where the Gram "
+              f"matrix is not positive semidefinite (a sigmoid kernel), whose dual is not convex")
 
 
 def _machine_arguments(p: argparse.ArgumentParser) -> None:
@@ -509,7 +509,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--methods", default="auto",
                          help=f"comma-separated methods, 'auto' among them as for kkt; 'auto' alone (the "
                               f"default): clarabel, osqp, qp-clarabel, smo and libsvm for N <= {AUTO_DUAL_MAX_N}, "
-                              f"smo and libsvm above (libsvm where LIBSVM has the machine)")
+                              f"smo and libsvm above or where the Gram matrix is not positive semidefinite (libsvm where "
+                              f"LIBSVM has the machine)")
     compare.set_defaults(func=_compare)
     add_rvm_parser(sub, _data_arguments, _positive)
     figures = sub.add_parser("figures", help="write the chapter's figures (PNG, SVG, captions)")

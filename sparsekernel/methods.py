@@ -20,7 +20,7 @@ from typing import Any
 from .formulations import Machine, Solution
 from .formulations.solve import SMO_TOL, solve
 
-__all__ = ["solve_by", "SMO_TOL", "has_libsvm_twin", "auto_method", "AUTO_DUAL_MAX_N"]
+__all__ = ["solve_by", "SMO_TOL", "has_libsvm_twin", "auto_method", "auto_rule", "dual_is_solvable", "AUTO_DUAL_MAX_N"]
 
 #: The largest N for which ``auto_method`` chooses the cvxpy dual (Clarabel); the SMO above.
 AUTO_DUAL_MAX_N = 1000
@@ -39,5 +39,22 @@ def solve_by(machine: Machine, method: str, **opts: Any) -> Solution:
 
 
 def auto_method(machine: Machine) -> str:
-    """``"clarabel"`` (the cvxpy dual) for at most ``AUTO_DUAL_MAX_N`` points, else ``"smo"``."""
-    return "clarabel" if machine.N <= AUTO_DUAL_MAX_N else "smo"
+    """``"clarabel"`` (the cvxpy dual) for at most ``AUTO_DUAL_MAX_N`` points, else ``"smo"``; the SMO too where
+    the Gram matrix is not positive semidefinite (``Machine.convex`` False: a sigmoid kernel), whose dual the
+    cvxpy forms and the direct QP refuse and the SMO solves to a KKT point, as LIBSVM does."""
+    return "clarabel" if machine.N <= AUTO_DUAL_MAX_N and dual_is_solvable(machine) else "smo"
+
+
+def dual_is_solvable(machine: Machine) -> bool:
+    """Whether the cvxpy forms and the direct QP take the machine's dual: not one known to be non-convex."""
+    return machine.convex is not False
+
+
+def auto_rule(machine: Machine) -> str:
+    """Why ``auto_method`` chose what it did, in words for the command line's note."""
+    if machine.N > AUTO_DUAL_MAX_N:
+        return f"N = {machine.N} > {AUTO_DUAL_MAX_N}"
+    if not dual_is_solvable(machine):
+        return (f"the Gram matrix is not positive semidefinite (smallest eigenvalue "
+                f"{machine.eigenvalue_range[0]:.3e}): the dual is not convex")
+    return f"N = {machine.N} <= {AUTO_DUAL_MAX_N}"

@@ -366,6 +366,30 @@ def test_compare_auto_methods(data_files, capsys) -> None:
     assert summary["tol"] == pytest.approx(2e-3) and all(r["kkt_ok"] for r in summary["rows"])
 
 
+def test_auto_solves_a_kernel_that_is_not_positive_semidefinite_by_the_smo(tmp_path, capsys) -> None:
+    """A sigmoid kernel's dual is not convex: the cvxpy forms and the direct QP refuse it, so ``auto`` (kkt's
+    --method, compare's --methods) chose a method that ended the command with status 2; the SMO and LIBSVM find a
+    KKT point of it, and auto now picks them, saying why."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    t = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1, -1)
+    path = tmp_path / "sigmoid.csv"
+    np.savetxt(path, np.column_stack([X, t]), delimiter=",")
+    common = ["--data", str(path), "--kernel", "sigmoid", "--gamma", "2", "--json"]
+    assert main(["kkt", "soft", *common]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["method"] == "smo"
+    assert any(n.startswith("method auto: smo (the Gram matrix is not positive semidefinite") for n in payload["notes"])
+    assert main(["compare", "soft", *common]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert [r["method"] for r in summary["rows"]] == ["smo", "libsvm"]
+    # the smallest eigenvalue the note quotes is the Gram matrix's, computed here on its own
+    K = np.tanh(2.0 * X @ X.T)
+    assert np.linalg.eigvalsh(K)[0] < -1.0
+
+
 def test_a_method_that_fails_in_compare_is_status_1_and_the_others_are_compared(data_files, capsys,
                                                                                   monkeypatch) -> None:
     """OSQP's dual of nu-SVC fails its certificate on 1,000 points of the mixture (a SolverError): compare
