@@ -27,6 +27,7 @@ __all__ = [
     "SparseKernelError",
     "ValidationError",
     "SparseInputError",
+    "InputTypeError",
     "InfeasibleError",
     "SolverError",
     "NonConvexWarning",
@@ -45,6 +46,11 @@ class ValidationError(SparseKernelError, ValueError):
 class SparseInputError(ValidationError, TypeError):
     """A scipy.sparse matrix where a step needs dense values (a precomputed Gram matrix, say): a
     ValidationError, and a TypeError as scikit-learn's for sparse input it does not accept."""
+
+
+class InputTypeError(ValidationError, TypeError):
+    """An input of a type scikit-learn refuses with a TypeError (an ``np.matrix``): a ValidationError
+    naming the argument, and a TypeError as scikit-learn's, so that ``except TypeError`` keeps working."""
 
 
 class InfeasibleError(SparseKernelError, ValueError):

@@ -111,7 +111,7 @@ from ..validation import (
     check_dense_targets, check_matrix, check_param, check_real_dtype, check_real_targets, check_target_layout, fail,
     quoted,
 )
-from ..errors import ConvergenceWarning, NonConvexWarning, SolverError, ValidationError, collected
+from ..errors import ConvergenceWarning, InputTypeError, NonConvexWarning, SolverError, ValidationError, collected
 from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
 from ..formulations.machine import kernel_means
@@ -522,6 +522,7 @@ def _validated(estimator: Any, X: Any, y: Any, reset: bool, **options: Any) -> A
         return X if y is _NO_Y else (X, y)
     if y is not _NO_Y:
         check_dense_targets(y, "y")
+    _refuse_np_matrix(X, y)
     try:
         out = validate_data(estimator, X, y, reset=reset, dtype=np.float64, ensure_all_finite=False,
                             accept_sparse=SPARSE, **options)
@@ -532,6 +533,16 @@ def _validated(estimator: Any, X: Any, y: Any, reset: bool, **options: Any) -> A
     if not sparse.issparse(X):
         check_real_dtype(X, "X", "a 2-D array of real numbers")     # numbers as text, which it parses
     return out
+
+
+def _refuse_np_matrix(X: Any, y: Any) -> None:
+    """An ``np.matrix`` X or y refused naming the argument (scikit-learn's TypeError, 'np.matrix is not
+    supported. Please convert to a numpy array with np.asarray', names neither, for X or for y)."""
+    for name, value, domain, cure in (("X", X, "a 2-D array or a scipy.sparse matrix", "np.asarray(X)"),
+                                      ("y", y, "a 1-D array of shape (n_samples,)", "np.asarray(y).ravel()")):
+        if isinstance(value, np.matrix):
+            raise InputTypeError(f"{name} must be {domain}, not an np.matrix (which scikit-learn does not "
+                                 f"support); got an np.matrix of shape {value.shape} (pass {cure})")
 
 
 def _input_error(X: Any, y: Any, exc: ValueError, numeric: bool) -> ValidationError:

@@ -84,3 +84,32 @@ def test_a_sparse_sample_weight_is_refused_on_one_line_naming_it_and_its_shape(m
     message = str(info.value)
     assert "\n" not in message and "sample_weight must be a dense 1-D array" in message, message
     assert f"scipy.sparse matrix of shape {weight.shape}" in message, message
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")          # numpy's, on making an np.matrix
+@pytest.mark.parametrize("make", [SVC, NuSVC, SVR, NuSVR, OneClassSVM])
+@pytest.mark.parametrize("where", ["fit X", "fit y", "predict X"])
+def test_an_np_matrix_is_refused_naming_the_argument_and_a_type_error_as_scikit_learns(make, where) -> None:
+    """scikit-learn refuses an np.matrix X or y with a TypeError, 'np.matrix is not supported. Please
+    convert to a numpy array with np.asarray', which ours passed through: it names neither X nor y (for a
+    y of shape (n, 1) too). Now a ValidationError naming the argument, its domain and the matrix's shape,
+    still a TypeError for code written for sklearn.svm."""
+    if make is OneClassSVM and where == "fit y":
+        pytest.skip("OneClassSVM ignores y, as scikit-learn's")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = (X[:, 0] > 0).astype(int) if make in (SVC, NuSVC) else X[:, 1]
+    args = {"fit X": (np.asmatrix(X), y), "fit y": (X, np.asmatrix(y).T), "predict X": (X, y)}[where]
+    args = args[:1] if make is OneClassSVM else args
+
+    def call(estimator):
+        fitted = estimator.fit(*args)
+        return fitted.predict(np.asmatrix(X)) if where == "predict X" else fitted
+
+    with pytest.raises(TypeError):
+        call(getattr(svm, make.__name__)())
+    with pytest.raises(ValidationError) as info:
+        call(make())
+    assert isinstance(info.value, TypeError)
+    name = where.split()[1]
+    assert str(info.value).startswith(f"{name} must be ") and "np.matrix of shape" in str(info.value), str(info.value)
