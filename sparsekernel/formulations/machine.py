@@ -40,6 +40,7 @@ from ..errors import NonConvexWarning, SolverError, ValidationError, ignored, wa
 from ..kernels import (DIRECT_EXPONENT_ROUNDING, Kernel, check_finite_values, feature_map, make_kernel, product_rounding,
                        sparse_product_rounding)
 from ..sparse import digest, frozen, issparse, read_only_rows, row_squared_norms, to_dense
+from ..solvers.direct import osqp_refused_settings, osqp_settings_error
 from ..solvers.standard_qp import BOUND_ROUNDING, RhoEstimate, StandardQP, bound_masks, calculate_rho, calculate_rho_nu
 from .solution import Solution
 
@@ -324,14 +325,14 @@ class Formulation:
                 raise ValidationError(f"the options of {solver} must be settings it takes; got {sorted(opts)}: "
                                       f"{exc}") from None
             if opts and _settings_refused(solver, exc):
-                raise _settings_error(solver, opts) from None
+                raise osqp_settings_error(opts) from None
             if not isinstance(exc, cp.error.SolverError):
                 raise
             raise SolverError(f"{solver} failed on the {self.kind} of {self.machine.name}: {exc}",
                               status="solver_error", solver=solver) from exc
         except Exception as exc:  # OSQP's own OSQPException, raised bare where cvxpy updates a kept solver
             if opts and _settings_refused(solver, exc):
-                raise _settings_error(solver, opts) from None
+                raise osqp_settings_error(opts) from None
             if opts and isinstance(exc, OverflowError):   # Clarabel's max_iter = -3: beyond its integer type
                 raise ValidationError(f"the options of {solver} must be settings it takes, with values in the "
                                       f"range of their types; got {opts!r:.200}: {exc}") from None
@@ -352,26 +353,11 @@ class Formulation:
         return certify(self.machine, sol, outcome, self.kind, solver, matched_tol(self.machine, method_name(sol)))
 
 
-#: OSQP's exit code for settings its validation refuses (OSQP_SETTINGS_VALIDATION_ERROR)
-OSQP_SETTINGS_REFUSED = 2
-
-
 def _settings_refused(solver: str, exc: BaseException) -> bool:
-    """Whether ``exc`` is OSQP's refusal of its settings (``OSQPException(2)``: eps_abs = -1, max_iter = -3;
-    its bindings' TypeError: eps_abs = 'x'), raised bare or wrapped by cvxpy in a SolverError (on a first
-    solve, at the solver's setup, where the machine's own data are valid)."""
-    if solver != "OSQP":
-        return False
+    """Whether ``exc`` is OSQP's refusal of its settings (``direct.osqp_refused_settings``), raised bare or
+    wrapped by cvxpy in a SolverError (on a first solve, at the solver's setup)."""
     inner = exc.__context__ if isinstance(exc, cp.error.SolverError) else exc
-    return isinstance(inner, TypeError) or (type(inner).__name__ == "OSQPException"
-                                            and inner.args[:1] == (OSQP_SETTINGS_REFUSED,))
-
-
-def _settings_error(solver: str, opts: dict[str, Any]) -> ValidationError:
-    """The ValidationError for options whose values the solver's own validation refused."""
-    return ValidationError(f"the options of {solver} must be settings it takes, with values in their domains "
-                           f"(eps_abs, eps_rel >= 0, max_iter >= 1, ...); got {opts!r:.200}: its settings "
-                           f"validation refused them")
+    return solver == "OSQP" and inner is not None and osqp_refused_settings(inner)
 
 
 def _finite_gram(kernel: Kernel, X: Any) -> Array:

@@ -180,6 +180,25 @@ def _equalities(qp: StandardQP) -> tuple[sp.csc_matrix, Array]:
     return sp.csc_matrix(np.vstack(rows)), np.array(rhs, dtype=np.float64)
 
 
+#: OSQP's exit code for settings its validation refuses (OSQP_SETTINGS_VALIDATION_ERROR)
+OSQP_SETTINGS_REFUSED = 2
+
+
+def osqp_refused_settings(exc: BaseException) -> bool:
+    """Whether ``exc``, raised by OSQP's setup or its update of settings, is its refusal of the settings given:
+    its validation's ``OSQPException(2)`` (eps_abs = -1, max_iter = -3) or its bindings' TypeError (eps_abs =
+    'x'); the problem's own data (the machine's, valid) are not what it refused."""
+    return isinstance(exc, TypeError) or (type(exc).__name__ == "OSQPException"
+                                          and exc.args[:1] == (OSQP_SETTINGS_REFUSED,))
+
+
+def osqp_settings_error(settings: dict[str, Any]) -> ValidationError:
+    """The ValidationError for OSQP settings whose values its own validation refused."""
+    return ValidationError(f"the options of OSQP must be settings it takes, with values in their domains "
+                           f"(eps_abs, eps_rel >= 0, max_iter >= 1, ...); got {settings!r:.200}: its settings "
+                           f"validation refused them")
+
+
 def _run_osqp(qp: StandardQP, P: sp.csc_matrix, settings: dict[str, Any]) -> tuple[Array, dict[str, Any]]:
     import osqp
 
@@ -189,7 +208,12 @@ def _run_osqp(qp: StandardQP, P: sp.csc_matrix, settings: dict[str, Any]) -> tup
     upper = np.concatenate([e, np.where(np.isfinite(qp.upper), qp.upper, np.inf)])
     problem = osqp.OSQP()
     start = time.perf_counter()
-    problem.setup(P, qp.p, A, lower, upper, **settings)
+    try:
+        problem.setup(P, qp.p, A, lower, upper, **settings)
+    except Exception as exc:
+        if osqp_refused_settings(exc):      # eps_abs = -1, max_iter = -3, eps_abs = 'x': the user's, not a failure
+            raise osqp_settings_error(settings) from None
+        raise
     setup = time.perf_counter() - start
     result = problem.solve(raise_error=False)
     z = np.asarray(result.x, dtype=np.float64)
