@@ -142,3 +142,31 @@ def _rows_of_each_run(monkeypatch) -> list:
 
     monkeypatch.setattr(module, "smo", counted)
     return runs
+
+
+def test_the_rounds_in_rhos_unit_stop_at_their_own_budget_and_keep_the_answer_that_met_its_stop(monkeypatch):
+    """Without a max_iter the rounds in rho's unit had only the SMO's own cap per round (10 million steps): on a
+    nearly degenerate optimum (NuSVC(nu=0.05, gamma=1e-3), 3,000 standardised make_classification points, rho 5e-8
+    of its unit) they ran past 2.4 million steps after a first run of 0.63 million, and the NuSVC estimator's fit
+    took over 11 minutes. Their budget (RHO_ROUND_STEPS, or RHO_ROUND_FACTOR times the first run's steps), shrunk
+    here to a few steps: the round that would take more is dropped and the first run's answer, certified at the
+    tol asked for, stands, with the steps spent counted."""
+    import sys
+
+    from sparsekernel.formulations import solve
+
+    solve_module = sys.modules["sparsekernel.formulations.solve"]
+    smo = sys.modules["sparsekernel.solvers.smo"].smo
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 2))
+    t = np.where(X[:, 0] + 0.8 * rng.normal(size=80) > 0, 1.0, -1.0)
+    tol = 1e-3
+    first = smo(NuSVC(X, t, RBF(0.5), nu=0.2).standard_qp(), tol=tol)
+    rounds = solve(NuSVC(X, t, RBF(0.5), nu=0.2), "smo", tol=tol)
+    assert rounds.iterations > first.iterations + 20             # this optimum's rounds take steps of their own
+    monkeypatch.setattr(solve_module, "RHO_ROUND_STEPS", 20)
+    monkeypatch.setattr(solve_module, "RHO_ROUND_FACTOR", 0)
+    sol = solve(NuSVC(X, t, RBF(0.5), nu=0.2), "smo", tol=tol)
+    assert sol.status == "optimal" and sol.report.ok
+    assert first.iterations < sol.iterations <= first.iterations + 20
+    np.testing.assert_allclose(sol.a, first.a, rtol=0, atol=1e-15)
