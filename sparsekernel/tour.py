@@ -27,6 +27,7 @@ import numpy as np
 from . import chapter, datasets
 from .chapter import notes_cases, sparsity_machines
 from .duality.conditions import check
+from .duality.report import _clean
 from .errors import ConvergenceWarning, SolverError
 from .kernels import RBF
 from .methods import has_libsvm_twin, solve_by
@@ -243,10 +244,9 @@ def format_table(tour: Tour) -> str:
 
 
 def rows_to_json(tour: Tour) -> str:
-    def clean(d: dict) -> dict:
-        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
-
-    return json.dumps({"rows": [clean(asdict(r)) for r in tour.rows],
-                       "sparsity": [asdict(s) for s in tour.sparsity],
-                       "compile_seconds": tour.compile_seconds, "failures": tour.failures,
-                       "certified": tour.certified}, indent=2)
+    """The tour as standard JSON: a value that is not a finite number (a gap that does not apply, nan; one that
+    overflowed, inf) is null, as in the KKT reports' JSON (``_clean``): inf was written as the token Infinity,
+    which JSON does not have and strict parsers refuse."""
+    return json.dumps(_clean({"rows": [asdict(r) for r in tour.rows], "sparsity": [asdict(s) for s in tour.sparsity],
+                              "compile_seconds": tour.compile_seconds, "failures": tour.failures,
+                              "certified": tour.certified}), indent=2, allow_nan=False)

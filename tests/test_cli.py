@@ -43,6 +43,23 @@ def test_tour_json_covers_every_machine_and_method_with_small_gaps(capsys) -> No
     assert payload["compile_seconds"] >= 0
 
 
+def test_tour_json_is_standard_json_where_a_value_is_not_finite() -> None:
+    """A row's value that is not a finite number is null: nan was, but inf was written as the token Infinity,
+    which JSON does not have (strict parsers, JavaScript's JSON.parse, refuse it)."""
+    from sparsekernel.tour import Tour, TourRow, rows_to_json
+
+    row = TourRow(machine="soft", data="d", method="smo", objective=1.5, gap=float("inf"),
+                  relative_gap=float("nan"), n_support=3, n_train=10, seconds=0.01, status="optimal",
+                  max_kkt_violation=float("-inf"), kkt_ok=True)
+
+    def refuse(token):
+        raise ValueError(f"not JSON: {token}")
+
+    payload = json.loads(rows_to_json(Tour(rows=[row])), parse_constant=refuse)
+    assert payload["rows"][0]["gap"] is None and payload["rows"][0]["relative_gap"] is None
+    assert payload["rows"][0]["max_kkt_violation"] is None and payload["rows"][0]["objective"] == 1.5
+
+
 def test_tour_table_is_readable(capsys) -> None:
     assert main(["tour", "--quiet", "--n-ripley", "60", "--methods", "clarabel,qp-osqp"]) == 0
     out = capsys.readouterr().out.splitlines()
