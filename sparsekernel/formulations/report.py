@@ -112,8 +112,10 @@ class KKTReport:
 
     @property
     def max_violation(self) -> float:
-        values = [r.violation for r in self.rows if r.ok is not None]
-        return max(values + [self.gap.relative]) if values else self.gap.relative
+        """The largest violation over the evaluated rows and the relative gap; NaN where one of them is NaN (a gap
+        of inf - inf), which ``ok`` counts as failing: Python's max kept or dropped a NaN by its place in the list."""
+        values = [r.violation for r in self.rows if r.ok is not None] + [self.gap.relative]
+        return math.nan if any(math.isnan(v) for v in values) else max(values)
 
     @property
     def worst(self) -> KKTRow | None:

@@ -193,3 +193,19 @@ def test_a_clarabel_option_beyond_its_integer_type_is_refused_naming_it() -> Non
     with pytest.raises(ValidationError, match=r"the clarabel setting max_iter must be a value of its type; got -3"):
         machine.solve("qp-clarabel", max_iter=-3)
     assert machine.solve("clarabel").status == "optimal"
+
+
+def test_max_violation_is_nan_where_the_gap_is_nan_whatever_the_rows_order() -> None:
+    """Python's max keeps a NaN placed first and drops one placed after a number: the report's max_violation
+    was 0.5 or NaN for the same NaN gap depending on the rows. It is NaN (unknown), as ``ok`` fails it."""
+    import math
+
+    from sparsekernel.duality import Gap, KKTReport, KKTRow
+
+    rows = (KKTRow("(7.15)", "primal feasibility", "t_n y_n - 1 >= 0", 0.5, 0.0, 1.0, None, False),
+            KKTRow("(7.16)", "dual feasibility", "a_n >= 0", 0.0, 0.0, 1.0, None, True))
+    nan_gap = Gap(math.inf, math.inf, math.nan, math.nan)
+    assert math.isnan(KKTReport("a report", rows, nan_gap, 1e-6).max_violation)
+    assert math.isnan(KKTReport("no rows", (), nan_gap, 1e-6).max_violation)
+    finite = KKTReport("a report", rows, Gap(1.0, 1.0 - 1e-9, 1e-9, 1e-9), 1e-6)
+    assert finite.max_violation == 0.5                        # the largest row, above the gap
