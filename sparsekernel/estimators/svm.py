@@ -111,7 +111,7 @@ from ..validation import (
     check_dense_targets, check_matrix, check_param, check_real_dtype, check_real_targets, check_target_layout, fail,
     quoted,
 )
-from ..errors import ConvergenceWarning, InputTypeError, NonConvexWarning, SolverError, ValidationError, collected
+from ..errors import ConvergenceWarning, InputTypeError, NonConvexWarning, SolverError, ValidationError, collected, warn
 from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
 from ..formulations.machine import kernel_means
@@ -1113,7 +1113,16 @@ class NuSVC(_ClassifierBase):
         sol = super()._solve(machine, cache, tol, steps)
         if self.solver == "smo" and not sol.rho > _rho_resolution(sol):
             budget = max(RHO_RESOLVE_STEPS, RHO_RESOLVE_FACTOR * sol.iterations)
-            sol = super()._solve(machine, cache, float(self.tol if tol is None else tol) * RHO_TOL_STEP, budget)
+            with collected(ConvergenceWarning) as caught:
+                again = super()._solve(machine, cache, float(self.tol if tol is None else tol) * RHO_TOL_STEP, budget)
+            if again.status == "inaccurate":
+                # stopped at its cap: its rho is resolved only as far as the steps it took, not to the tol it was
+                # given, which ``_scale`` would read it at (a rho of 2.9e-9 passed at 9.1e-11 where the first solve,
+                # certified, resolves 9.1e-9); the first solve's answer stands and ``_scale`` judges its rho
+                return sol
+            for w in caught:
+                warn(str(w.message), w.category, stacklevel=2)
+            sol = again
         return sol
 
     def _scale(self, sol: Solution) -> float:

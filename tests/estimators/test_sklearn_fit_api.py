@@ -6,6 +6,7 @@ gamma='scale' on overflowing data, and the fitted attributes' names, shapes and 
 from __future__ import annotations
 
 import pickle
+import sys
 import warnings
 
 import numpy as np
@@ -693,3 +694,28 @@ def test_nested_blocks_gathering_warnings_each_keep_their_own() -> None:
         warn("after the inner block", ConvergenceWarning)
     assert [str(w.message) for w in outer] == ["after the inner block"] and inner == []
     assert outer[0].filename == __file__
+
+
+def test_a_re_solve_for_rho_that_stops_at_its_cap_leaves_the_first_solve_to_judge_rho(monkeypatch) -> None:
+    """NuSVC solves again at a hundredth of tol where rho is not above the first solve's resolution. A re-solve
+    that stopped at its step cap was kept, inaccurate, and its rho read at the resolution of the tol it was given,
+    not reached: on 60 points (nu = 0.05, gamma = 1e-3) a capped re-solve's rho of 2.9e-9 passed at 9.1e-11, and
+    the values were divided by it, where the re-solve run to its tol finds rho = 3e-12 (refused: the classes'
+    reduced hulls meet) and the certified first solve resolves only 9.1e-9. Now the first solve's answer stands
+    and its rho is refused, as the converged re-solve's is."""
+    from sparsekernel.errors import ConvergenceWarning
+    from sparsekernel.estimators import NuSVC
+
+    svm_module = sys.modules["sparsekernel.estimators.svm"]
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] + rng.normal(size=60) > 0).astype(int)
+    refused = r"got nu=0\.05, at which rho = .*not above the solve's resolution"
+    with pytest.raises(ValidationError, match=refused):          # the step budget as shipped: converged, refused
+        NuSVC(nu=0.05, gamma=1e-3).fit(X, y)
+    monkeypatch.setattr(svm_module, "RHO_RESOLVE_STEPS", 5)
+    monkeypatch.setattr(svm_module, "RHO_RESOLVE_FACTOR", 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)            # the capped re-solve's warning is not issued
+        with pytest.raises(ValidationError, match=refused):
+            NuSVC(nu=0.05, gamma=1e-3).fit(X, y)
