@@ -3,7 +3,8 @@
 ``ValidationError`` is raised for bad input, before any work is done; its
 message names the argument, the expected domain and the value received
 (``SparseInputError``, also a TypeError as scikit-learn's, for a sparse
-matrix where dense values are needed).
+matrix where dense values are needed; ``InputTypeError``, also a TypeError,
+for an ``np.matrix``, which scikit-learn refuses so).
 ``InfeasibleError`` is raised when a problem has no solution (hard margin on
 data that are not separable in feature space, an infeasible nu).
 ``SolverError`` carries the status of a solver that failed.
