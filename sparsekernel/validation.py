@@ -69,6 +69,7 @@ DOMAINS: dict[str, tuple[str, Callable[[object], bool]]] = {
     "coef0": ("a finite number", _finite),
     "tol": ("a positive finite number", _positive),
     "psd_tol": ("a non-negative finite number", _nonnegative),
+    "bound_tol": ("a non-negative finite number (a share of each box)", _nonnegative),
     "cache_mb": ("a positive finite number", _positive),
     "max_iter": ("a positive integer", _positive_int),
     "class_weight": ("a positive finite number", _positive),

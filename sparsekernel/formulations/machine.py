@@ -1276,10 +1276,7 @@ def _scalar(name: str, value: Any) -> float:
 def check_bound_tol(value: Any, name: str = "bound_tol") -> float:
     """A bound tolerance (a share of each box, ``bound_masks``): a non-negative finite number. A negative or
     NaN one counts every multiplier free, zeros and full boxes alike, which sets b (7.37) from all of them."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not (math.isfinite(float(value)) and float(value) >= 0.0):
-        raise fail(name, "a non-negative finite number (a share of each box)", value)
-    return float(value)
+    return float(check_param(name, value, "bound_tol"))
 
 
 def _vector(name: str, value: ArrayLike, n: int) -> Array:
