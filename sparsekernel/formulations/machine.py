@@ -1054,9 +1054,15 @@ class Machine(abc.ABC):
                     qp: StandardQP | None = None) -> RhoEstimate:
         """LIBSVM's rho (and r) from z: averages over the free multipliers, else the midpoint."""
         qp = qp or self.standard_qp()
+        return (calculate_rho_nu if qp.is_nu else calculate_rho)(*self._rho_terms(z, Ku, bound_tol, qp))
+
+    @staticmethod
+    def _rho_terms(z: Array, Ku: Array, bound_tol: float, qp: StandardQP) -> tuple[Array, Array, Any, Any]:
+        """The standard form's y, its gradient G = Q z + p from the outputs K u, and the masks of the
+        multipliers at their lower and upper bounds: what LIBSVM's rho rules read."""
         G = qp.scale * qp.y * Ku[qp.index] + qp.p
         at_lower, at_upper = bound_masks(z, qp.lower, qp.upper, bound_tol, qp.multiplier_unit)
-        return (calculate_rho_nu if qp.is_nu else calculate_rho)(qp.y, G, at_lower, at_upper)
+        return qp.y, G, at_lower, at_upper
 
     def _cheap_feature_space(self) -> FeatureSpace | None:
         """The feature space if it is already known or explicit, else None (no eigh at large N)."""

@@ -37,7 +37,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._lazy import cvxpy as cp
 from ..validation import check_param, check_sample_weight
 from ..kernels import Kernel, Linear
-from ..solvers.standard_qp import RhoEstimate, StandardQP, bound_masks, calculate_rho
+from ..solvers.standard_qp import RhoEstimate, StandardQP, calculate_rho
 from ._regression import RegressionMachine
 from .eps_svr import EpsilonSVR
 from .machine import BOUND_TOL, DUAL, PRIMAL, SLACKNESS, Condition, Formulation, KKTState, bound_tol_of, flatten
@@ -208,10 +208,8 @@ class NuSVR(RegressionMachine):
         where neither had a free multiplier, an epsilon > 0 that breaks delta epsilon = 0 at an optimum."""
         if not self.leaves_7_74_slack(z):
             return super().recover_rho(z, Ku, bound_tol, qp)
-        qp = qp or self.standard_qp()
-        G = qp.scale * qp.y * Ku[qp.index] + qp.p                # p = (-t, t): the epsilon-SVR's at epsilon = 0
-        at_lower, at_upper = bound_masks(z, qp.lower, qp.upper, bound_tol, qp.multiplier_unit)
-        return dataclasses.replace(calculate_rho(qp.y, G, at_lower, at_upper), r=0.0)
+        qp = qp or self.standard_qp()                 # its p = (-t, t) is the epsilon-SVR's at epsilon = 0
+        return dataclasses.replace(calculate_rho(*self._rho_terms(z, Ku, bound_tol, qp)), r=0.0)
 
     def r_given_rho(self, z: Array, rho: float, bound_tol: float = BOUND_TOL, Ku: Array | None = None) -> float:
         """r = -epsilon given LIBSVM's rho: 0 where z leaves (7.74) slack (``recover_rho``), else the nu form's."""
