@@ -76,3 +76,32 @@ def test_the_nu_svc_bound_counts_the_classes_weights() -> None:
     machine = NuSVC(X, t, KERNEL, nu=0.3, sample_weight=weight)
     expected = 2.0 * min(weight[t > 0].sum(), weight[t < 0].sum()) / weight.sum()
     assert machine.nu_max == pytest.approx(expected)
+
+
+def _small_box_nu_svr() -> tuple[NuSVR, np.ndarray, np.ndarray, np.ndarray]:
+    """40 points with weights spanning 1e-3..1, nu = 0.5 at C = 100: the tube closes (epsilon = 0), and
+    OSQP's multipliers lie off their active bounds, either side, by up to 7e-7 in boxes down to 4e-3."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 2))
+    t = np.sin(X[:, 0]) + 0.1 * rng.normal(size=40)
+    weight = 10 ** rng.uniform(-3, 0, size=40)
+    return NuSVR(X, t, RBF(gamma=0.5), C=100.0, nu=0.5, sample_weight=weight), X, t, weight
+
+
+@pytest.mark.parametrize("method", ["qp-osqp", "osqp"])
+def test_osqp_on_a_weighted_nu_svr_with_small_boxes_is_certified_and_agrees_with_libsvm(method: str) -> None:
+    # a multiplier 7.7e-8 inside its bound in a box of 6e-3 (1.3e-5 of it) was taken as free, where the
+    # answer passes other bounds by 7.3e-7: its gradient set b and epsilon (Result 7.10), and SolverError
+    from sklearn.svm import NuSVR as LibsvmNuSVR
+
+    machine, X, t, weight = _small_box_nu_svr()
+    sol = machine.solve(method)
+    assert sol.status == "optimal"
+    assert duality.check(machine, sol, tol=1e-5).ok
+    # LIBSVM's nu-SVR C is the notes' C / N (formulations/libsvm.py)
+    reference = LibsvmNuSVR(C=100.0 / 40, nu=0.5, kernel="rbf", gamma=0.5, tol=1e-10).fit(X, t, sample_weight=weight)
+    scale = machine.output_scale
+    assert abs(sol.b - reference.intercept_[0]) < 1e-4 * scale
+    np.testing.assert_allclose(sol.decision_function(X), reference.predict(X), atol=1e-4 * scale)
+    clarabel = machine.solve("qp-clarabel")
+    assert abs(sol.b - clarabel.b) < 1e-4 * scale and abs(sol.epsilon - clarabel.epsilon) < 1e-4 * scale
