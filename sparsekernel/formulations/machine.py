@@ -805,9 +805,7 @@ class Machine(abc.ABC):
         output units, so a relative gap is bounded by the rows' relative violations). Where that is beyond
         float64's range (C = 1e308 on 40 points overflowed to inf, with numpy's overflow warning), the largest
         finite float: a smaller scale, so the relative gap is at least the exact one's, never looser."""
-        upper = self.standard_qp().upper
-        with np.errstate(over="ignore"):
-            scale = self.output_scale * float(upper[np.isfinite(upper)].sum())
+        scale = self.output_scale * self.standard_qp().upper_sum      # a Python float: inf where it overflows
         return min(scale, float(np.finfo(np.float64).max))
 
     @abc.abstractmethod

@@ -118,6 +118,18 @@ class StandardQP:
             object.__setattr__(self, "_multiplier_unit", unit)
         return unit
 
+    @property
+    def upper_sum(self) -> float:
+        """The sum of the finite upper bounds (inf where it overflows; computed once: every solve's Solution and
+        certificate read it through ``Machine.gap_scale``)."""
+        total = self.__dict__.get("_upper_sum")
+        if total is None:
+            finite = self.upper[np.isfinite(self.upper)]
+            with np.errstate(over="ignore"):
+                total = float(finite.sum())
+            object.__setattr__(self, "_upper_sum", total)
+        return total
+
     def gradient(self, a: Array) -> Array:
         """G = Q a + p."""
         return self.dense_Q() @ a + self.p
