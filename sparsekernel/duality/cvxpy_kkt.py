@@ -19,6 +19,16 @@ from cvxpy's ``Expression.grad`` at the solution) and, per constraint, primal
 feasibility, dual feasibility (cone membership) and complementary slackness.
 The gap is f(x) - L(x, lambda) = -sum_i lambda_i^T g_i(x), which is the
 duality gap whenever x minimises the Lagrangian (stationarity, convexity).
+
+Each violation is relative to the size of the terms it is made of, so that
+the report does not change when the objective or a constraint is multiplied
+by a positive constant (its multipliers then scale by their ratio): a
+constraint's rows against its values and its coefficients times the
+variables' size (``Units.x``), a multiplier against the Lagrangian's gradient
+(``Units.gradient``) over its constraint's coefficients, stationarity against
+the size of its terms before they cancel, the gap against the objective's and
+the Lagrangian's terms. No absolute floor of 1: with one, a problem whose data
+are all of size 1e-6 passed any answer.
 """
 
 from __future__ import annotations
@@ -38,6 +48,26 @@ __all__ = ["kkt"]
 
 STATIONARITY, PRIMAL, DUAL, SLACKNESS = ("stationarity", "primal feasibility", "dual feasibility",
                                          "complementary slackness")
+
+
+@dataclass(frozen=True)
+class Units:
+    """The sizes against which a problem's violations are relative.
+
+    Attributes
+    ----------
+    x : float
+        The variables' size: the largest |x_j| over every variable.
+    gradient : float
+        The Lagrangian gradient's size: the largest entry of the objective's
+        gradient, or of a constraint's coefficients times its largest multiplier.
+    objective : dict
+        The objective gradient's size per variable (``_objective_gradient``).
+    """
+
+    x: float
+    gradient: float
+    objective: dict[Any, np.ndarray]
 
 
 @dataclass
@@ -76,16 +106,21 @@ def kkt(problem: Any, tol: float = 1e-6) -> KKTReport:
                               " boolean or integer variable(s)")
     rows: list[KKTRow] = []
     terms: list[_Term] = []
+    coefficients = [_coefficient(_constrained(con)) for con in problem.constraints]
+    units = _units(problem, coefficients)
     for i, con in enumerate(problem.constraints):
         label = tags.get(id(con), f"constraint {i}")
-        con_terms, con_rows = _constraint(con, label, tol)
+        con_terms, con_rows = _constraint(con, label, tol, coefficients[i], units)
         terms += con_terms
         rows += con_rows
-    rows = _stationarity(problem, terms, tol) + rows
+    rows = _stationarity(problem, terms, tol, units) + rows
     f_min = -problem.value if isinstance(problem.objective, cp.Maximize) else problem.value
-    total = float(sum(t.sign * np.sum(t.multiplier * np.asarray(t.expr.value)) for t in terms))
-    lagrangian = f_min + total
-    gap = Gap.of(problem.value, -lagrangian) if isinstance(problem.objective, cp.Maximize) else Gap.of(f_min, lagrangian)
+    products = [t.sign * np.sum(t.multiplier * np.asarray(t.expr.value)) for t in terms]
+    lagrangian = f_min + float(sum(products))
+    # the gap against its terms: the objective's first-order size and each lambda_i^T g_i
+    size = max([units.x * units.gradient] + [abs(float(v)) for v in products])
+    gap = (Gap.of(problem.value, -lagrangian, size) if isinstance(problem.objective, cp.Maximize)
+           else Gap.of(f_min, lagrangian, size))
     title = (f"KKT check of a cvxpy problem ({'maximise' if isinstance(problem.objective, cp.Maximize) else 'minimise'}, "
              f"{len(problem.variables())} variables, {len(problem.constraints)} constraints), status {problem.status}")
     return KKTReport(title, tuple(rows), gap, tol)
@@ -103,37 +138,114 @@ def _tags(problem: Any) -> dict[int, str]:
     return out
 
 
+def _constrained(con: Any) -> list[Any]:
+    """The expressions a constraint bounds (its g, h, x, or the cone's t and X)."""
+    if isinstance(con, (cp.constraints.Inequality, cp.constraints.Equality)):
+        return [con.expr]
+    return list(con.args)
+
+
+def _coefficient(exprs: list[Any]) -> float:
+    """The constraint's coefficients: the largest entry of the gradients of ``exprs`` (0 where none is known:
+    a kink, or no variable)."""
+    largest = 0.0
+    for expr in exprs:
+        grads, _ = _gradients(expr)
+        for G in (grads or {}).values():
+            entries = G.data if sp.issparse(G) else np.asarray(G, dtype=np.float64)
+            largest = max(largest, float(np.max(np.abs(entries), initial=0.0)))
+    return largest
+
+
+def _units(problem: cp.Problem, coefficients: list[float]) -> Units:
+    """The problem's ``Units``: every variable's size, and the objective's gradient or a constraint's
+    coefficients times its largest multiplier (dual values of a solved problem; a missing one is refused
+    later, by its constraint)."""
+    x = max([float(np.max(np.abs(_flat(v.value)), initial=0.0)) for v in problem.variables()] + [0.0])
+    objective = _objective_gradient(problem)
+    gradient = max([float(np.max(g, initial=0.0)) for g in objective.values()] + [0.0])
+    for c, con in zip(coefficients, problem.constraints):
+        duals = con.dual_value if isinstance(con.dual_value, list) else [con.dual_value]
+        for d in duals:
+            if d is not None:
+                gradient = max(gradient, c * float(np.max(np.abs(np.asarray(d, dtype=np.float64)), initial=0.0)))
+    return Units(x, gradient, objective)
+
+
+def _objective_gradient(problem: cp.Problem) -> dict[Any, np.ndarray]:
+    """The size of the objective's gradient, per variable: each entry's largest at the solution x and at
+    2 x. At an unconstrained minimum inside every constraint (min ||x - c||^2 s.t. x <= 5) the gradient at
+    x is 0 and every multiplier too: the gradient at 2 x (H x for a quadratic, the gradient itself for a
+    linear objective) is the size against which they are 0. Where it is not defined there, the gradient
+    at x; an empty dict where the objective has no gradient (a kink)."""
+    variables = problem.variables()
+    size = {v: np.abs(_dense_gradient(G, v.size)) for v, G in (_gradients(problem.objective.expr)[0] or {}).items()}
+    saved = [v.value for v in variables]
+    try:
+        for v, value in zip(variables, saved):
+            v.save_value(2.0 * np.asarray(value, dtype=np.float64))
+        with np.errstate(all="ignore"):
+            at_2x = _gradients(problem.objective.expr)[0] or {}
+            for v, G in at_2x.items():
+                g = np.abs(_dense_gradient(G, v.size))
+                if v in size and np.all(np.isfinite(g)):
+                    np.maximum(size[v], g, out=size[v])
+    except (ValueError, ArithmeticError):     # not defined at 2 x
+        pass
+    finally:
+        for v, value in zip(variables, saved):
+            v.save_value(value)
+    return size
+
+
+def _dense_gradient(G: Any, rows: int) -> np.ndarray:
+    """A scalar expression's gradient in one variable (cvxpy's: sparse, dense or a scalar) as a flat array."""
+    return _apply(G, rows, np.ones(1))
+
+
 def _dual(con: Any) -> np.ndarray:
     if con.dual_value is None:
         raise ValidationError(f"constraint {con} must have a dual value; got None (was the problem solved?)")
     return np.asarray(con.dual_value, dtype=np.float64)
 
 
-def _constraint(con: Any, label: str, tol: float) -> tuple[list[_Term], list[KKTRow]]:
-    """The Lagrangian terms and the three rows (feasibility, cone, slackness) of one constraint."""
+def _constraint(con: Any, label: str, tol: float, coefficient: float,
+                units: Units) -> tuple[list[_Term], list[KKTRow]]:
+    """The Lagrangian terms and the three rows (feasibility, cone, slackness) of one constraint, whose
+    coefficients are of size ``coefficient``."""
+    scale = _magnitude(con.args, coefficient * units.x)
     if isinstance(con, cp.constraints.Inequality):
         g, lam = np.asarray(con.expr.value, dtype=np.float64), _dual(con)
-        scale = _magnitude(con.args)
-        return [_Term(con.expr, lam, 1.0)], _scalar_rows(label, "g(x) <= 0", g, lam, scale, tol)
+        return [_Term(con.expr, lam, 1.0)], _scalar_rows(label, "g(x) <= 0", g, lam, scale,
+                                                         _multiplier_scale(lam, coefficient, units), tol)
     if isinstance(con, cp.constraints.NonPos):
         x, lam = np.asarray(con.args[0].value, dtype=np.float64), _dual(con)
-        return [_Term(con.args[0], lam, 1.0)], _scalar_rows(label, "x <= 0", x, lam, _magnitude(con.args), tol)
+        return [_Term(con.args[0], lam, 1.0)], _scalar_rows(label, "x <= 0", x, lam, scale,
+                                                            _multiplier_scale(lam, coefficient, units), tol)
     if isinstance(con, cp.constraints.NonNeg):
         x, lam = np.asarray(con.args[0].value, dtype=np.float64), _dual(con)
-        return [_Term(con.args[0], lam, -1.0)], _scalar_rows(label, "x >= 0", -x, lam, _magnitude(con.args), tol)
+        return [_Term(con.args[0], lam, -1.0)], _scalar_rows(label, "x >= 0", -x, lam, scale,
+                                                             _multiplier_scale(lam, coefficient, units), tol)
     if isinstance(con, (cp.constraints.Equality, cp.constraints.Zero)):
         expr = con.expr if isinstance(con, cp.constraints.Equality) else con.args[0]
         h = np.asarray(expr.value, dtype=np.float64)
-        row = row_from_values(label, PRIMAL, "h(x) = 0", np.abs(h), _magnitude(con.args), tol)
+        row = row_from_values(label, PRIMAL, "h(x) = 0", np.abs(h), scale, tol)
         return [_Term(expr, _dual(con), 1.0)], [row]
     if isinstance(con, cp.constraints.SOC):
-        return _soc(con, label, tol)
+        return _soc(con, label, tol, scale, coefficient, units)
     raise ValidationError(f"constraint must be an inequality, equality, NonNeg, NonPos or SOC; got {type(con).__name__}")
 
 
-def _scalar_rows(label: str, text: str, g: np.ndarray, lam: np.ndarray, scale: float, tol: float) -> list[KKTRow]:
-    """Rows of g <= 0 with multiplier lambda >= 0."""
-    lam_scale = max(1.0, float(np.max(np.abs(lam), initial=0.0)))
+def _multiplier_scale(lam: np.ndarray, coefficient: float, units: Units) -> float:
+    """The size of a constraint's multipliers: their largest, and at least the Lagrangian's gradient over the
+    constraint's coefficients (the multiplier whose term in the gradient is of the gradient's size)."""
+    floor = units.gradient / coefficient if coefficient > 0.0 else 0.0
+    return max(float(np.max(np.abs(lam), initial=0.0)), floor)
+
+
+def _scalar_rows(label: str, text: str, g: np.ndarray, lam: np.ndarray, scale: float, lam_scale: float,
+                 tol: float) -> list[KKTRow]:
+    """Rows of g <= 0 (its terms of size ``scale``) with multiplier lambda >= 0 (of size ``lam_scale``)."""
     return [
         row_from_values(label, PRIMAL, text, np.maximum(0.0, g), scale, tol),
         row_from_values(label, DUAL, "lambda >= 0", np.maximum(0.0, -lam), lam_scale, tol),
@@ -141,8 +253,10 @@ def _scalar_rows(label: str, text: str, g: np.ndarray, lam: np.ndarray, scale: f
     ]
 
 
-def _soc(con: Any, label: str, tol: float) -> tuple[list[_Term], list[KKTRow]]:
-    """||X_i|| <= t_i (per cone along ``axis``) with dual (mu, lam) in the same cone."""
+def _soc(con: Any, label: str, tol: float, scale: float, coefficient: float,
+         units: Units) -> tuple[list[_Term], list[KKTRow]]:
+    """||X_i|| <= t_i (per cone along ``axis``) with dual (mu, lam) in the same cone; ``scale`` is the size of
+    (t, X)."""
     t_expr, X_expr = con.args[0], con.args[1]
     t = np.atleast_1d(np.asarray(t_expr.value, dtype=np.float64))
     X = np.asarray(X_expr.value, dtype=np.float64).reshape(t.size, -1) if con.axis == 1 or t.size == 1 \
@@ -150,8 +264,7 @@ def _soc(con: Any, label: str, tol: float) -> tuple[list[_Term], list[KKTRow]]:
     mu, lam = (np.asarray(d, dtype=np.float64) for d in con.dual_value)
     mu = np.atleast_1d(mu).ravel()
     lam_m = lam.reshape(t.size, -1) if con.axis == 1 or t.size == 1 else lam.T.reshape(t.size, -1)
-    scale = max(1.0, float(np.max(np.abs(t))), float(np.max(np.abs(X), initial=0.0)))
-    dual_scale = max(1.0, float(np.max(np.abs(mu))))
+    dual_scale = _multiplier_scale(mu, coefficient, units)
     rows = [
         row_from_values(label, PRIMAL, "||X_i|| <= t_i", np.maximum(0.0, np.linalg.norm(X, axis=1) - t), scale, tol),
         row_from_values(label, DUAL, "||lambda_i|| <= mu_i", np.maximum(0.0, np.linalg.norm(lam_m, axis=1) - mu),
@@ -163,9 +276,11 @@ def _soc(con: Any, label: str, tol: float) -> tuple[list[_Term], list[KKTRow]]:
             _Term(X_expr, lam.reshape(X_expr.shape), -1.0)], rows
 
 
-def _magnitude(args: Any) -> float:
+def _magnitude(args: Any, floor: float) -> float:
+    """The size of a constraint's terms: its arguments' largest value, and at least ``floor`` (its
+    coefficients times the variables' size)."""
     values = [np.max(np.abs(np.asarray(a.value, dtype=np.float64)), initial=0.0) for a in args]
-    return max([1.0] + [float(v) for v in values])
+    return max([float(floor)] + [float(v) for v in values])
 
 
 def _flat(value: Any) -> np.ndarray:
@@ -238,25 +353,26 @@ def _apply(G: Any, rows: int, multiplier: np.ndarray) -> np.ndarray:
     return (np.asarray(G, dtype=np.float64).reshape(rows, -1) @ multiplier).ravel()
 
 
-def _stationarity(problem: cp.Problem, terms: list[_Term], tol: float) -> list[KKTRow]:
-    """grad f + sum_i sign_i (d g_i / d x) multiplier_i = 0, one row per variable."""
+def _stationarity(problem: cp.Problem, terms: list[_Term], tol: float, units: Units) -> list[KKTRow]:
+    """grad f + sum_i sign_i (d g_i / d x) multiplier_i = 0, one row per variable, against the size of its
+    terms (the objective's, ``_objective_gradient``, and |d g_i / d x| |multiplier_i|, before they cancel)."""
     sign_f = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
     pieces: list[tuple[cp.Expression, np.ndarray, float]] = [(problem.objective.expr, np.ones(1), sign_f)]
     pieces += [(t.expr, _flat(t.multiplier), t.sign) for t in terms]
     residual = {v: np.zeros(v.size) for v in problem.variables()}
-    size = {v: 1.0 for v in problem.variables()}
+    size = {v: np.zeros(v.size) for v in problem.variables()}
     missing: set[Any] = set()
     why: dict[Any, str] = {}
-    for expr, multiplier, sign in pieces:
+    for k, (expr, multiplier, sign) in enumerate(pieces):
         grads, reason = _gradients(expr)
         if grads is None:
             missing |= set(expr.variables())
             why.update({v: reason for v in expr.variables()})
             continue
         for v, G in grads.items():
-            contribution = sign * _apply(G, v.size, multiplier)
-            residual[v] += contribution
-            size[v] = max(size[v], float(np.max(np.abs(contribution), initial=0.0)))
+            residual[v] += sign * _apply(G, v.size, multiplier)
+            # the terms, before they cancel: the objective's at x and 2 x, each constraint's |G| |multiplier|
+            size[v] += units.objective[v] if k == 0 else _apply(abs(G), v.size, np.abs(multiplier))
     rows = []
     for v in problem.variables():
         name = v.name()
@@ -270,9 +386,11 @@ def _stationarity(problem: cp.Problem, terms: list[_Term], tol: float) -> list[K
                                         f"dual values (state it as a constraint)"))
         elif implied is not None:
             rows.append(row_from_values(name, STATIONARITY, f"d L / d {name} = mu (its bounds' multiplier)",
-                                        _bounded_residual(v, residual[v], *implied, tol), size[v], tol))
+                                        _bounded_residual(v, residual[v], *implied, tol, units.x),
+                                        float(np.max(size[v], initial=0.0)), tol))
         else:
-            rows.append(row_from_values(name, STATIONARITY, f"d L / d {name} = 0", np.abs(residual[v]), size[v], tol))
+            rows.append(row_from_values(name, STATIONARITY, f"d L / d {name} = 0", np.abs(residual[v]),
+                                        float(np.max(size[v], initial=0.0)), tol))
     return rows
 
 
@@ -297,12 +415,14 @@ def _implied_bounds(v: Any) -> tuple[np.ndarray, np.ndarray] | str | None:
     return lower, upper
 
 
-def _bounded_residual(v: Any, r: np.ndarray, lower: np.ndarray, upper: np.ndarray, tol: float) -> np.ndarray:
+def _bounded_residual(v: Any, r: np.ndarray, lower: np.ndarray, upper: np.ndarray, tol: float,
+                      x_size: float) -> np.ndarray:
     """What of the Lagrangian's gradient r no multiplier of the variable's own bounds can take: the
     bound's multiplier mu = r must be >= 0 at a lower bound, <= 0 at an upper one, and 0 off them
-    (complementary slackness); a variable within ``tol`` of its scale of a bound counts as on it."""
+    (complementary slackness); a variable within ``tol`` of the variables' size ``x_size`` of a bound
+    counts as on it."""
     x = _flat(v.value)
-    reach = tol * max(1.0, float(np.max(np.abs(x), initial=0.0)))
+    reach = tol * x_size
     at_lower, at_upper = x - lower <= reach, upper - x <= reach
     absorbed = np.where(at_lower & at_upper, r, np.where(at_lower, np.maximum(r, 0.0),
                                                           np.where(at_upper, np.minimum(r, 0.0), 0.0)))

@@ -203,3 +203,56 @@ def test_a_mixed_integer_problem_is_named_as_one() -> None:
     assert problem.status == cp.OPTIMAL
     with pytest.raises(ValidationError, match=r"^problem must have continuous variables only: .* got 1 boolean"):
         kkt(problem)
+
+
+#: Clarabel to 1e-13: its defaults are absolute to 1e-8, an inaccurate answer where the data are of size 1e-6
+TIGHT = dict(tol_gap_abs=1e-18, tol_gap_rel=1e-13, tol_feas=1e-14, tol_ktratio=1e-13, max_iter=500)
+
+
+def _scaled_qp(objective_scale: float, constraint_scale: float):
+    """The QP of ``_qp`` with its objective and its constraints multiplied by constants: the same x, the
+    multipliers multiplied by objective_scale / constraint_scale; solved to ``TIGHT``."""
+    x = cp.Variable(n, name="x")
+    s, c = objective_scale, constraint_scale
+    constraints = [c * (A @ x) == c * 1.0, c * (G @ x) <= c * 0.2, c * x >= -0.3 * c]
+    problem = cp.Problem(cp.Minimize(s * (0.5 * cp.quad_form(x, P) + q @ x)), constraints)
+    problem.solve(solver="CLARABEL", **TIGHT)
+    return problem, x, constraints
+
+
+SCALES = [(1e-6, 1e-6), (1.0, 1.0), (1e6, 1e6), (1e-6, 1.0), (1.0, 1e-6), (1e6, 1.0), (1.0, 1e6)]
+
+
+@pytest.mark.parametrize("objective_scale, constraint_scale", SCALES)
+def test_the_report_does_not_change_when_the_problem_is_rescaled(objective_scale, constraint_scale) -> None:
+    """Every scale in the check was max(1, |value|): on data of size 1e-6 a point 1e-2 off the optimum and
+    multipliers 1.5 times the right ones passed. The right answer passes at every scale, a wrong one fails
+    at every scale, by the same relative violations as at scale 1."""
+    problem, x, cons = _scaled_qp(objective_scale, constraint_scale)
+    assert kkt(problem).ok, str(kkt(problem))
+    reference, x_ref, _ = _scaled_qp(1.0, 1.0)
+    step = 1e-2 * np.linspace(-1.0, 1.0, n)
+    x.value, x_ref.value = x_ref.value + step, x_ref.value + step        # the same wrong point
+    wrong, expected = kkt(problem), kkt(reference)
+    assert not wrong.ok
+    for row, ref in zip(wrong.rows, expected.rows):
+        assert (row.tag, row.kind) == (ref.tag, ref.kind)
+        assert row.violation == pytest.approx(ref.violation, rel=1e-4, abs=1e-7)
+    assert wrong.gap.relative == pytest.approx(expected.gap.relative, rel=1e-4, abs=1e-7)
+    problem, x, cons = _scaled_qp(objective_scale, constraint_scale)
+    cons[1].dual_variables[0].save_value(1.5 * cons[1].dual_value)
+    failed = {(r.tag, r.kind) for r in kkt(problem).failed()}
+    assert ("x", "stationarity") in failed
+
+
+@pytest.mark.parametrize("scale", [1e-6, 1.0, 1e6])
+def test_an_unconstrained_minimum_inside_its_constraints_passes_at_every_scale(scale: float) -> None:
+    """The objective's gradient is 0 at x and so is every multiplier: they are 0 against the objective's
+    gradient at 2 x (its curvature), not against themselves. A point off the minimum fails."""
+    x = cp.Variable(3, name="x")
+    c = np.array([0.5, 1.0, -0.2])
+    problem = cp.Problem(cp.Minimize(scale * cp.sum_squares(x - c)), [scale * x <= 5 * scale, x >= -3])
+    problem.solve(solver="CLARABEL", **TIGHT)
+    assert kkt(problem).ok, str(kkt(problem))
+    x.value = c + 1e-3
+    assert ("x", "stationarity") in {(r.tag, r.kind) for r in kkt(problem).failed()}
