@@ -257,6 +257,37 @@ def test_b_falls_back_to_the_midpoint_when_no_multiplier_is_free(method: str) ->
     assert sol.b == pytest.approx(libsvm.intercept_[0], abs=1e-7)
 
 
+@pytest.mark.parametrize("method", ["smo", "qp-clarabel", "clarabel"])
+def test_nu_svr_b_and_epsilon_at_the_midpoints_when_no_multiplier_is_free(method: str) -> None:
+    """A tiny C puts every multiplier of the nu-SVR at 0 or C/N (nu N / 2 of each sign, Result 7.10): (7.69)
+    has nothing to average. With r_n = t_n - sum_m u_m k_nm, a_n = C/N needs r_n >= b + epsilon and a_n = 0
+    needs r_n <= b + epsilon ((7.65), (7.67)), a_hat_n alike for b - epsilon ((7.66), (7.68)): b + epsilon and
+    b - epsilon each lie in an interval, and b, epsilon are the midpoints (LIBSVM's calculate_rho). LIBSVM's
+    own b lies in the same interval but, here, at its ends: its emptied multipliers keep C (1 - 8e-15),
+    which it counts as free."""
+    from sklearn.svm import NuSVR as LibsvmNuSVR
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    t = np.sin(X[:, 0]) + 0.3 * rng.normal(size=40)
+    m = NuSVR(X, t, RBF(0.5), C=1e-4 * 40, nu=0.5)
+    sol = m.solve(method, **({"tol": 1e-10} if method == "smo" else {}))
+    box = m.C / m.N
+    u = sol.a - sol.a_hat
+    r = t - m.gram() @ u
+    upper_a, lower_a = sol.a > (1 - 1e-5) * box, sol.a < 1e-5 * box
+    upper_h, lower_h = sol.a_hat > (1 - 1e-5) * box, sol.a_hat < 1e-5 * box
+    assert np.all(upper_a | lower_a) and np.all(upper_h | lower_h)          # no free multiplier
+    plus = (np.max(r[lower_a]), np.min(r[upper_a]))                         # b + epsilon
+    minus = (np.max(r[upper_h]), np.min(r[lower_h]))                        # b - epsilon
+    assert plus[0] < plus[1] and minus[0] < minus[1]
+    assert sol.b == pytest.approx((sum(plus) + sum(minus)) / 4, abs=1e-9)
+    assert sol.epsilon == pytest.approx((sum(plus) - sum(minus)) / 4, abs=1e-9)
+    libsvm = LibsvmNuSVR(C=1e-4, nu=0.5, kernel="rbf", gamma=0.5, tol=1e-12).fit(X, t)
+    assert (plus[0] + minus[0]) / 2 <= libsvm.intercept_[0] <= (plus[1] + minus[1]) / 2
+    np.testing.assert_allclose(u[libsvm.support_], libsvm.dual_coef_[0], atol=1e-9 * box)
+
+
 def test_b_is_the_average_over_free_multipliers_7_37() -> None:
     X, t = datasets.ripley_mixture()
     m = SoftMarginSVC(X, t, RBF(0.45), C=1.0)
