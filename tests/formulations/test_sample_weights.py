@@ -78,28 +78,35 @@ def test_the_nu_svc_bound_counts_the_classes_weights() -> None:
     assert machine.nu_max == pytest.approx(expected)
 
 
-def _small_box_nu_svr() -> tuple[NuSVR, np.ndarray, np.ndarray, np.ndarray]:
-    """40 points with weights spanning 1e-3..1, nu = 0.5 at C = 100: the tube closes (epsilon = 0), and
-    OSQP's multipliers lie off their active bounds, either side, by up to 7e-7 in boxes down to 4e-3."""
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(40, 2))
-    t = np.sin(X[:, 0]) + 0.1 * rng.normal(size=40)
-    weight = 10 ** rng.uniform(-3, 0, size=40)
-    return NuSVR(X, t, RBF(gamma=0.5), C=100.0, nu=0.5, sample_weight=weight), X, t, weight
+def _small_box_nu_svr(N: int, seed: int, C: float, nu: float):
+    """N points with weights spanning 1e-3..1: at these C and nu the tube closes (epsilon = 0), and OSQP's
+    multipliers lie off their active bounds, either side, by up to its primal residual in boxes down to
+    1e-3 of the largest (LIBSVM's C is the notes' C / N)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(N, 2))
+    t = np.sin(X[:, 0]) + 0.1 * rng.normal(size=N)
+    weight = 10 ** rng.uniform(-3, 0, size=N)
+    return NuSVR(X, t, RBF(gamma=0.5), C=C * N, nu=nu, sample_weight=weight), X, t, weight
 
 
+# (N, seed, LIBSVM's C, nu): a_hat_n 7.7e-8 inside its lower bound in a box of 6e-3 where the answer passes
+# other bounds by 7.3e-7; a_hat_n 3.5e-6 inside their upper bounds where none passes by more than 3.3e-6
+SMALL_BOXES = [(40, 3, 2.5, 0.5), (50, 5, 1.0, 0.8)]
+
+
+@pytest.mark.parametrize("case", SMALL_BOXES)
 @pytest.mark.parametrize("method", ["qp-osqp", "osqp"])
-def test_osqp_on_a_weighted_nu_svr_with_small_boxes_is_certified_and_agrees_with_libsvm(method: str) -> None:
-    # a multiplier 7.7e-8 inside its bound in a box of 6e-3 (1.3e-5 of it) was taken as free, where the
-    # answer passes other bounds by 7.3e-7: its gradient set b and epsilon (Result 7.10), and SolverError
+def test_osqp_on_a_weighted_nu_svr_with_small_boxes_is_certified_and_agrees_with_libsvm(method: str, case) -> None:
+    # multipliers that close to their bounds were taken as free: their gradients set b and epsilon
+    # (Result 7.10), and the certificate refused answers as accurate as OSQP's (SolverError)
     from sklearn.svm import NuSVR as LibsvmNuSVR
 
-    machine, X, t, weight = _small_box_nu_svr()
+    N, seed, C, nu = case
+    machine, X, t, weight = _small_box_nu_svr(N, seed, C, nu)
     sol = machine.solve(method)
     assert sol.status == "optimal"
     assert duality.check(machine, sol, tol=1e-5).ok
-    # LIBSVM's nu-SVR C is the notes' C / N (formulations/libsvm.py)
-    reference = LibsvmNuSVR(C=100.0 / 40, nu=0.5, kernel="rbf", gamma=0.5, tol=1e-10).fit(X, t, sample_weight=weight)
+    reference = LibsvmNuSVR(C=C, nu=nu, kernel="rbf", gamma=0.5, tol=1e-10).fit(X, t, sample_weight=weight)
     scale = machine.output_scale
     assert abs(sol.b - reference.intercept_[0]) < 1e-4 * scale
     np.testing.assert_allclose(sol.decision_function(X), reference.predict(X), atol=1e-4 * scale)
