@@ -288,6 +288,29 @@ def test_nu_svr_b_and_epsilon_at_the_midpoints_when_no_multiplier_is_free(method
     np.testing.assert_allclose(u[libsvm.support_], libsvm.dual_coef_[0], atol=1e-9 * box)
 
 
+@pytest.mark.parametrize("method", ["qp-clarabel", "smo"])
+def test_nu_svr_whose_7_74_is_slack_is_solved_as_the_epsilon_svr_at_epsilon_0(method: str) -> None:
+    """At nu = 1 (40 points, C = 400) the optimum leaves (7.74) slack (sum_n |u_n| 27% below nu C), so delta > 0
+    and epsilon = 0 (Result 7.10). The standard form's equality meets its sum with pairs a_n, a_hat_n > 0, a face
+    of optima on which Clarabel stopped 'AlmostSolved': b = 0.171071 (inaccurate, a ConvergenceWarning) where
+    LIBSVM and the notes' dual (7.70)-(7.74) through cvxpy have 0.168410."""
+    from sklearn.svm import NuSVR as LibsvmNuSVR
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    t = np.sin(X[:, 0]) + 0.3 * rng.normal(size=40)
+    m = NuSVR(X, t, RBF(0.5), C=10.0 * 40, nu=1.0)
+    sol = m.solve(method, **({"tol": 1e-8} if method == "smo" else {}))
+    assert sol.status == "optimal" and sol.epsilon == 0.0
+    assert np.sum(np.abs(sol.a - sol.a_hat)) < 0.9 * m.nu * m.C                 # (7.74) slack
+    libsvm = LibsvmNuSVR(C=10.0, nu=1.0, kernel="rbf", gamma=0.5, tol=1e-12).fit(X, t)   # C / N
+    scale = m.output_scale
+    assert abs(sol.b - libsvm.intercept_[0]) < 1e-5 * scale
+    np.testing.assert_allclose(sol.decision_function(X), libsvm.predict(X), atol=1e-5 * scale)
+    notes = m.solve("clarabel")                                                 # (7.74) an inequality
+    assert abs(sol.b - notes.b) < 1e-5 * scale
+
+
 def test_b_is_the_average_over_free_multipliers_7_37() -> None:
     X, t = datasets.ripley_mixture()
     m = SoftMarginSVC(X, t, RBF(0.45), C=1.0)
