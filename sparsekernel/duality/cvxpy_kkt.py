@@ -57,7 +57,8 @@ class Units:
     Attributes
     ----------
     x : float
-        The variables' size: the largest |x_j| over every variable.
+        The variables' size: the largest |x_j| over every variable, or of a
+        constraint's values over its coefficients.
     gradient : float
         The Lagrangian gradient's size: the largest entry of the objective's
         gradient, or of a constraint's coefficients times its largest multiplier.
@@ -158,12 +159,18 @@ def _coefficient(exprs: list[Any]) -> float:
 
 
 def _units(problem: cp.Problem, coefficients: list[float]) -> Units:
-    """The problem's ``Units``: every variable's size, and the objective's gradient or a constraint's
+    """The problem's ``Units``: the variables' size (their largest entry, or a constraint's values over its
+    coefficients, which x >= -1 gives where x = 0), and the objective's gradient or a constraint's
     coefficients times its largest multiplier (dual values of a solved problem; a missing one is refused
     later, by its constraint)."""
     x = max([float(np.max(np.abs(_flat(v.value)), initial=0.0)) for v in problem.variables()] + [0.0])
-    objective = _objective_gradient(problem)
-    gradient = max([float(np.max(g, initial=0.0)) for g in objective.values()] + [0.0])
+    for c, con in zip(coefficients, problem.constraints):
+        if c > 0.0:                                  # the constraint's data over its coefficients: a size of x
+            x = max(x, _magnitude(con.args, 0.0) / c)
+    objective = _objective_gradient(problem, x)
+    # an objective with no gradient at x nor at 2 x (a feasibility problem, min 0) gives the multipliers no
+    # unit: any multiple of dual values is dual values; they are measured against 1, its own unit
+    gradient = max([float(np.max(g, initial=0.0)) for g in objective.values()] + [0.0]) or 1.0
     for c, con in zip(coefficients, problem.constraints):
         duals = con.dual_value if isinstance(con.dual_value, list) else [con.dual_value]
         for d in duals:
@@ -172,29 +179,31 @@ def _units(problem: cp.Problem, coefficients: list[float]) -> Units:
     return Units(x, gradient, objective)
 
 
-def _objective_gradient(problem: cp.Problem) -> dict[Any, np.ndarray]:
-    """The size of the objective's gradient, per variable: each entry's largest at the solution x and at
-    2 x. At an unconstrained minimum inside every constraint (min ||x - c||^2 s.t. x <= 5) the gradient at
-    x is 0 and every multiplier too: the gradient at 2 x (H x for a quadratic, the gradient itself for a
-    linear objective) is the size against which they are 0. Where it is not defined there, the gradient
-    at x; an empty dict where the objective has no gradient (a kink)."""
+def _objective_gradient(problem: cp.Problem, x_size: float) -> dict[Any, np.ndarray]:
+    """The size of the objective's gradient, per variable: each entry's largest at the solution x, at 2 x
+    and at x + X (every entry moved by the problem's size X = ``x_size``). At an unconstrained minimum inside
+    every constraint (min ||x - c||^2 s.t. x <= 5) the gradient at x is 0 and every multiplier too: the
+    gradient a step of the problem's size away (H x or H X for a quadratic, the gradient itself for a linear
+    objective) is the size against which they are 0; at x = 0 (min ||x||^2 s.t. x >= -1) only the step X
+    shows it. A point where the objective is not defined is skipped; an empty dict where the objective has no
+    gradient at x (a kink)."""
     variables = problem.variables()
     size = {v: np.abs(_dense_gradient(G, v.size)) for v, G in (_gradients(problem.objective.expr)[0] or {}).items()}
     saved = [v.value for v in variables]
-    try:
-        for v, value in zip(variables, saved):
-            v.save_value(2.0 * np.asarray(value, dtype=np.float64))
-        with np.errstate(all="ignore"):
-            at_2x = _gradients(problem.objective.expr)[0] or {}
-            for v, G in at_2x.items():
-                g = np.abs(_dense_gradient(G, v.size))
-                if v in size and np.all(np.isfinite(g)):
-                    np.maximum(size[v], g, out=size[v])
-    except (ValueError, ArithmeticError):     # not defined at 2 x
-        pass
-    finally:
-        for v, value in zip(variables, saved):
-            v.save_value(value)
+    for move in (lambda value: 2.0 * value, lambda value: value + x_size):
+        try:
+            for v, value in zip(variables, saved):
+                v.save_value(move(np.asarray(value, dtype=np.float64)))
+            with np.errstate(all="ignore"):
+                for v, G in (_gradients(problem.objective.expr)[0] or {}).items():
+                    g = np.abs(_dense_gradient(G, v.size))
+                    if v in size and np.all(np.isfinite(g)):
+                        np.maximum(size[v], g, out=size[v])
+        except (ValueError, ArithmeticError, TypeError):     # not defined there (cvxpy's grad fails on a None)
+            pass
+        finally:
+            for v, value in zip(variables, saved):
+                v.save_value(value)
     return size
 
 

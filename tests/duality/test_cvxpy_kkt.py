@@ -256,3 +256,23 @@ def test_an_unconstrained_minimum_inside_its_constraints_passes_at_every_scale(s
     assert kkt(problem).ok, str(kkt(problem))
     x.value = c + 1e-3
     assert ("x", "stationarity") in {(r.tag, r.kind) for r in kkt(problem).failed()}
+
+
+def _zero_at_solution(kind: str, scale: float):
+    f = cp.Variable(2, name="x")
+    if kind == "feasibility":                                   # min 0: the multipliers have no unit
+        return cp.Problem(cp.Minimize(0), [scale * f >= scale, scale * cp.sum(f) <= 3 * scale]), f
+    return cp.Problem(cp.Minimize(scale * cp.sum_squares(f)), [scale * f >= -scale]), f   # x = 0
+
+
+@pytest.mark.parametrize("scale", [1e-6, 1.0, 1e6])
+@pytest.mark.parametrize("kind", ["feasibility", "minimum-at-0"])
+def test_a_problem_whose_objective_has_no_size_at_its_solution_passes(kind: str, scale: float) -> None:
+    """Without an objective (min 0), or at x = 0 where min ||x||^2 has gradient 0 at x and at 2 x, the solver's
+    multipliers of 1e-15 have nothing to be small against but 1 and, for x = 0, the gradient a step of the
+    constraints' size away (x >= -1: 1). A point off the solution fails."""
+    problem, x = _zero_at_solution(kind, scale)
+    problem.solve(solver="CLARABEL", **TIGHT)
+    assert kkt(problem).ok, str(kkt(problem))
+    x.value = np.array([0.5, 0.5]) if kind == "feasibility" else np.array([1e-2, 0.0])
+    assert not kkt(problem).ok
