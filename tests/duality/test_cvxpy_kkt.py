@@ -276,3 +276,15 @@ def test_a_problem_whose_objective_has_no_size_at_its_solution_passes(kind: str,
     assert kkt(problem).ok, str(kkt(problem))
     x.value = np.array([0.5, 0.5]) if kind == "feasibility" else np.array([1e-2, 0.0])
     assert not kkt(problem).ok
+
+
+def test_an_objective_undefined_a_step_away_is_still_checked() -> None:
+    """max log(1 - y) + y s.t. y >= 0.6: the objective is not defined at 2 y = 1.2, where cvxpy's grad raised
+    TypeError out of the check; that point is skipped, and the answer (y = 0.6) is judged at y."""
+    y = cp.Variable(name="y")
+    problem = cp.Problem(cp.Maximize(cp.log(1 - y) + y), [y >= 0.6])
+    problem.solve(solver="CLARABEL")                    # its exponential cone: to about 2e-5
+    report = kkt(problem, tol=1e-4)
+    assert report.ok, str(report)
+    y.value = np.array(0.7)
+    assert not kkt(problem, tol=1e-4).ok
