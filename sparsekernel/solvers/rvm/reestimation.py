@@ -62,6 +62,9 @@ class IterativeOptions:
     alpha_init: float | Array  # one value for every column, or one per column
     prior: Hyperprior
     hopeless_ratio: float = 0.0  # > 0: prune q_i^2 <= hopeless_ratio s_i from the first iteration (``_hopeless``)
+    #: beta held at its initial value until the alpha updates converge (their objective changes by at most tol),
+    #: then re-estimated with them: block coordinate ascent, alpha first (``iterative_regression``)
+    hold_beta: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,11 +128,14 @@ def _principal(G: Array, kept: Index) -> Array:
 def iterative_regression(
     PhiTPhi: Array, b: Array, tt: float, N: int, beta: float, opts: IterativeOptions
 ) -> IterativeOutcome:
-    """MacKay or EM over the M columns whose Gram matrix is ``PhiTPhi`` and Phi^T t is ``b``."""
+    """MacKay or EM over the M columns whose Gram matrix is ``PhiTPhi`` and Phi^T t is ``b``; with
+    ``opts.hold_beta`` beta keeps its initial value until the alpha updates converge, and only then is
+    re-estimated (7.88) with them."""
     active = np.arange(b.size)
     alpha = np.broadcast_to(np.asarray(opts.alpha_init, dtype=np.float64), b.shape).copy()
     history: list[float] = []
     converged, iterations, previous, broken = False, 0, -math.inf, False
+    held = opts.hold_beta
     G, ba = PhiTPhi, b  # Phi_a^T Phi_a and Phi_a^T t of the functions still included
     last = None  # the last state whose posterior factored
     while iterations < opts.max_iter and active.size:
@@ -144,13 +150,16 @@ def iterative_regression(
         objective = value + opts.prior.log_density(alpha, beta)
         history.append(value)
         change, previous = abs(objective - previous), objective
-        if change <= opts.tol:
+        if held and change <= opts.tol:       # the alphas have settled at the held beta: beta moves from here
+            held = False
+        elif change <= opts.tol:
             converged = True
             break
         crawling = opts.method == "em" and opts.prior.flat and change <= CRAWL * opts.tol
         ratio = 1.0 if crawling else opts.hopeless_ratio if opts.prior.flat else 0.0
         hopeless = _hopeless(alpha, post.Sigma_diag, post.m, ratio) if ratio else np.zeros(alpha.size, dtype=bool)
-        alpha, beta = new_hyperparameters(post, alpha, beta, E_D, N, opts)
+        alpha, beta_new = new_hyperparameters(post, alpha, beta, E_D, N, opts)
+        beta = beta if held else beta_new
         keep = (alpha <= opts.alpha_max) & ~hopeless
         if not keep.all():  # gathered again only after a pruning, from the last (smaller) Gram matrix
             kept = np.flatnonzero(keep)

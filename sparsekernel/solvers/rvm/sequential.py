@@ -95,12 +95,13 @@ Then ``mackay_polish`` re-estimates every kept alpha and beta jointly by
 (7.87)-(7.88) while that raises the evidence, and the steps run again, so
 the result is certified by the same single-alpha test.
 
-On a basis of at most ``TOP_DOWN_SIZE`` functions eight more starts come from
+On a basis of at most ``TOP_DOWN_SIZE`` functions nine more starts come from
 the other end (``top_down_start``): MacKay's re-estimation from every
 function at alpha_i = 1, 1e-2, 1e-4 and 1e-6 (unit-norm columns) and at
 Tipping's one alpha for the caller's columns (t in units of its standard
 deviation) at 1e-3, 0.1 and 10 times it (``FastOptions.raw_starts``),
-and EM's from alpha_i = 1 (``TOP_DOWN_EM_ALPHAS``), copies merged, then the
+and EM's from alpha_i = 1 (``TOP_DOWN_EM_ALPHAS``; and with beta held until its alphas settle,
+``TOP_DOWN_HELD_EM_ALPHAS``), copies merged, then the
 steps and the polish; up to ``TOP_DOWN_WIDE_SIZE``
 functions, the one from 1e-4, which prunes the clearly hopeless functions
 from its first iteration (``TOP_DOWN_WIDE_HOPELESS``). Wide kernels give the
@@ -218,6 +219,10 @@ TOP_DOWN_WIDE_ALPHA = 1e-4 * ALPHA_INIT
 #: fast method (test_rvm_maxima.py). It costs about a third more time there (6.9 -> 9.1 s over the 56 cells of
 #: one draw) and 0.1-1 s at N = 480; capped at 100 iterations it saved a tenth of that and lost a cell.
 TOP_DOWN_EM_ALPHAS = (ALPHA_INIT,)
+#: EM's start from these alpha_i with beta held until its alphas settle (``IterativeOptions.hold_beta``), the
+#: schedule ``method="em"`` also runs: on Boston housing (raw X, gamma "scale") it reached a maximum 7.5 nats above
+#: every other start (-1020.9 against -1028.4); MacKay's starts held gained nothing on the tests' cells
+TOP_DOWN_HELD_EM_ALPHAS = (ALPHA_INIT,)
 #: A top-down start's re-estimation (MacKay's or EM's) stops by its own rule at no tighter a tol than this (the
 #: methods' default): it chooses the basin, and the steps that follow it climb to the fit's own tol. At a
 #: fit's tol of 1e-10 the EM start alone took 41 s on 300 points (sinc, 20,000 iterations of O(N^3)) against
@@ -1262,12 +1267,13 @@ def withheld_start(run: _Run, basis: _Basis, opts: FastOptions, beta_hold: float
 
 
 def top_down_start(run: _Run, basis: _Basis, opts: FastOptions, beta: float,
-                   alpha_init: float | Array, method: str = "mackay") -> tuple[_Run, bool]:
+                   alpha_init: float | Array, method: str = "mackay", hold_beta: bool = False) -> tuple[_Run, bool]:
     """A start from the other end: every pool member included with alpha_i = ``alpha_init`` (one value,
     or one per column of the design).
 
     MacKay's joint re-estimation (7.87)-(7.88) (or EM's, ``method="em"``) over the pool's Gram matrix
-    (held already; no kernel evaluation) runs as ``method="mackay"`` (``"em"``) does, to
+    (held already; no kernel evaluation; with ``hold_beta``, beta held until the alphas settle,
+    ``IterativeOptions.hold_beta``) runs as ``method="mackay"`` (``"em"``) does, to
     the same ``tol`` but no tighter than ``TOP_DOWN_TOL``; copies of one column are merged (``_merge_copies``);
     then the single-alpha steps converge from that point. The evidence of
     wide kernels has several maxima, and the steps from the empty model and
@@ -1282,7 +1288,7 @@ def top_down_start(run: _Run, basis: _Basis, opts: FastOptions, beta: float,
     wide = basis.usable.size > TOP_DOWN_SIZE
     iterative = IterativeOptions(method, max(opts.tol, TOP_DOWN_TOL), DEFAULT_MAX_ITER[method], opts.alpha_max,
                                  opts.beta_max, alpha_init, opts.prior,
-                                 hopeless_ratio=TOP_DOWN_WIDE_HOPELESS if wide else 0.0)
+                                 hopeless_ratio=TOP_DOWN_WIDE_HOPELESS if wide else 0.0, hold_beta=hold_beta)
     try:
         # one BLAS thread, as the steps: a threaded Cholesky rounds otherwise, and on a wide kernel's
         # several maxima the steps from the start went elsewhere (friedman1, N = 1,000, raw inputs, gamma
@@ -1495,8 +1501,8 @@ def fast_regression(
         starts = _top_down_starts(usable.size, opts)
         if starts and converged:
             _unrefused(run, basis, opts)
-        trials = [trial for trial, ok in (top_down_start(run, basis, opts, beta, alpha_init, method)
-                                          for method, alpha_init in starts) if ok]
+        trials = [trial for trial, ok in (top_down_start(run, basis, opts, beta, alpha_init, method, held)
+                                          for method, alpha_init, held in starts) if ok]
         if lost is not None and not trials:     # no start of the run's own, and no top-down one: the error
             raise lost
         chosen = _chosen_start(trials[0], trials[1:], opts, basis) if lost is not None else \
@@ -1512,17 +1518,18 @@ def fast_regression(
     return _outcome(run, converged and refused <= opts.tol, refused)
 
 
-def _top_down_starts(size: int, opts: FastOptions) -> tuple[tuple[str, float | Array], ...]:
-    """The top-down starts (re-estimation method, alpha_i) on a basis of ``size`` functions: MacKay's from all
-    of TOP_DOWN_REGRESSION_ALPHAS and ``opts.raw_starts`` (one alpha_i per column of the design) and EM's from
-    TOP_DOWN_EM_ALPHAS up to TOP_DOWN_SIZE, MacKay's from TOP_DOWN_WIDE_ALPHA alone up to TOP_DOWN_WIDE_SIZE,
-    none above (nor without restarts, with beta held, or under a prior that is not flat)."""
+def _top_down_starts(size: int, opts: FastOptions) -> tuple[tuple[str, float | Array, bool], ...]:
+    """The top-down starts (re-estimation method, alpha_i, beta held) on a basis of ``size`` functions: MacKay's
+    from all of TOP_DOWN_REGRESSION_ALPHAS and ``opts.raw_starts`` (one alpha_i per column of the design), EM's
+    from TOP_DOWN_EM_ALPHAS and, beta held, from TOP_DOWN_HELD_EM_ALPHAS up to TOP_DOWN_SIZE, MacKay's from
+    TOP_DOWN_WIDE_ALPHA alone up to TOP_DOWN_WIDE_SIZE, none above (nor without restarts, with beta held, or under a prior that is not flat)."""
     if not (opts.restarts and opts.update_beta and opts.prior.flat):
         return ()
     if size <= TOP_DOWN_SIZE:
         alphas = TOP_DOWN_REGRESSION_ALPHAS + opts.raw_starts
-        return tuple(("mackay", a) for a in alphas) + tuple(("em", a) for a in TOP_DOWN_EM_ALPHAS)
-    return (("mackay", TOP_DOWN_WIDE_ALPHA),) if size <= TOP_DOWN_WIDE_SIZE else ()
+        return (tuple(("mackay", a, False) for a in alphas) + tuple(("em", a, False) for a in TOP_DOWN_EM_ALPHAS)
+                + tuple(("em", a, True) for a in TOP_DOWN_HELD_EM_ALPHAS))
+    return (("mackay", TOP_DOWN_WIDE_ALPHA, False),) if size <= TOP_DOWN_WIDE_SIZE else ()
 
 
 def _unrefused(run: _Run, basis: _Basis, opts: FastOptions) -> None:
