@@ -420,8 +420,8 @@ def _run_iterative(problem: _Problem, opts: IterativeOptions, finish: FastOption
     or little, where no single function is worth adding (Result 7.18): a linear kernel on 90 points of 4 inputs
     offset by 100 (nearly collinear columns) took MacKay and EM there, 180 nats below the fast method's maximum,
     and with beta held they reach it. On wide Gaussian kernels either schedule can end higher, by nats either
-    way (test_rvm_maxima's matrix: MacKay 18 nats higher not held on friedman1, raw X, gamma 1 / (D var X); 47
-    higher held on sinc at a tenth of that), so both run.
+    way (test_rvm_maxima's matrix, both interior: EM 5.1 nats higher not held on friedman2, standardised X, gamma
+    0.1 / (D var X); MacKay 47 higher held on sinc at that gamma), so both run.
     """
     usable = problem.units.usable
     # the Gram matrix as the fast method's top-down starts form it (``gram_matrix``, at the BLAS threads it
@@ -437,12 +437,21 @@ def _run_iterative(problem: _Problem, opts: IterativeOptions, finish: FastOption
 
 
 def _higher(problem: _Problem, trial: _RunResult, run: _RunResult, tol: float) -> bool:
-    """Whether ``trial`` replaces ``run``: converged where ``run`` is (or neither is), not at the noise floor where
-    ``run`` is not (``sequential._chosen_start``'s rule: the floor is the solver's bound, not a maximum), and (7.85)
-    higher by more than ``tol``, each recomputed from the whitened kept columns (``_final_posterior``: on nearly
-    collinear columns the steps' tracked values lose their digits)."""
-    if (run.converged and not trial.converged) or (trial.beta >= problem.beta_max > run.beta):
+    """Whether ``trial`` replaces ``run``: converged where ``run`` is (or neither is), and then, of one at the noise
+    floor and one not, the interior one whatever their (7.85) (``sequential._chosen_start``'s rule: the floor is the
+    solver's bound, not a maximum; the two schedules are peers, so the rule holds both ways), else (7.85) higher by
+    more than ``tol``, each recomputed from the whitened kept columns (``_final_posterior``: on nearly collinear
+    columns the steps' tracked values lose their digits).
+
+    Only one way, a run with beta re-estimated at the floor was kept over the held schedule's interior maximum
+    because it was higher there: friedman1 (test_rvm_maxima's matrix_data, raw X, gamma 1 / (D var X)),
+    method="mackay" returned 148 functions for 150 points at the floor (noise sd 0.0048, std(t) 4.8) where the
+    held run ends certified at noise sd 0.42."""
+    if run.converged and not trial.converged:
         return False
+    trial_floor, run_floor = trial.beta >= problem.beta_max, run.beta >= problem.beta_max
+    if trial_floor != run_floor:
+        return run_floor
     return _final_posterior(problem, trial.active, trial.alpha, trial.beta)[1] > \
         _final_posterior(problem, run.active, run.alpha, run.beta)[1] + tol
 
