@@ -205,11 +205,12 @@ def rvm_regression(
         (``sequential.HOLD_FACTORS``; on bases of at most 1,500 functions a
         second one with the bias column out of its pool until its steps
         converge, ``sequential.withheld_start``), a joint MacKay polish and, on bases
-        of at most 500 functions (``sequential.TOP_DOWN_SIZE``), seven
+        of at most 500 functions (``sequential.TOP_DOWN_SIZE``), nine
         starts from every function (MacKay's re-estimation from alpha_i = 1,
         1e-2, 1e-4 and 1e-6 on the solver's unit-norm columns and from Tipping's
         one alpha for the columns of Phi as given, for t in units of its
-        standard deviation, at 1e-3, 0.1 and 10 times it, ``raw_units_starts``; then
+        standard deviation, at 1e-3, 0.1 and 10 times it, ``raw_units_starts``;
+        EM's from alpha_i = 1, with beta re-estimated and with beta held; then
         the steps; on bases of up to 1,500 functions the start from 1e-4 alone),
         and keeps the highest evidence that is not at the noise floor, the
         starts compared by (7.85) recomputed (``posterior.Whitened``), beyond
@@ -407,7 +408,8 @@ def _run_fast(problem: _Problem, opts: FastOptions) -> _RunResult:
 def _run_iterative(problem: _Problem, opts: IterativeOptions, finish: FastOptions) -> _RunResult:
     """MacKay or EM, then Algorithm 7.2's single-alpha steps from where they stop (``finish``); under the
     flat prior from two schedules, beta re-estimated from the first iteration and beta held until the alphas
-    settle (``IterativeOptions.hold_beta``), the result of the higher (7.85) kept (the iterations of both).
+    settle (``IterativeOptions.hold_beta``), the result of the higher (7.85) kept, with its own iterations and
+    history (``max_iter`` caps each schedule).
 
     MacKay's and EM's own stopping rule (the objective changes by less than
     ``tol`` in one iteration) stops while alphas are still running off to
@@ -432,8 +434,7 @@ def _run_iterative(problem: _Problem, opts: IterativeOptions, finish: FastOption
     if not opts.prior.flat:
         return run
     held = _iterative_and_finish(problem, G, replace(opts, hold_beta=True), finish)
-    kept = held if _higher(problem, held, run, opts.tol) else run
-    return replace(kept, iterations=run.iterations + held.iterations)
+    return held if _higher(problem, held, run, opts.tol) else run
 
 
 def _higher(problem: _Problem, trial: _RunResult, run: _RunResult, tol: float) -> bool:

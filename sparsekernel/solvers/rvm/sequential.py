@@ -1501,8 +1501,8 @@ def fast_regression(
         starts = _top_down_starts(usable.size, opts)
         if starts and converged:
             _unrefused(run, basis, opts)
-        trials = [trial for trial, ok in (top_down_start(run, basis, opts, beta, alpha_init, method, held)
-                                          for method, alpha_init, held in starts) if ok]
+        trials = [trial for trial, ok in (top_down_start(run, basis, opts, beta, alpha_init, method, hold_beta)
+                                          for method, alpha_init, hold_beta in starts) if ok]
         if lost is not None and not trials:     # no start of the run's own, and no top-down one: the error
             raise lost
         chosen = _chosen_start(trials[0], trials[1:], opts, basis) if lost is not None else \

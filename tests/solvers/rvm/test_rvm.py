@@ -430,13 +430,12 @@ def test_a_tight_tol_leaves_the_top_down_re_estimation_at_the_default_rule(monke
     """The top-down starts' MacKay and EM iterations choose a basin; the steps after them climb to the fit's
     tol. At tol = 1e-10 they stop at ``TOP_DOWN_TOL`` (EM's start alone ran 20,000 iterations, 41 s, on 300
     points), and the fit is still a certified maximum at 1e-10."""
-    from sparsekernel.solvers.rvm import reestimation, sequential
+    from sparsekernel.solvers.rvm import sequential
 
     seen = []
-    original = reestimation.iterative_regression
-    watched = lambda *args: (seen.append((args[-1].method, args[-1].tol)), original(*args))[1]  # noqa: E731
-    monkeypatch.setattr(sequential, "iterative_regression", watched)
-    monkeypatch.setattr(reestimation, "iterative_regression", watched)      # EM's start, in both schedules
+    original = sequential.iterative_regression
+    monkeypatch.setattr(sequential, "iterative_regression",
+                        lambda *args: (seen.append((args[-1].method, args[-1].tol)), original(*args))[1])
     rng = np.random.default_rng(9)
     X = rng.uniform(-2, 2, size=(300, 1))
     t = np.sinc(X[:, 0]) + 0.1 * rng.normal(size=300)
