@@ -221,7 +221,9 @@ TOP_DOWN_WIDE_ALPHA = 1e-4 * ALPHA_INIT
 TOP_DOWN_EM_ALPHAS = (ALPHA_INIT,)
 #: EM's start from these alpha_i with beta held until its alphas settle (``IterativeOptions.hold_beta``), the
 #: schedule ``method="em"`` also runs: on Boston housing (raw X, gamma "scale") it reached a maximum 7.5 nats above
-#: every other start (-1020.9 against -1028.4); MacKay's starts held gained nothing on the tests' cells
+#: every other start (-1020.9 against -1028.4), at 0.2-0.5 s of its 242-725 iterations there. MacKay's four
+#: starts held, tried on six of benchmarks/rvm_accuracy.py's cells, gained on one (friedman2 standardised, 0.1 x
+#: "scale": 2.8 nats) at 30-80% more time, and do not run
 TOP_DOWN_HELD_EM_ALPHAS = (ALPHA_INIT,)
 #: A top-down start's re-estimation (MacKay's or EM's) stops by its own rule at no tighter a tol than this (the
 #: methods' default): it chooses the basin, and the steps that follow it climb to the fit's own tol. At a
