@@ -32,8 +32,8 @@ from numpy.typing import NDArray
 
 from ..kernels import Kernel
 
-__all__ = ["StandardQP", "QPResult", "RhoEstimate", "calculate_rho", "calculate_rho_nu", "bound_masks", "bound_violation",
-           "OUTCOMES", "BOUND_ROUNDING"]
+__all__ = ["StandardQP", "QPResult", "RhoEstimate", "calculate_rho", "calculate_rho_nu", "bound_masks", "OUTCOMES",
+           "BOUND_ROUNDING"]
 
 Array = NDArray[np.float64]
 
@@ -253,7 +253,7 @@ BOUND_ROUNDING = 1e-12
 ZERO_SOLUTION_SHARE = 1e-10
 
 
-#: A variable within this many times the answer's largest violation of its bounds (``bound_violation``) of a
+#: A variable within this many times the answer's largest violation of its bounds of a
 #: bound is at it (``bound_masks``): a first-order solver's answer lies off its active bounds, either side, by up
 #: to its primal residual, of which the largest violation seen is a lower estimate (OSQP left a_hat_n 3.5e-6
 #: inside their bounds where no multiplier passed its bound by more than 3.3e-6).
@@ -281,7 +281,7 @@ def bound_masks(a: Array, lower: Array, upper: Array, tol: float,
     0.093109 for 0.093068), and correct multipliers failed their certificate.
 
     Nor is a variable told from its bound closer than the answer's own
-    violation of the bounds (``bound_violation``): a first-order solver's
+    violation of the bounds: a first-order solver's
     answer (OSQP's unpolished one) lies off its active bounds, on either side,
     by up to its primal residual, whatever the box. A weighted nu-SVR (40
     points, weights in [1e-3, 1], C = 100, nu = 0.5) left OSQP's a_hat_n
@@ -300,10 +300,11 @@ def bound_masks(a: Array, lower: Array, upper: Array, tol: float,
     width = np.where(finite, upper - lower, largest)     # each box, computed once
     if finite.any() and largest < ZERO_SOLUTION_SHARE * min(float(width[finite].min()), unit):
         return np.ones(a.shape, dtype=bool), np.zeros(a.shape, dtype=bool)
+    below = upper - a                                   # inf where there is no upper bound
+    violation = max(-float(above.min(initial=0.0)), -float(below.min(initial=0.0)), 0.0)   # past a bound
     reach = np.minimum(width, largest)
     reach *= tol                                        # tol times each variable's scale
-    np.maximum(reach, BOUND_VIOLATION_MARGIN * bound_violation(a, lower, upper), out=reach)   # its resolution
-    below = upper - a
+    np.maximum(reach, BOUND_VIOLATION_MARGIN * violation, out=reach)      # nor closer than the answer's resolution
     at_lower = above <= reach
     at_upper = below <= reach
     unresolved = width <= tol * largest                 # a box below the resolution: the nearer bound
@@ -313,15 +314,6 @@ def bound_masks(a: Array, lower: Array, upper: Array, tol: float,
     at_upper &= finite
     at_upper &= ~at_lower
     return at_lower, at_upper
-
-
-def bound_violation(a: Array, lower: Array, upper: Array) -> float:
-    """The largest amount by which ``a`` passes its bounds (0 for a feasible answer): the resolution to
-    which the answer places its variables on their bounds (``bound_masks``)."""
-    past_lower = float((lower - a).max(initial=0.0))
-    finite = np.isfinite(upper)
-    past_upper = float((a[finite] - upper[finite]).max(initial=0.0))
-    return max(past_lower, past_upper)
 
 
 def calculate_rho(y: Array, G: Array, at_lower: NDArray[np.bool_], at_upper: NDArray[np.bool_]) -> RhoEstimate:
