@@ -858,6 +858,7 @@ class Machine(abc.ABC):
         G: Array | None = None,
         bound_tol: float = BOUND_TOL,
         trace: Any = None,
+        at_lower: NDArray[np.bool_] | None = None,
     ) -> Solution:
         """Build the Solution of a standard-form dual solution z.
 
@@ -865,7 +866,9 @@ class Machine(abc.ABC):
         are recovered from z by the notes' averages over free multipliers,
         with LIBSVM's midpoint fallback when none is free. ``G``, the
         gradient Q z + p when the solver has it, saves the product K u (no
-        Gram matrix is formed then).
+        Gram matrix is formed then); ``at_lower``, the variables of z at their
+        lower bounds at ``bound_tol`` (``standard_qp.bound_masks``) when the
+        solver has them, saves computing them again for the support.
         """
         qp = self.standard_qp()
         z = np.asarray(z, dtype=np.float64)
@@ -890,7 +893,7 @@ class Machine(abc.ABC):
         dual = self._dual_value(z, u, Ku)
         fs = self._cheap_feature_space()
         w = None if fs is None else fs.F.T @ u
-        return self._assemble(a, a_hat, u, fields, slacks, w, primal, dual, info, notes, bound_tol, trace)
+        return self._assemble(a, a_hat, u, fields, slacks, w, primal, dual, info, notes, bound_tol, trace, at_lower)
 
     # -- a Solution from the user's own multipliers --------------------------------------
     #: the scalars beside the multipliers that fix a solution (``solution`` takes them by name)
@@ -1084,8 +1087,9 @@ class Machine(abc.ABC):
             out[block] = self.kernel(self.X[block], X_nz) @ u_nz
         return out
 
-    def _assemble(self, a, a_hat, u, fields, slacks, w, primal, dual, info, notes, bound_tol, trace) -> Solution:
-        support = self._support(a, a_hat, bound_tol)
+    def _assemble(self, a, a_hat, u, fields, slacks, w, primal, dual, info, notes, bound_tol, trace,
+                  at_lower=None) -> Solution:
+        support = self._support(a, a_hat, bound_tol, at_lower)
         coef_scale = fields.pop("coef_scale", 1.0)
         # the rows, read-only as taken (a Solution would copy writeable ones a second time)
         sv = None if self.kernel.name == "precomputed" else read_only_rows(self.X, support)
@@ -1098,11 +1102,14 @@ class Machine(abc.ABC):
             **fields, **info,
         )
 
-    def _support(self, a: Array, a_hat: Array | None, tol: float) -> NDArray[np.intp]:
-        """Points with a multiplier above its lower bound (relative to its own box)."""
-        qp = self.standard_qp()
-        z = a if a_hat is None else np.concatenate([a, a_hat])
-        at_lower, _ = bound_masks(z, qp.lower, qp.upper, tol, qp.multiplier_unit)
+    def _support(self, a: Array, a_hat: Array | None, tol: float,
+                 at_lower: NDArray[np.bool_] | None = None) -> NDArray[np.intp]:
+        """Points with a multiplier above its lower bound (relative to its own box); ``at_lower``: the
+        standard-form variables at their lower bounds at ``tol``, where the caller has them."""
+        if at_lower is None:
+            qp = self.standard_qp()
+            z = a if a_hat is None else np.concatenate([a, a_hat])
+            at_lower, _ = bound_masks(z, qp.lower, qp.upper, tol, qp.multiplier_unit)
         above = ~at_lower if a_hat is None else (~at_lower[: self.N]) | (~at_lower[self.N:])
         return above.nonzero()[0]
 

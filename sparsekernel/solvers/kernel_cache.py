@@ -63,6 +63,8 @@ from ..sparse import issparse, row_squared_norms, used_columns
 from ._smo_loops import claim_slots, exp32_inplace, exp_inplace, rbf_exponents
 from ._smo_numba import RBF_CHUNK
 
+EPS64 = float(np.finfo(np.float64).eps)
+
 __all__ = ["KernelRowCache", "GroupBlocks", "row_dtype", "MIN_SLOTS", "slots_for", "fitting"]
 
 Array = NDArray[np.float64]
@@ -162,6 +164,15 @@ class KernelRowCache:
         if isinstance(kernel, RBF) and self.dtype == np.float32 and not issparse(X):
             sums = np.empty(2 * RBF_CHUNK, dtype=np.float32)          # rbf_exponents' two rows' sums
             self._direct = (_centred_float32_transpose(X), float(kernel.gamma), sums)
+
+    def value_rounding(self) -> float | None:
+        """``Machine.kernel_entry_error`` of the RBF kernel on this cache's dense X, read from the operands its
+        rows were computed from (``RBFOperands``, ``CentredRBF``: centred at X's mean, as the machine's bound);
+        None where none were built (another kernel, a sparse X, rows filled from elsewhere)."""
+        ops = self._shared_operand
+        if not isinstance(ops, (RBFOperands, CentredRBF)):
+            return None
+        return value_rounding(ops.s, ops.direct)
 
     def entry_error(self, diagonal_max: float) -> float:
         """A bound on |stored - exact| of any entry of a cached row (``diagonal_max``: max_n |k(x_n, x_n)| plus
@@ -496,8 +507,7 @@ class GroupBlocks:
         centred (not the pair's own mean); 0 for a kernel other than the RBF."""
         if self._s is None:
             return 0.0
-        reach = max(-float(self._s[c].min(initial=0.0)), -float(self._s[d].min(initial=0.0)))   # gamma R^2
-        return 4.0 * float(np.finfo(np.float64).eps) * max(reach, 0.0)
+        return max(value_rounding(self._s[c], False), value_rounding(self._s[d], False))
 
     def within(self, c: int) -> Array:
         """K(X_c, X_c), computed on first use and kept."""
@@ -527,6 +537,15 @@ class GroupBlocks:
         K[n_c:, :n_c] = between.T
         cache.mark_filled(0)
         return cache
+
+
+def value_rounding(s: Array, direct: bool) -> float:
+    """``Machine.kernel_entry_error`` of RBF values computed from operands with s = -gamma ||x - c||^2 (centred
+    at c): 4 eps gamma R^2, R = max ||x - c||; ``DIRECT_EXPONENT_ROUNDING`` where the exponent is summed from the
+    differences instead (``direct``)."""
+    if direct:
+        return DIRECT_EXPONENT_ROUNDING
+    return 4.0 * EPS64 * max(-float(s.min(initial=0.0)), 0.0)
 
 
 def _consecutive(slots: NDArray[np.int64]) -> bool:

@@ -270,7 +270,11 @@ class SMOResult(QPResult):
     float64 ones on every point where a KKT condition or slack could depend on
     them, within ``outputs_error`` elsewhere, where each variable satisfies
     its condition with more than twice that margin (``_Run._banded_products``):
-    a certificate computed from them is that of the float64 outputs.
+    a certificate computed from them is that of the float64 outputs. ``at_lower``: the variables at
+    their lower bounds by ``compute_rho``'s rule (``standard_qp.bound_masks`` at ``BOUND_ROUNDING``), from which
+    the Solution's support is read (``Machine.solution_from_standard``) without computing them again.
+    ``entry_rounding``: the bound on the rounding of an RBF kernel value computed from the rows' operands
+    (``KernelRowCache.value_rounding``), None where the rows were not computed from such operands.
     """
 
     rows_computed: int = 0
@@ -281,6 +285,8 @@ class SMOResult(QPResult):
     outputs: Array | None = None
     outputs_error: float = 0.0
     outputs_banded: bool = False
+    at_lower: NDArray[np.bool_] | None = None
+    entry_rounding: float | None = None
 
 
 #: The SMO's status words by outcome (``standard_qp.OUTCOMES``).
@@ -907,7 +913,8 @@ class _Run:
         banded = exact and kept[3]                                             # float64 on the support
         self._exact_gradient(z, u, Gz, shifted, error == 0.0 or banded)
         outputs = dict(self._outputs(u, shifted, error), outputs_banded=banded)
-        rho = compute_rho(qp, z, Gz)
+        masks = bound_masks(z, qp.lower, qp.upper, BOUND_ROUNDING, qp.multiplier_unit)
+        rho = compute_rho(qp, z, Gz, masks)
         m0, m1, M0, M1, *_ = loops.extremes(self.prob, self.st, n)
         status = {nb.OPTIMAL: "optimal", nb.MAX_ITER: "max_iter", nb.UNBOUNDED: "unbounded",
                   ROUNDOFF: "roundoff"}[code]
@@ -919,7 +926,8 @@ class _Run:
                          rows_computed=self.cache.rows_computed - self.rows_before,
                          cache_rows=self.cache.n_slots, compact=bool(self.ctrl[nb.C_COMPACT_USED]),
                          shrunk_most=self.shrunk_most, reactivations=self.reactivations,
-                         trace=self._trace(), **outputs)
+                         trace=self._trace(), at_lower=masks[0], entry_rounding=self.cache.value_rounding(),
+                         **outputs)
 
     def _row_products(self, u: Array) -> Array:
         """(K + diag(shift)) u on every point, in float64, from the support points' kernel rows: the
@@ -1009,13 +1017,17 @@ class _Run:
                         wss=self.wss)
 
 
-def compute_rho(qp: StandardQP, a: Array, G: Array) -> RhoEstimate:
+def compute_rho(qp: StandardQP, a: Array, G: Array,
+                masks: tuple[NDArray[np.bool_], NDArray[np.bool_]] | None = None) -> RhoEstimate:
     """LIBSVM's rho at the final iterate: the mean of y_i G_i over the free variables (the KKT
     condition y_i G_i = rho of a free one), else the midpoint of the bounded ones' interval;
     per sign of y for the nu forms (Solver_NU). The machine turns it into b ((7.18), (7.37)),
     rho (Result 7.7), epsilon ((7.69)) or R^2. A multiplier within the rounding of a bound is at it
-    (``standard_qp.BOUND_ROUNDING``, the Solution's support rule)."""
-    at_lower, at_upper = bound_masks(a, qp.lower, qp.upper, BOUND_ROUNDING, qp.multiplier_unit)
+    (``standard_qp.BOUND_ROUNDING``, the Solution's support rule); ``masks``: those (at_lower, at_upper),
+    computed already by the caller."""
+    if masks is None:
+        masks = bound_masks(a, qp.lower, qp.upper, BOUND_ROUNDING, qp.multiplier_unit)
+    at_lower, at_upper = masks
     return (calculate_rho_nu if qp.is_nu else calculate_rho)(qp.y, G, at_lower, at_upper)
 
 

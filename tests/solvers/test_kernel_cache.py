@@ -280,3 +280,24 @@ def test_the_smo_on_sparse_rows_far_from_the_origin_is_the_dense_fit(offset: flo
     assert sparse.status == "optimal"
     np.testing.assert_allclose(sparse.a, dense.a, rtol=0, atol=1e-6)
     assert sparse.dual_objective == pytest.approx(dense.dual_objective, rel=1e-10)
+
+
+@pytest.mark.parametrize("N, offset, gamma", [(60, 0.0, 0.5), (60, 1e3, 2.0), (60, 1e7, 1.0), (1500, 50.0, 0.1)])
+def test_the_rows_bound_on_a_kernel_values_rounding_is_the_machines(N: int, offset: float, gamma: float) -> None:
+    # the SMO hands the machine the bound of its rows' operands (solve_smo), in place of the machine computing it
+    # again: the two agree where the product is formed (4 eps gamma R^2, R from X's mean) and where the exponent is
+    # summed from the differences (inputs 1e7 from the origin at gamma 1); float64 rows at 60 points, float32 at 1500
+    from sparsekernel.formulations import SoftMarginSVC
+
+    r = np.random.default_rng(N)
+    X = r.normal(size=(N, 3)) * np.array([1.0, 3.0, 0.2]) + offset
+    t = np.where(r.random(N) < 0.5, 1.0, -1.0)
+    machine = SoftMarginSVC(X, t, RBF(gamma), C=1.0)
+    cache = KernelRowCache(RBF(gamma), X, 8.0)
+    assert cache.value_rounding() is None                       # no operands before a row is computed
+    cache.products(np.arange(N), np.arange(5), np.ones(5))
+    assert cache.value_rounding() == pytest.approx(machine.kernel_entry_error, rel=1e-6)
+    solved = SoftMarginSVC(X, t, RBF(gamma), C=1.0)
+    solved.solve("smo", tol=1e-3)
+    assert solved.__dict__["kernel_entry_error"] == pytest.approx(machine.kernel_entry_error, rel=1e-6)
+    assert KernelRowCache(Linear(), X, 8.0).value_rounding() is None
