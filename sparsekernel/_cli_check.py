@@ -96,6 +96,8 @@ def run_check(args: argparse.Namespace) -> int:
     # it (inf, nan, 'not evaluated', FAIL), where numpy's RuntimeWarnings added up to 16 lines on stderr
     with np.errstate(over="ignore", invalid="ignore"):
         results = _model_reports(args) if args.model is not None else [_multiplier_report(args)]
+    if args.model is not None and args.tol is None:
+        _refuse_vacuous(args.eps, results)
     if args.json:
         payload = []
         for title, notes, report in results:
@@ -115,6 +117,19 @@ def run_check(args: argparse.Namespace) -> int:
         bad = sum(not r.ok for _, _, r in results)
         print(f"check: {'PASS' if not bad else 'FAIL'} ({len(results) - bad} of {len(results)} problems pass)")
     return 0 if all(r.ok for _, _, r in results) else 1
+
+
+def _refuse_vacuous(eps: float | None, results: list[tuple[str, list[str], Any]]) -> None:
+    """A ValidationError where --eps (or its default) matches a model's certificate to a tolerance of
+    ``cli.MAX_REPORT_TOL`` or more: at --eps 1 (a tolerance of 2.0) a coefficient at 1.5 C passed."""
+    from .cli import MAX_REPORT_TOL
+
+    for title, _, report in results:
+        if not report.tol < MAX_REPORT_TOL:
+            raise ValidationError(f"--eps must give the certificate a tolerance below {MAX_REPORT_TOL:g} (relative to "
+                                  f"each row's scale: at 1 a multiplier at twice its bound passes); got --eps "
+                                  f"{1e-3 if eps is None else eps:g}{' (the default)' if eps is None else ''}, a "
+                                  f"tolerance of {report.tol:.1e} for {title}: give a smaller --eps, or --tol")
 
 
 def _failing(report: Any) -> list[str]:

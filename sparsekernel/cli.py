@@ -49,6 +49,10 @@ LIBSVM_TOL = 1e-3
 #: duals hold an N x N term and EM's RVC costs O(N^3) an iteration (12 s); at 5,000 it ran for over 10 minutes
 #: on the RVC rows alone.
 MAX_TOUR_N = 1000
+#: A report's tolerance is relative to each row's scale (the box C for the multipliers): at 1 a multiplier at twice
+#: its bound passes, and the SMO at --solver-tol 1e300 stopped at its start (a = 0, relative gap 1), reported
+#: 'result: PASS', exit status 0. A verdict at a tolerance of MAX_REPORT_TOL or more certifies nothing: refused.
+MAX_REPORT_TOL = 1.0
 #: where the notes list each task's cases of ``kkt``'s 'points by case': the soft margin's table (Result 7.6), the
 #: tube's (Result 7.9 (iii)); one-class and SVDD have no table in the notes (Filling the gap 7.5 is their geometry)
 CASES_SOURCE = {"classification": "Result 7.6", "regression": "Result 7.9",
@@ -203,6 +207,24 @@ def _solve(machine: Any, method: str, solver_tol: float | None) -> Any:
     return solve_by(machine, method)
 
 
+def _refuse_vacuous(machine: Any, methods: list[str], solver_tol: float | None) -> None:
+    """A ValidationError where ``--solver-tol`` (or its default) matches the SMO's or LIBSVM's certificate to a
+    tolerance of ``MAX_REPORT_TOL`` or more (``matched_tol``, the report's where ``--tol`` is not given), before
+    anything is solved."""
+    from .formulations.solve import libsvm_tol, matched_tol
+
+    tol = LIBSVM_TOL if solver_tol is None else solver_tol
+    for method in methods:
+        if method not in ("smo", "libsvm"):
+            continue
+        report_tol = matched_tol(machine, method, libsvm_tol(machine, tol))
+        if not report_tol < MAX_REPORT_TOL:
+            raise ValidationError(f"--solver-tol must give {method}'s certificate a tolerance below {MAX_REPORT_TOL:g} "
+                                  f"(relative to each row's scale: at 1 a multiplier at twice its bound passes); got "
+                                  f"--solver-tol {tol:g}{' (the default)' if solver_tol is None else ''}, a tolerance "
+                                  f"of {report_tol:.1e} for {machine.name}: give a smaller --solver-tol, or --tol")
+
+
 def _tol_note(method: str, solver_tol: float | None, report_tol: float, given: bool) -> str:
     """Which tolerance the solve ran at and which the report is checked at."""
     if method in ("smo", "libsvm"):
@@ -220,6 +242,8 @@ def _kkt(args: argparse.Namespace) -> int:
         progress.step(f"reading {args.data}")
         machine, notes = machine_from_args(args)
         method, chosen = _method(args.method, machine)
+        if args.tol is None:                    # the report at the tolerance matched to --solver-tol
+            _refuse_vacuous(machine, [method], args.solver_tol)
         progress.step(f"solving {machine.name} (N = {machine.N}) by {method}")
         try:
             sol = _solve(machine, method, args.solver_tol)
@@ -292,6 +316,8 @@ def _compare(args: argparse.Namespace) -> int:
         progress.step(f"reading {args.data}")
         machine, notes = machine_from_args(args)
         methods = _compare_methods(args.methods, machine)
+        if args.tol is None:                    # the table at the loosest tolerance matched to the methods
+            _refuse_vacuous(machine, methods, args.solver_tol)
         solutions, failures = {}, []
         for m in methods:
             progress.step(f"solving {machine.name} (N = {machine.N}) by {m}")
@@ -422,6 +448,18 @@ def _positive(text: str) -> float:
     return value
 
 
+def _relative(text: str) -> float:
+    """--tol of kkt, compare and check: a positive number below ``MAX_REPORT_TOL`` (a relative tolerance)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < MAX_REPORT_TOL:
+        raise argparse.ArgumentTypeError(f"must be a positive number below {MAX_REPORT_TOL:g} (relative to each "
+                                         f"row's scale: at 1 a multiplier at twice its bound passes); got {text!r}")
+    return value
+
+
 def _port(text: str) -> int:
     """--port: 0 (a free port) to 65535."""
     if not (text.isascii() and text.isdigit()) or not 0 <= int(text) <= 65535:   # not "\u0663" (Arabic 3)
@@ -474,8 +512,8 @@ def _machine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--solver-tol", dest="solver_tol", type=_positive, default=None,
                    help=f"the SMO's and LIBSVM's tolerance, in LIBSVM's units as scikit-learn's tol "
                         f"(default {LIBSVM_TOL:g}, LIBSVM's); the other methods run at their fixed accuracy")
-    p.add_argument("--tol", type=_positive, default=None,
-                   help="KKT report tolerance, relative (default: the one the solve was certified at, matched "
+    p.add_argument("--tol", type=_relative, default=None,
+                   help="KKT report tolerance, relative, below 1 (default: the one the solve was certified at, matched "
                         "to the method: twice the SMO's or LIBSVM's relative tol, at least 1e-6 for LIBSVM; "
                         "1e-6 for Clarabel, 1e-5 for OSQP)")
 

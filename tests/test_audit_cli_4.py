@@ -1,0 +1,94 @@
+"""Audit of the command line (4): a KKT verdict at a tolerance of 1 or more certifies nothing, and is refused.
+
+The reports' violations are relative to each row's scale (the box C for the multipliers): at a tolerance of 1
+a multiplier at twice its bound C passes, and the SMO run at ``--solver-tol 1e300`` stops at its start
+(a = 0, relative gap 1) and was reported 'result: PASS', exit status 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sparsekernel.cli import main
+
+
+@pytest.fixture
+def files(tmp_path):
+    """A soft-margin problem on 30 points, its optimal multipliers, and the same with one multiplier at
+    1.5 C (outside the box 0 <= a_n <= C); a LIBSVM model file of it with one coefficient at 1.5 C."""
+    from sparsekernel import datasets
+    from sparsekernel.estimators import SVC
+    from sparsekernel.formulations import MACHINES
+    from sparsekernel.kernels import RBF
+    from sparsekernel.libsvm_model import save_fitted_model
+
+    X, t = datasets.ripley_mixture(n=30, seed=4)
+    np.savetxt(tmp_path / "d.csv", np.column_stack([X, t]), delimiter=",")
+    sol = MACHINES["soft"](X, t, RBF(0.5), C=1.0).solve("clarabel")
+    np.save(tmp_path / "ok.npy", sol.a)
+    a = sol.a.copy()
+    a[int(np.argmax(a))] = 1.5
+    np.save(tmp_path / "box.npy", a)
+    save_fitted_model(tmp_path / "ok.model", SVC(kernel="rbf", gamma=0.5, C=1.0).fit(X, t))
+    lines = (tmp_path / "ok.model").read_text().splitlines(keepends=True)
+    first = lines.index("SV\n") + 1
+    lines[first] = "1.5 " + lines[first].split(" ", 1)[1]
+    (tmp_path / "box.model").write_text("".join(lines))
+    names = {"data": "d.csv", "ok": "ok.npy", "box": "box.npy", "model_ok": "ok.model", "model_box": "box.model"}
+    return {key: str(tmp_path / name) for key, name in names.items()}
+
+
+def _run(argv, capsys):
+    try:
+        code = main(argv)
+    except SystemExit as exc:               # argparse's errors
+        code = exc.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err.strip().splitlines()
+
+
+@pytest.mark.parametrize("args, words", [
+    (["check", "soft", "--data", "{data}", "--multipliers", "{box}", "--gamma", "0.5", "--tol", "1"],
+     "argument --tol: must be a positive number below 1"),
+    (["kkt", "soft", "--data", "{data}", "--tol", "1e300"], "argument --tol: must be a positive number below 1"),
+    (["compare", "soft", "--data", "{data}", "--methods", "smo,libsvm", "--tol", "2"],
+     "argument --tol: must be a positive number below 1"),
+    (["kkt", "soft", "--data", "{data}", "--method", "smo", "--solver-tol", "1e300"],
+     "--solver-tol must give smo's certificate a tolerance below 1"),
+    (["kkt", "soft", "--data", "{data}", "--method", "libsvm", "--solver-tol", "1e300"],
+     "--solver-tol must give libsvm's certificate a tolerance below 1"),
+    (["compare", "soft", "--data", "{data}", "--methods", "clarabel,smo", "--solver-tol", "1e300"],
+     "--solver-tol must give smo's certificate a tolerance below 1"),
+    (["check", "--model", "{model_box}", "--data", "{data}", "--eps", "1"],
+     "--eps must give the certificate a tolerance below 1"),
+], ids=["check-tol", "kkt-tol", "compare-tol", "kkt-smo-solver-tol", "kkt-libsvm-solver-tol",
+        "compare-solver-tol", "check-model-eps"])
+def test_a_tolerance_that_certifies_nothing_is_refused(files, capsys, monkeypatch, args, words) -> None:
+    """Each of these said PASS (exit status 0): a multiplier at 1.5 C at --tol 1, a model file's coefficient
+    at 1.5 C at --eps 1 (tolerance 2.0), the SMO's and LIBSVM's first step at --solver-tol 1e300 (tolerance
+    2e300). Refused now before any solve: one line, status 2."""
+    import sparsekernel.cli as cli
+
+    solved = []
+    monkeypatch.setattr(cli, "solve_by", lambda *a, **k: solved.append(a) or pytest.fail("solved"))
+    code, out, err = _run([a.format(**files) for a in args], capsys)
+    assert code == 2 and len(err) == 1 and words in err[0], err
+    assert out == "" and not solved
+
+
+@pytest.mark.parametrize("args, status", [
+    (["check", "soft", "--data", "{data}", "--multipliers", "{ok}", "--gamma", "0.5"], 0),
+    (["check", "soft", "--data", "{data}", "--multipliers", "{box}", "--gamma", "0.5"], 1),
+    (["check", "soft", "--data", "{data}", "--multipliers", "{box}", "--gamma", "0.5", "--tol", "0.1"], 1),
+    (["check", "--model", "{model_ok}", "--data", "{data}"], 0),
+    (["check", "--model", "{model_box}", "--data", "{data}"], 1),
+    # a solve at a huge --solver-tol is judged honestly at a --tol below 1: the SMO's start fails it
+    (["kkt", "soft", "--data", "{data}", "--method", "smo", "--solver-tol", "1e300", "--tol", "1e-3"], 1),
+    (["kkt", "soft", "--data", "{data}", "--method", "smo", "--solver-tol", "0.1"], 0),
+], ids=["check-ok", "check-box", "check-box-tol", "model-ok", "model-box", "smo-huge-solver-tol-judged",
+        "smo-loose-solver-tol"])
+def test_verdicts_at_tolerances_below_1(files, capsys, args, status) -> None:
+    code, out, err = _run([a.format(**files) for a in args], capsys)
+    assert code == status, err
+    assert ("PASS" if status == 0 else "FAIL") in out
