@@ -164,14 +164,21 @@ def _model_reports(args: argparse.Namespace) -> list[tuple[str, list[str], Any]]
     return out
 
 
+#: the first bytes of every .npy file (numpy.lib.format.MAGIC_PREFIX)
+NPY_MAGIC = b"\x93NUMPY"
+
+
 def _vector_file(path: str, name: str) -> np.ndarray:
-    """A vector from a .npy file or a text file with one number a line."""
+    """A vector from a .npy file or a text file with one number a line, told apart by numpy's magic string
+    (by the name '.npy', a.NPY was read as text and refused: 'can't decode byte 0x93')."""
     p = Path(path)
     if not p.is_file():
         raise ValidationError(f"{name} must be an existing .npy or text file; got {path!r}")
     try:
+        with open(p, "rb") as handle:
+            npy = handle.read(len(NPY_MAGIC)) == NPY_MAGIC
         with ignored(".*input contained no data", UserWarning):    # loadtxt's; the empty file is refused below
-            v = np.load(p, allow_pickle=False) if p.suffix == ".npy" else np.loadtxt(p, dtype=np.float64, ndmin=1)
+            v = np.load(p, allow_pickle=False) if npy else np.loadtxt(p, dtype=np.float64, ndmin=1)
     except (ValueError, EOFError, OSError) as exc:   # an empty or truncated .npy: EOFError
         raise ValidationError(f"{name} must be a .npy or text file of numbers; got {path!r} ({exc})") from None
     if np.size(v) == 0:

@@ -92,3 +92,23 @@ def test_verdicts_at_tolerances_below_1(files, capsys, args, status) -> None:
     code, out, err = _run([a.format(**files) for a in args], capsys)
     assert code == status, err
     assert ("PASS" if status == 0 else "FAIL") in out
+
+
+@pytest.mark.parametrize("name", ["a.NPY", "a.Npy", "multipliers.bin"])
+def test_a_npy_file_is_read_by_its_content_whatever_its_name(files, capsys, tmp_path, name) -> None:
+    """A .npy file named a.NPY (a case-insensitive file system's copy) was read as text and refused: '--multipliers
+    must be a .npy or text file of numbers; got ... ('utf-8' codec can't decode byte 0x93 in position 0 ...)'.
+    numpy's magic string tells the format now."""
+    import shutil
+
+    shutil.copy(files["ok"], tmp_path / name)
+    code, out, err = _run(["check", "soft", "--data", files["data"], "--multipliers", str(tmp_path / name),
+                           "--gamma", "0.5"], capsys)
+    assert code == 0 and "check: PASS" in out, err
+
+
+def test_a_text_file_named_npy_is_read_as_text(files, capsys, tmp_path) -> None:
+    np.savetxt(tmp_path / "a.npy", np.load(files["ok"]))
+    code, out, err = _run(["check", "soft", "--data", files["data"], "--multipliers", str(tmp_path / "a.npy"),
+                           "--gamma", "0.5"], capsys)
+    assert code == 0 and "check: PASS" in out, err
