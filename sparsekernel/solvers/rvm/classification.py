@@ -86,9 +86,11 @@ def rvm_classification(
         beta I -> B (``sequential.fast_laplace``), from several starts (an
         even spread of functions, the empty model and, on at most 500
         (function, output) pairs, MacKay's (7.116) from every function at
-        alpha_i = 1, 1e-2, 1e-4), the highest Laplace evidence kept;
-        ``"mackay"``: (7.116); ``"em"``: alpha_i = 1 / (w_i*^2 + Sigma_ii);
-        both then finish with the fast moves, so all three stop by one rule.
+        alpha_i = 1, 1e-2, 1e-4 and, where some column is nearly constant
+        beside the bias, from the centred starts: see ``alpha_init``), the
+        highest Laplace evidence kept; ``"mackay"``: (7.116); ``"em"``:
+        alpha_i = 1 / (w_i*^2 + Sigma_ii); both then finish with the fast
+        moves, so all three stop by one rule.
     bias, alpha_max, tol, max_iter : as for ``rvm_regression``
         (``tol`` bounds the gain of one move on the effective problem at the
         fit's mode, in nats of (7.114): see the module docstring).
@@ -101,7 +103,13 @@ def rvm_classification(
     alpha_init : float
         MacKay and EM: the alpha_i every (function, output) pair starts
         from, as for ``rvm_regression``; the fast method ignores it (its
-        starts include MacKay's from 1, 1e-2 and 1e-4).
+        starts include MacKay's from 1, 1e-2 and 1e-4). Where some column
+        (of unit mean square) is nearly constant, its relative variance
+        var(phi_i) / mean(phi_i^2) below 1e-2 (a dot-product kernel on
+        inputs with a large common offset, a very wide kernel), they also
+        run from the centred starts alpha_i = alpha_init x (0.1, 0.01, 1e-3,
+        1e-4) x that ratio (the fast method: 1 x those), and the result of
+        higher (7.114) is kept (``sequential.centred_alphas``).
 
     Returns
     -------

@@ -4,7 +4,9 @@ The columns are scaled to unit mean square (see ``checks``); the
 hyperparameters are found by Algorithm 7.2 on the effective problem
 (``sequential.fast_laplace``) or by (7.116) / EM
 (``reestimation.iterative_laplace``, then the fast moves from where they stop,
-so that every method stops by the same rule); the Laplace posterior (7.112)-(7.113)
+so that every method stops by the same rule; from ``alpha_init`` and, where some
+column is nearly constant beside the bias, from the centred starts
+``sequential.centred_alphas``, the higher kept); the Laplace posterior (7.112)-(7.113)
 over the kept pairs (function, output) is then mapped back to the caller's
 columns and units.
 """
@@ -27,7 +29,7 @@ from .likelihood import Likelihood
 from .posterior import covariance_from_factor
 from .reestimation import LaplaceIterativeOptions, iterative_laplace
 from .results import LaplaceResult
-from .sequential import TOP_DOWN_PRUNE, FastOptions, fast_laplace, worth_replacing
+from .sequential import TOP_DOWN_PRUNE, FastOptions, centred_alphas, fast_laplace, worth_replacing
 
 __all__ = ["fit_laplace"]
 
@@ -55,7 +57,8 @@ def fit_laplace(likelihood: Likelihood, design: Design, T: Array, method: str, *
                 tol: float, max_iter: int | None, max_newton: int, newton_tol: float, caller: str,
                 alpha_init: float = ALPHA_INIT) -> LaplaceResult:
     """Fit ``likelihood`` with targets ``T`` (N, O) on the columns of ``design``; ``caller`` names warnings;
-    ``alpha_init``: where MacKay and EM start (the fast method's starts are its own)."""
+    ``alpha_init``: where MacKay and EM start, and the scale of their centred starts (the fast method's starts
+    are its own)."""
     N = design.shape[0]
     alpha_max, tol, max_iter = check_common(alpha_max, tol, max_iter, method, design.shape[1])
     alpha_init = float(check_param("alpha_init", alpha_init, "C"))
@@ -119,11 +122,39 @@ def _solve(likelihood, Phi, T, method, tol, max_iter, alpha_max, mode_opts, alph
         out, mode = fast_laplace(likelihood, Phi, T, opts, mode_opts)
         basis, output = np.divmod(out.active, T.shape[1])
         return _Pairs(basis, output, out.alpha, mode, list(out.log_evidence), out.iterations, out.converged)
-    out = iterative_laplace(likelihood, Phi, T, LaplaceIterativeOptions(method, tol, max_iter, alpha_max,
-                                                                        alpha_init, mode_opts))
+    iterative = LaplaceIterativeOptions(method, tol, max_iter, alpha_max, alpha_init, mode_opts)
+    pairs = _iterative_and_finish(likelihood, Phi, T, iterative, opts, mode_opts)
+    for alpha in centred_alphas(Phi, alpha_init):  # max_iter caps each start; the kept one's iterations count
+        try:
+            trial = _iterative_and_finish(likelihood, Phi, T, replace(iterative, alpha_init=alpha), opts, mode_opts)
+        except SolverError:  # no Laplace mode at that weak a prior (nearly collinear columns): the others stand
+            continue
+        if _higher(trial, pairs, tol):
+            pairs = trial
+    return pairs
+
+
+def _iterative_and_finish(likelihood, Phi, T, iterative: LaplaceIterativeOptions, opts: FastOptions,
+                          mode_opts: ModeOptions) -> _Pairs:
+    """MacKay's (7.116) or EM from ``iterative.alpha_init``, then the fast moves from where it stops (``_finished``)."""
+    out = iterative_laplace(likelihood, Phi, T, iterative)
     pairs = _Pairs(out.basis, out.output, out.alpha, out.mode, list(out.log_evidence), out.iterations,
                    out.converged)
     return _finished(likelihood, Phi, T, pairs, opts, mode_opts) if out.converged or out.broken else pairs
+
+
+def _higher(trial: _Pairs, run: _Pairs, tol: float) -> bool:
+    """Whether a centred start's result ``trial`` replaces ``run`` (the start from ``alpha_init``): never when
+    ``run`` converged and ``trial`` did not; else when its (7.114), recomputed at its own mode, is higher by
+    more than ``tol``, or by more than ``TOP_DOWN_GAIN`` when it keeps more pairs (``worth_replacing``).
+
+    As for the regression's two schedules (``regression._higher``), by the value at the returned point: the
+    last value of a run's history is, where it pruned its last pair, that of the model before (``_finished``).
+    """
+    if run.converged and not trial.converged:
+        return False
+    return worth_replacing(laplace_log_evidence(trial.mode, trial.alpha), trial.basis.size,
+                           laplace_log_evidence(run.mode, run.alpha), run.basis.size, tol)
 
 
 def _finished(likelihood, Phi, T, pairs: _Pairs, opts: FastOptions, mode_opts: ModeOptions) -> _Pairs:

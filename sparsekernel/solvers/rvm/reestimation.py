@@ -215,7 +215,7 @@ class LaplaceIterativeOptions:
     tol: float
     max_iter: int
     alpha_max: float
-    alpha_init: float
+    alpha_init: float | Array  # one value for every column, or one per column (of Phi)
     mode: ModeOptions
 
 
@@ -247,7 +247,8 @@ def iterative_laplace(likelihood: Likelihood, Phi: Array, T: Array,
     """MacKay or EM over every pair (column of ``Phi``, output), pruning alpha_i > ``alpha_max``."""
     M, O = Phi.shape[1], T.shape[1]
     basis, output = np.repeat(np.arange(M), O), np.tile(np.arange(O), M)
-    alpha, w = np.full(basis.size, opts.alpha_init), np.zeros(basis.size)
+    alpha = np.broadcast_to(np.asarray(opts.alpha_init, dtype=np.float64), (M,))[basis]  # a copy: per column
+    w = np.zeros(basis.size)
     history: list[float] = []
     converged, iterations, broken = False, 0, False
     mode = find_mode(likelihood, Phi, basis, output, T, alpha, w, opts.mode)
