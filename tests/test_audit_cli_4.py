@@ -62,8 +62,12 @@ def _run(argv, capsys):
      "--solver-tol must give smo's certificate a tolerance below 1"),
     (["check", "--model", "{model_box}", "--data", "{data}", "--eps", "1"],
      "--eps must give the certificate a tolerance below 1"),
+    # the default --solver-tol 1e-3 on a one-class SVM at nu = 1e-9 matched 6.7e+04 (LIBSVM's scale is about
+    # nu N): PASS, where the same answer fails at --tol 1e-3
+    (["kkt", "one-class", "--data", "{data}", "--nu", "1e-9", "--method", "smo"],
+     "got --solver-tol 0.001 (the default), a tolerance of"),
 ], ids=["check-tol", "kkt-tol", "compare-tol", "kkt-smo-solver-tol", "kkt-libsvm-solver-tol",
-        "compare-solver-tol", "check-model-eps"])
+        "compare-solver-tol", "check-model-eps", "one-class-tiny-nu-default"])
 def test_a_tolerance_that_certifies_nothing_is_refused(files, capsys, monkeypatch, args, words) -> None:
     """Each of these said PASS (exit status 0): a multiplier at 1.5 C at --tol 1, a model file's coefficient
     at 1.5 C at --eps 1 (tolerance 2.0), the SMO's and LIBSVM's first step at --solver-tol 1e300 (tolerance
