@@ -396,7 +396,7 @@ def _figure_names(args: argparse.Namespace, option: str = "--out") -> list[str]:
 
 def _write_figures(args: argparse.Namespace, quiet: bool, option: str = "--out") -> int:
     names = _figure_names(args, option)
-    from .figures import write_figures
+    from .figures import OUTPUT_SUFFIXES, write_figures
 
     with Progress(args.quiet) as progress:
         results = []
@@ -408,8 +408,8 @@ def _write_figures(args: argparse.Namespace, quiet: bool, option: str = "--out")
                 raise ValidationError(f"{option} must be a folder where the figures' files can be written; got "
                                       f"{args.out!r} ({exc.strerror or exc}: {exc.filename})") from exc
     for result in results:
-        if not quiet:
-            print(f"{args.out}/{result.name}.png, .svg, .txt: {result.caption}")
+        if not quiet:   # every file written (the listing said .png, .svg, .txt, and the .json was written too)
+            print(f"{args.out}/{result.name}{', '.join(OUTPUT_SUFFIXES)}: {result.caption}")
     return 0
 
 

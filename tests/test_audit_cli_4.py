@@ -116,3 +116,14 @@ def test_a_text_file_named_npy_is_read_as_text(files, capsys, tmp_path) -> None:
     code, out, err = _run(["check", "soft", "--data", files["data"], "--multipliers", str(tmp_path / "a.npy"),
                            "--gamma", "0.5"], capsys)
     assert code == 0 and "check: PASS" in out, err
+
+
+def test_figures_list_every_file_they_write(tmp_path, capsys) -> None:
+    """The listing said 'fig7_5.png, .svg, .txt' where the command also wrote fig7_5.json (the figure's numbers)."""
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "figs"
+    code, printed, err = _run(["figures", "--out", str(out), "--only", "fig7_5", "--quiet"], capsys)
+    assert code == 0, err
+    listed = printed.split(":")[0]
+    assert listed == f"{out}/fig7_5.png, .svg, .txt, .json"
+    assert sorted(p.name for p in out.iterdir()) == ["fig7_5.json", "fig7_5.png", "fig7_5.svg", "fig7_5.txt"]
