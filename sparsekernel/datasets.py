@@ -166,7 +166,9 @@ def load_csv(path: str | os.PathLike[str], delimiter: str = ",") -> tuple[Array,
     first field is empty where the index was written and whose unnamed columns
     are called 0, 1, 2. A first row that mixes numbers with fields that are not
     names (``1.5,``, ``0.5,1.O,1``, ``1,NA,1``) is refused, naming its fields, for
-    it is a data row with a typo that would otherwise be lost without a word. A
+    it is a data row with a typo that would otherwise be lost without a word; so
+    is one of two numbers or more whose last field, the target's name, is a
+    number (``0.5,O.1,1``, the letter O for a zero). A
     UTF-8 byte order mark is read past; lines of whitespace alone and lines
     starting with ``#`` are ignored. Every other error names the file's line: a
     row of another width, a field that is not a number (a decimal, with an
@@ -260,6 +262,14 @@ def _check_header(path: str, line: int, first: list[str]) -> None:
         raise ValidationError(f"{path!r}, line {line}: the first row must be a header (names) or data (only "
                               f"numbers); got {_quoted(first)}, whose {_quoted(numbers)} are numbers and "
                               f"{_quoted(other)} are neither numbers nor names")
+    # a header names the target's column (the last): '0.5,O.1,1' (the letter O for a zero) was taken as a header,
+    # 'O.1' a name, and the data row dropped without a word (kkt solved N = 3 of a file's 4 rows)
+    last = len(fields) - 1
+    if len(numbers) > 1 and last >= 0 and _numeric([fields[last]]) and fields[last].strip() != str(last):
+        raise ValidationError(f"{path!r}, line {line}: the first row must be a header (names) or data (only "
+                              f"numbers); got {_quoted(first)}, whose {_quoted(numbers)} are numbers and whose "
+                              f"target (the last column) is the number {fields[last].strip()!r}: a data row with a "
+                              f"typo, or a header that does not name its target")
 
 
 #: the marks for a missing value that pandas' read_csv knows (na_values), which are not names

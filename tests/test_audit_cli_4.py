@@ -127,3 +127,26 @@ def test_figures_list_every_file_they_write(tmp_path, capsys) -> None:
     listed = printed.split(":")[0]
     assert listed == f"{out}/fig7_5.png, .svg, .txt, .json"
     assert sorted(p.name for p in out.iterdir()) == ["fig7_5.json", "fig7_5.png", "fig7_5.svg", "fig7_5.txt"]
+
+
+@pytest.mark.parametrize("first", ["0.5,O.1,1", "x0.5,0.1,-1", "0.5,l1,1"])
+def test_a_first_data_row_with_a_letter_typo_is_refused_not_dropped(tmp_path, capsys, first) -> None:
+    """'0.5,O.1,1' (the letter O for a zero) was taken as a header, its fields not numbers being names (led by a
+    letter), and dropped without a word: kkt solved N = 3 of the file's 4 rows. A header names the target's
+    column (the last): a first row whose last field is a number, and which holds other numbers, is refused."""
+    data = tmp_path / "typo.csv"
+    data.write_text(first + "\n0.2,0.3,-1\n0.9,0.1,1\n0.1,0.8,-1\n")
+    code, out, err = _run(["kkt", "soft", "--data", str(data)], capsys)
+    assert code == 2 and len(err) == 1 and "line 1: the first row must be a header (names) or data" in err[0], err
+    assert out == ""
+
+
+@pytest.mark.parametrize("header", ["0,1,target", "x1,x2,t", ",x,t", "2019,2020,target", "400,410,label",
+                                    "x,410.5,t", "x,y,2", "x1,x2,1"])
+def test_headers_that_name_the_target_are_still_read(tmp_path, header) -> None:
+    from sparsekernel import datasets
+
+    data = tmp_path / "named.csv"
+    data.write_text(header + "\n0.2,0.3,-1\n0.1,0.9,1\n")
+    X, t = datasets.load_csv(data)
+    assert X.shape == (2, 2) and t.tolist() == [-1.0, 1.0]
