@@ -150,3 +150,17 @@ def test_headers_that_name_the_target_are_still_read(tmp_path, header) -> None:
     data.write_text(header + "\n0.2,0.3,-1\n0.1,0.9,1\n")
     X, t = datasets.load_csv(data)
     assert X.shape == (2, 2) and t.tolist() == [-1.0, 1.0]
+
+
+@pytest.mark.parametrize("name", ["smo", "SMO", "osqp", "a.npy"])
+def test_the_verdict_on_multipliers_does_not_depend_on_their_file_name(files, capsys, tmp_path, name) -> None:
+    """The report's tolerance was matched to the solver label of the user's Solution, the file's name: the same
+    multipliers (the optimum, 1e-4 added to each non-zero one) in a file named 'smo' were checked at the SMO's
+    2.0e-03 and PASSED, in 'osqp' at 1.0e-05, in 'a.npy' at 1.0e-06 and FAILED."""
+    a = np.load(files["ok"])
+    np.save(tmp_path / "x.npy", a + 1e-4 * (a > 0))
+    (tmp_path / name).write_bytes((tmp_path / "x.npy").read_bytes())
+    code, out, err = _run(["check", "soft", "--data", files["data"], "--multipliers", str(tmp_path / name),
+                           "--gamma", "0.5"], capsys)
+    assert code == 1 and "check: FAIL" in out, err
+    assert "tolerance 1.0e-06" in out
