@@ -80,6 +80,10 @@ __all__ = ["MAXIMUM", "MAXIMUM_WITH_PRIOR", "LAPLACE_FIXED_POINT", "EvidenceRow"
 
 #: Columns of the design read at once for the weighted norms phi_i^T B_kk phi_i (``_weighted_norms``).
 NORM_BLOCK = 512
+#: A softmax pair's S at most this share of phi_i^T B_kk phi_i, computed as that less the squared norm of its
+#: projection (to about eps sqrt(N O) of the first term: some six digits left at this share), is computed again
+#: from the residual of the projection (``_SoftmaxProjection.residual_norms``): never negative, its digits its own.
+PROJECTED_BELOW = 1e-8
 
 Array = NDArray[np.float64]
 
@@ -637,7 +641,7 @@ def laplace_report(Phi: ArrayLike, t: ArrayLike, result: RVMClassification | RVM
     rows = kept_rows(alpha, Sigma, mode.w, pair_names, tol)
     # the candidates: every (column, output) pair outside the model, the bias's as column 0 where it may be kept
     candidates: Design = WithBias(design) if allowed else design
-    S, Q = _effective_factors(candidates, kept, row, output, T, mode, Sigma, alpha)
+    S, Q = _effective_factors(candidates, kept, row, output, T, mode, alpha)
     column = np.concatenate([[0] if used else [], relevance + int(allowed)]).astype(np.intp)  # kept rows' columns
     out = np.ones((M + int(allowed), O), dtype=bool)
     out[column[row], output] = False
@@ -730,7 +734,7 @@ def _laplace_table(values: ArrayLike, field: str, P: int, O: int, bias: bool, ou
     return table.astype(np.float64).reshape(P, O)
 
 
-def _effective_factors(design: Design, kept: Array, row, output, T: Array, mode, Sigma: Array,
+def _effective_factors(design: Design, kept: Array, row, output, T: Array, mode,
                        alpha: Array) -> tuple[Array, Array]:
     """S and Q (M, O) of every pair (column i of the design, output k) on the effective problem at the mode."""
     N, O = T.shape
@@ -739,13 +743,58 @@ def _effective_factors(design: Design, kept: Array, row, output, T: Array, mode,
     Q = design.project(T - mode.Y)  # phi_i^T (t_k - y_k)
     if O == 1 and row.size:
         return _binary_effective_S(design, kept[:, row], Bmat[:, 0, 0], alpha), Q.reshape(M, 1)
-    S = _weighted_norms(design, np.stack([Bmat[:, k, k] for k in range(O)], axis=1))  # phi_i^T B_kk phi_i
+    norms = _weighted_norms(design, np.stack([Bmat[:, k, k] for k in range(O)], axis=1))  # phi_i^T B_kk phi_i
+    if row.size == 0:
+        return norms, Q.reshape(M, O)
+    # S = phi_i^T B_kk phi_i - g^T Sigma g with g_p = phi_i^T B_k,o(p) phi_p loses about eps cond(Sigma^-1) of
+    # the first term, every digit where large weights sit on nearly collinear columns (wine, raw inputs, gamma
+    # 0.1 / (D var X), 48 kept pairs: negative for an excluded pair, the add row nan, a converged fit FAILed;
+    # on another draw 0.1 nats of gain that the exact S puts at 0): the projection's norm instead, whose
+    # rounding is eps of the first term, and where that leaves few digits the residual itself
+    projection = _SoftmaxProjection(Bmat, kept[:, row], output, alpha)
+    S = np.empty((M, O))
     for k in range(O):
-        if row.size == 0:
-            break
-        g = design.project(kept[:, row] * Bmat[:, k, output])  # g_p = phi_i^T B_k,o(p) phi_p, (M, P)
-        S[:, k] -= np.einsum("ip,pq,iq->i", g, Sigma, g)
+        coef = design.project(projection.weights(k))     # v_ik^T U (M, P): the projection's coordinates
+        S[:, k] = norms[:, k] - np.einsum("ip,ip->i", coef, coef)
+    lost = np.nonzero(S <= PROJECTED_BELOW * norms)
+    for start in range(0, lost[0].size, NORM_BLOCK):
+        block = slice(start, start + NORM_BLOCK)
+        S[lost[0][block], lost[1][block]] = projection.residual_norms(design, lost[0][block], lost[1][block])
     return S, Q.reshape(M, O)
+
+
+class _SoftmaxProjection:
+    """S of the softmax's effective problem as the squared distance of [v; 0] from the range of [Z A^-1/2; I].
+
+    With B_n = L_n L_n^T the (O x O) block of point n (by its eigendecomposition: the softmax's B_n is
+    singular), the kept pairs p = (phi_p, o(p)) give the rows Z[(n, j), p] = L_n[o(p), j] phi_p(x_n), so that
+    Z^T Z is the Hessian Phi^T B Phi of (7.113), and the pair (i, k) the vector v[(n, j)] = L_n[k, j] phi_i(x_n),
+    with v^T v = phi_i^T B_kk phi_i and Z^T v = g: the distance is v^T v - g^T (A + Z^T Z)^-1 g = S. With U the
+    orthonormal factor of [Z A^-1/2; I] (its first N O rows ``top``) the projection's coordinates are U^T [v; 0]
+    = top^T v. The binary case's whitened projection (``_binary_effective_S``) with a block per point.
+    """
+
+    def __init__(self, Bmat: Array, kept: Array, output: NDArray[np.intp], alpha: Array) -> None:
+        N, O = Bmat.shape[:2]
+        lam, vectors = np.linalg.eigh(Bmat)
+        self.L = vectors * np.sqrt(np.maximum(lam, 0.0))[:, None, :]                  # (N, O, O)
+        Z = (self.L[:, output, :] * kept[:, :, None]).transpose(0, 2, 1).reshape(N * O, -1) / np.sqrt(alpha)
+        factor, _ = np.linalg.qr(np.vstack([Z, np.eye(alpha.size)]))
+        self.top, self.bottom = factor[:N * O], factor[N * O:]
+
+    def weights(self, k: int) -> Array:
+        """W (N, P) with v_ik^T top = phi_i^T W for every column i: W[n] = sum_j L_n[k, j] top[(n, j)]."""
+        N, O = self.L.shape[:2]
+        return np.einsum("nj,njp->np", self.L[:, k, :], self.top.reshape(N, O, -1))
+
+    def residual_norms(self, design: Design, column: NDArray[np.intp], k: NDArray[np.intp]) -> Array:
+        """S of the pairs (``column``, ``k``) from the residual of the projection: a sum of squares."""
+        N, O = self.L.shape[:2]
+        V = (self.L[:, k, :] * design.columns(column)[:, :, None]).transpose(0, 2, 1).reshape(N * O, -1)
+        coef = self.top.T @ V
+        residual = V - self.top @ coef
+        below = self.bottom @ coef
+        return np.einsum("ij,ij->j", residual, residual) + np.einsum("ij,ij->j", below, below)
 
 
 def _binary_effective_S(design: Design, kept: Array, b: Array, alpha: Array) -> Array:

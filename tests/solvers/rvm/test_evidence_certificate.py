@@ -208,6 +208,50 @@ def test_the_binary_effective_problem_factors_by_the_whitened_design() -> None:
     assert result.converged and report.ok, str(report)
 
 
+def test_the_softmax_effective_problem_factors_by_a_projection_where_the_difference_loses_its_digits() -> None:
+    """S of a softmax pair (column i, output k) on the effective problem (7.117)-(7.119), phi_i^T B_kk phi_i - g^T
+    Sigma g with g_p = phi_i^T B_k,o(p) phi_p, from the projection (``_SoftmaxProjection``: its residual, and
+    the first term less its coordinates' norm) against that difference on a well-conditioned problem; and on wine (raw inputs, gamma 0.1 / (D var X), the weak prior's maximum of 48 kept
+    pairs), where the difference came out negative for an excluded pair (the add row NaN, the report failed the
+    fast fit), the fit is certified."""
+    from sklearn.datasets import load_iris, load_wine
+
+    from sparsekernel.solvers.rvm import laplace_report, rvm_classification
+    from sparsekernel.solvers.rvm.certificate import _effective_factors, _SoftmaxProjection
+    from sparsekernel.solvers.rvm.design import DenseDesign
+    from sparsekernel.solvers.rvm.laplace import ModeOptions, find_mode
+    from sparsekernel.solvers.rvm.likelihood import Softmax
+
+    X, y = load_iris(return_X_y=True)
+    K = RBF(0.5)(X)
+    likelihood = Softmax(3)
+    T = likelihood.targets(y)
+    rng = np.random.default_rng(0)
+    basis = np.repeat(rng.choice(150, 6, replace=False), 3)
+    output = np.tile(np.arange(3), 6)
+    alpha = 10.0 ** rng.uniform(-1, 1, basis.size)
+    mode = find_mode(likelihood, K, basis, output, T, alpha, np.zeros(basis.size), ModeOptions())
+    H = np.einsum("np,npq,nq->pq", K[:, basis], mode.Bmat[:, output][:, :, output], K[:, basis])
+    Sigma = np.linalg.inv(np.diag(alpha) + H)                            # (7.113)
+    column, k = np.repeat(np.arange(150), 3), np.tile(np.arange(3), 150)
+    g = np.einsum("ni,nip,np->ip", K[:, column], mode.Bmat[:, k][:, :, output], K[:, basis])
+    direct = np.einsum("ni,ni->i", K[:, column] ** 2, mode.Bmat[:, k, k]) - np.einsum("ip,pq,iq->i", g, Sigma, g)
+    projected = _SoftmaxProjection(mode.Bmat, K[:, basis], output, alpha).residual_norms(DenseDesign(K), column, k)
+    np.testing.assert_allclose(projected, direct, rtol=1e-7, atol=1e-12 * np.max(direct))
+    assert np.all(projected >= 0.0)
+    unique, row = np.unique(basis, return_inverse=True)
+    S, _ = _effective_factors(DenseDesign(K), K[:, unique], row, output, T, mode, alpha)
+    np.testing.assert_allclose(S.reshape(-1), direct, rtol=1e-7, atol=1e-12 * np.max(direct))
+
+    X, y = load_wine(return_X_y=True)
+    pick = np.random.default_rng(1).permutation(y.size)[:124]
+    X, y = X[pick], y[pick]
+    K = RBF(0.1 / (X.shape[1] * X.var()))(X)
+    result = rvm_classification(K, y, "fast")
+    report = laplace_report(K, y, result)
+    assert result.converged and report.ok, str(report)
+
+
 # -- evidence_report_at: hyperparameters from any source ---------------------------------------------
 
 
