@@ -116,3 +116,15 @@ def test_an_upload_of_too_many_columns_is_refused_before_it_is_parsed(monkeypatc
 def test_an_upload_of_one_or_two_input_columns_is_still_read(content, shape) -> None:
     answer = load_upload({"name": "ok.csv", "content": content})
     assert (answer["n"], answer["inputs"]) == shape
+
+
+def test_an_rvm_fit_that_prunes_every_function_says_so_in_its_answer_not_on_the_servers_stderr() -> None:
+    """Four points whose classes no function separates: the fit keeps the bias alone; its AllPrunedWarning reached
+    the server's stderr (and the suite's warnings summary), where the answer already shows no relevance vector."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        answer = handle_rvm({"task": "classification", "points": [[0, 0, 0], [1, 1, 1], [0.5, 0, 1], [0, 1, 0]]})
+    assert len(answer["relevance"]) == 0 and answer["bias_used"] is True
+    assert not [w for w in caught if "pruned" in str(w.message)]
