@@ -536,9 +536,11 @@ def cvxpy_outcome(status: str, has_values: bool) -> str:
 
 
 def method_name(solution: Solution) -> str:
-    """The ``solve`` method name of a solution (for its matched tolerance)."""
+    """The ``solve`` method name of a solution (for its matched tolerance); "user" for multipliers given by hand
+    (``Machine.solution``), whatever name they give their solver: a Solution labelled solver="smo" was judged at
+    the SMO's 2e-3, the same multipliers labelled "mine" at 1e-6."""
     solver = str(solution.solver).lower()
-    if solution.method in ("smo", "libsvm"):
+    if solution.method in ("smo", "libsvm", "user"):
         return solution.method
     if solution.method == "qp":
         return "qp-" + solver

@@ -303,3 +303,22 @@ def test_text_in_an_object_array_is_refused_as_in_a_list() -> None:
         with pytest.raises(ValidationError, match=r"^a must be an array of 12 finite real numbers; got an array"):
             check(m, a=a)
     assert check(m, a=np.array([0.0] * 12, dtype=object)).rows      # numbers in an object array: read
+
+
+@pytest.mark.parametrize("label", ["smo", "SMO", "libsvm", "osqp", "qp-osqp", "mine"])
+def test_a_user_solutions_tolerance_does_not_follow_the_name_it_gives_its_solver(label: str) -> None:
+    """``check`` matches its tolerance to the solution's method: for multipliers given by hand that is "user",
+    1e-6, whatever the ``solver`` name. The solver label was read as a method: the optimum with 1e-4 added to
+    each multiplier passed as solver="smo" (the SMO's 2e-3) and failed as solver="mine" (1e-6)."""
+    from sparsekernel.duality import check
+    from sparsekernel.formulations import SoftMarginSVC
+    from sparsekernel.kernels import RBF
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 2))
+    t = np.where(X[:, 0] + X[:, 1] > 0, 1.0, -1.0)
+    machine = SoftMarginSVC(X, t, RBF(0.5), C=1.0)
+    solved = machine.solve("clarabel")
+    a = np.asarray(solved.a) + 1e-4 * (np.asarray(solved.a) > 1e-8)
+    report = check(machine, machine.solution(a, solved.b, solver=label))
+    assert report.tol == 1e-6 and not report.ok
