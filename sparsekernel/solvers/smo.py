@@ -166,6 +166,11 @@ SMALL_GRAM_BLOCK = 256
 #: BLAS threads during a solve: the kernel blocks are thin products (D + 2 inner
 #: columns) that a second thread slows down (measured on 2 cores).
 BLAS_THREADS = 1
+#: A solve whose whole Gram matrix is at most this many multiply-adds (N^2 (D + 2)) sets no BLAS limit: OpenBLAS
+#: runs products that small on one thread itself (below 4 x 65,536, its GEMM_MULTITHREAD_THRESHOLD), and the
+#: limit's library calls (reading and setting the thread count of numpy's and scipy's BLAS, and restoring it)
+#: cost 20 of the 950 us of a C-SVC fit at N = 100, D = 20.
+SMALL_BLAS_WORK = 4 * 65_536
 #: Type of the point indices and of the status flags read in the hot loops (narrow: less traffic).
 INDEX_DTYPE = np.int32
 #: Share of cache_mb kept for compact rows (active entries only), used once the active set
@@ -463,7 +468,8 @@ def smo_standard(
 def _solve(qp: StandardQP, opts: dict[str, Any], dtype: type | None, compile_time: float = 0.0) -> SMOResult:
     """One SMO run; ``compile_time``: the caller's load or compile of the loops, for the result."""
     start = time.perf_counter()
-    with limit_blas(BLAS_THREADS):
+    N, D = int(qp.X.shape[0]), int(qp.X.shape[1])
+    with limit_blas(BLAS_THREADS if N * N * (D + 2) > SMALL_BLAS_WORK else None):
         run = _Run(qp, dtype=dtype, **{"shrink_first": SHRINK_FIRST, **opts})     # SHRINK_FIRST as it is now
         code = run.iterate()
         for _ in range(REFINE_ROUNDS):

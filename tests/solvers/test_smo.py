@@ -858,3 +858,33 @@ def test_a_sum_of_columns_of_Q_by_points_equals_the_dense_product(form, start) -
     expected = 0.5 + qp.dense_Q()[:, variables] @ coef
     np.testing.assert_allclose(target[start:], expected[start:], rtol=0, atol=1e-5 * np.abs(expected).max())
     np.testing.assert_array_equal(target[:start], 0.5)
+
+
+def test_the_blas_limit_is_set_only_where_the_gram_matrix_is_work_enough_to_be_threaded(monkeypatch) -> None:
+    """The SMO limits BLAS to BLAS_THREADS (thin products that a second thread slows down), except where the whole
+    Gram matrix, N^2 (D + 2) multiply-adds, is at most SMALL_BLAS_WORK: OpenBLAS runs those on one thread itself,
+    and the limit's library calls were 20 of 950 us of a fit at N = 100."""
+    import contextlib
+
+    from sparsekernel.formulations import SoftMarginSVC
+    from sparsekernel.kernels import RBF
+
+    import sys
+
+    smo_module = sys.modules["sparsekernel.solvers.smo"]
+    limits = []
+
+    def recording(limit):
+        limits.append(limit)
+        return contextlib.nullcontext()
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2))
+    SoftMarginSVC(X, np.where(X[:, 0] > 0, 1.0, -1.0), RBF(0.5)).solve("smo")    # the loops' warm-up solves first
+    monkeypatch.setattr(smo_module, "limit_blas", recording)
+    for N, D in ((100, 20), (120, 20), (300, 5)):
+        X = rng.normal(size=(N, D))
+        SoftMarginSVC(X, np.where(X[:, 0] > 0, 1.0, -1.0), RBF(1.0 / D), C=1.0).solve("smo")
+    work = [100 * 100 * 22, 120 * 120 * 22, 300 * 300 * 7]
+    assert work[0] <= smo_module.SMALL_BLAS_WORK < min(work[1:])
+    assert limits == [None, smo_module.BLAS_THREADS, smo_module.BLAS_THREADS]
