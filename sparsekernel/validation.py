@@ -36,7 +36,8 @@ __all__ = [
 
 
 def _is_real(v: object) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+    # float and int first: numbers.Real's ABC check costs about 0.4 us, and a fit checks a dozen parameters
+    return type(v) is float or type(v) is int or (isinstance(v, numbers.Real) and not isinstance(v, bool))
 
 
 def _positive(v: object) -> bool:
@@ -56,7 +57,7 @@ def _unit_interval(v: object) -> bool:
 
 
 def _positive_int(v: object) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 1
+    return (type(v) is int or (isinstance(v, numbers.Integral) and not isinstance(v, bool))) and v >= 1
 
 
 # name -> (description of the domain, membership test)
@@ -123,6 +124,8 @@ def check_param(name: str, value: object, domain: str | None = None) -> float | 
     description, test = DOMAINS[key]
     if not test(value):
         raise fail(name, description, value)
+    if type(value) is float or type(value) is int:
+        return value
     if isinstance(value, numbers.Integral):
         return int(value)
     return float(value)
