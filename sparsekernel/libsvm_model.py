@@ -149,7 +149,9 @@ def parse_libsvm_model(path: str | Path) -> LibsvmModel:
     if not p.is_file():
         raise fail("model", "an existing LIBSVM model file", str(path))
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
+        # utf-8-sig: a byte-order mark (a file saved by a Windows editor) is read past, as load_csv does; as
+        # 'utf-8' it stayed on the first key, and '\ufeffsvm_type' was refused as no header key
+        lines = p.read_text(encoding="utf-8-sig").splitlines()
     except OSError as exc:                           # a file this user may not read (chmod 000)
         raise ValidationError(f"model must be a readable LIBSVM model file; got {str(path)!r} "
                               f"({exc.strerror or exc})") from exc
@@ -169,6 +171,9 @@ def parse_libsvm_model(path: str | Path) -> LibsvmModel:
         if words[0] not in _KEYS:      # LIBSVM refuses the file too ("unknown text in model file")
             raise ValidationError(f"model {str(path)!r}: line {number + 1} must start with a header key "
                                   f"({', '.join(_KEYS)}) or be 'SV'; got {words[0][:40]!r}")
+        if words[0] in header:         # svm_save_model writes each key once: the last one read won, silently
+            raise ValidationError(f"model {str(path)!r}: line {number + 1} repeats the header key {words[0]!r} "
+                                  f"(each is written once); got {line.strip()[:60]!r} after {header[words[0]]}")
         header[words[0]] = words[1:]
     raise ValidationError(f"model must be a LIBSVM model file with an 'SV' line; got {str(path)!r} without one")
 

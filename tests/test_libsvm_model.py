@@ -630,3 +630,27 @@ def test_check_command_on_an_empty_or_truncated_multiplier_file_exits_2_with_one
         assert main(["check", "--multipliers", str(tmp_path / name), "soft", "--data", str(data_file)]) == 2, name
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "--multipliers must be a .npy or text file of numbers" in err[0], (name, err)
+
+
+def test_a_model_file_with_a_byte_order_mark_reads_and_a_repeated_header_key_is_refused(folder, tmp_path) -> None:
+    """A model saved again by a Windows editor starts with a UTF-8 byte-order mark: it was refused, its first key
+    read as '\\ufeffsvm_type'; it reads as the file without it. A header key written twice (svm_save_model writes
+    each once) was read silently, the last value winning (gamma 0.5, then 5): refused, naming the line."""
+    _, path, X, y, hyper = trained("c_svc", 1e-10, folder)
+    text = Path(path).read_text()
+    marked = tmp_path / "marked.model"
+    marked.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    import dataclasses
+
+    read, plain = parse_libsvm_model(marked), parse_libsvm_model(path)
+    for field in dataclasses.fields(plain):
+        a, b = getattr(read, field.name), getattr(plain, field.name)
+        if hasattr(b, "toarray"):                                 # the support vectors, CSR
+            a, b = a.toarray(), b.toarray()
+        assert (np.array_equal(a, b) if isinstance(b, np.ndarray) else a == b), field.name
+    lines = text.splitlines(keepends=True)
+    gamma = next(k for k, line in enumerate(lines) if line.startswith("gamma "))
+    twice = tmp_path / "twice.model"
+    twice.write_text("".join(lines[:gamma + 1] + ["gamma 5\n"] + lines[gamma + 1:]))
+    with pytest.raises(ValidationError, match=rf"line {gamma + 2} repeats the header key 'gamma'"):
+        parse_libsvm_model(twice)
