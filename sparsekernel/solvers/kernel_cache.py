@@ -63,9 +63,10 @@ from ..sparse import issparse, row_squared_norms, used_columns
 from ._smo_loops import claim_slots, exp32_inplace, exp_inplace, rbf_exponents
 from ._smo_numba import RBF_CHUNK
 
-EPS64 = float(np.finfo(np.float64).eps)
-
 __all__ = ["KernelRowCache", "GroupBlocks", "row_dtype", "MIN_SLOTS", "slots_for", "fitting"]
+
+#: double precision's machine epsilon (the RBF values' rounding bound, ``rbf_value_rounding``)
+EPS64 = float(np.finfo(np.float64).eps)
 
 Array = NDArray[np.float64]
 
@@ -172,7 +173,7 @@ class KernelRowCache:
         ops = self._shared_operand
         if not isinstance(ops, (RBFOperands, CentredRBF)):
             return None
-        return value_rounding(ops.s, ops.direct)
+        return rbf_value_rounding(ops.s, ops.direct)
 
     def entry_error(self, diagonal_max: float) -> float:
         """A bound on |stored - exact| of any entry of a cached row (``diagonal_max``: max_n |k(x_n, x_n)| plus
@@ -507,7 +508,7 @@ class GroupBlocks:
         centred (not the pair's own mean); 0 for a kernel other than the RBF."""
         if self._s is None:
             return 0.0
-        return max(value_rounding(self._s[c], False), value_rounding(self._s[d], False))
+        return max(rbf_value_rounding(self._s[c], False), rbf_value_rounding(self._s[d], False))
 
     def within(self, c: int) -> Array:
         """K(X_c, X_c), computed on first use and kept."""
@@ -539,7 +540,7 @@ class GroupBlocks:
         return cache
 
 
-def value_rounding(s: Array, direct: bool) -> float:
+def rbf_value_rounding(s: Array, direct: bool) -> float:
     """``Machine.kernel_entry_error`` of RBF values computed from operands with s = -gamma ||x - c||^2 (centred
     at c): 4 eps gamma R^2, R = max ||x - c||; ``DIRECT_EXPONENT_ROUNDING`` where the exponent is summed from the
     differences instead (``direct``)."""
