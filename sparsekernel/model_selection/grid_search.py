@@ -713,21 +713,22 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.best_index_ = self._best_index(self.cv_results_)
         self.best_params_ = candidates[self.best_index_]
         if not callable(self.refit):        # GridSearchCV's: no best_score_ for a chosen index
-            self.best_score_ = float(self.cv_results_[f"mean_test_{self._refit_metric}"][self.best_index_])
+            # the column's entry, a numpy.float64 as GridSearchCV's (a float has no .round() or .item())
+            self.best_score_ = self.cv_results_[f"mean_test_{self._refit_metric}"][self.best_index_]
 
-    def _best_index(self, results: dict[str, Any]) -> int:
+    def _best_index(self, results: dict[str, Any]) -> numbers.Integral:
         """The best candidate: the first of rank 1, or where ``refit`` is a callable, the index it returns
         from ``cv_results_`` (GridSearchCV's TypeError for one that is no integer, IndexError for one out of
         range)."""
-        if not callable(self.refit):
-            return int(np.argmin(results[f"rank_test_{self._refit_metric}"]))
+        if not callable(self.refit):        # numpy.int64, as GridSearchCV's argmin of the ranks
+            return results[f"rank_test_{self._refit_metric}"].argmin()
         index = self.refit(results)
         if not isinstance(index, numbers.Integral) or isinstance(index, (bool, np.bool_)):
             raise TypeError(f"refit, a callable, must return best_index_, an integer; got {index!r}")
         if not 0 <= index < len(results["params"]):
             raise IndexError(f"refit, a callable, must return best_index_ in [0, {len(results['params'])}), the "
                              f"index of a candidate; got {index}")
-        return int(index)
+        return index                        # the callable's own integer, as GridSearchCV keeps it
 
     def _results(self, candidates: list[dict[str, Any]], grouped: list, tasks: list[tuple[int, int]],
                  out: list[tuple[list, list[float], list[float], list, list]], names: list[str]) -> dict[str, Any]:
