@@ -218,10 +218,19 @@ class RVR(RegressorMixin, RVMEstimatorBase):
         run, each iteration of MacKay's and EM's); the last is the fit's.
     n_iter_ : int
     all_pruned_ : bool
-        Every kernel function was pruned: the model is the bias alone (``bias=True``) or empty.
+        The evidence pruned every basis function, the bias included (``result_.all_pruned``; an
+        ``AllPrunedWarning`` says so): the model is empty, or with ``bias=True`` keeps the bias as a
+        placeholder at alpha = ``alpha_max`` (its weight near 0). A fit that keeps
+        the bias alone at a finite alpha (constant targets: no kernel function, the bias their mean) is
+        not all-pruned: ``relevance_vectors_`` is empty there and ``all_pruned_`` False.
     X_relevance_ : array (R, n_features) or None (precomputed kernel)
     kernel_ : Kernel
     result_ : solvers.rvm.RVMRegression
+    report_ : solvers.rvm.certificate.EvidenceReport
+        The fit's certificate (``solvers.rvm.evidence_report`` at ten times ``tol``, at least 0.01 nats):
+        the largest gain of (7.85) one move of Algorithm 7.2 (a re-estimate, deletion or addition, or beta
+        to its fixed point) would still make at the returned alpha and beta, and (7.85) recomputed there;
+        a fit reported converged whose certificate fails warns (ConvergenceWarning). ``str`` is a table.
     """
 
     def __init__(

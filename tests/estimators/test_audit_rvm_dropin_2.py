@@ -131,3 +131,33 @@ def test_rvr_fit_does_not_depend_on_the_order_of_the_rows(method: str) -> None:
     a, b = RVR(method=method).fit(X, y), RVR(method=method).fit(X[order], y[order])
     np.testing.assert_allclose(b.predict(Xt, return_std=True), a.predict(Xt, return_std=True), rtol=1e-9, atol=1e-12)
     assert b.log_evidence_[-1] == pytest.approx(a.log_evidence_[-1], abs=1e-9)
+
+
+def test_a_fit_of_the_bias_alone_is_not_all_pruned_and_the_placeholder_bias_is() -> None:
+    """``all_pruned_`` is the solver's: every function pruned, the bias included (kept as a placeholder at
+    alpha_max, weight near 0, an AllPrunedWarning). Constant targets keep the bias alone at a finite alpha (no
+    relevance vector, no warning) and are not all-pruned; RVR's docstring said 'Every kernel function was
+    pruned: the model is the bias alone', which this fit is, with all_pruned_ False."""
+    import warnings
+
+    from sparsekernel.solvers.rvm import AllPrunedWarning
+
+    X = np.random.default_rng(1).uniform(-3, 3, (40, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        alone = RVR(gamma=1e3).fit(X, np.full(40, 5.0))
+    assert alone.relevance_vectors_.size == 0 and alone.bias_used_ and not alone.all_pruned_
+    assert alone.alpha_[0] < alone.alpha_max and alone.predict(X[:3]) == pytest.approx(5.0, abs=1e-6)
+    with pytest.warns(AllPrunedWarning) as record:
+        empty = RVR(gamma=10.0).fit(X, np.zeros(40))
+    assert len(record) == 1
+    assert empty.all_pruned_ and empty.bias_used_ and empty.alpha_[0] == pytest.approx(empty.alpha_max)
+    doc = RVR.__doc__
+    assert "the bias included" in doc and "not all-pruned" in doc
+
+
+def test_rvr_documents_its_certificate_as_rvc_does() -> None:
+    """RVR keeps ``report_`` (the evidence certificate) as RVC and PoissonRVR do, but its Attributes did not
+    list it (RVC's and PoissonRVR's do)."""
+    for Estimator in (RVR, RVC):
+        assert "report_ :" in Estimator.__doc__ or "report_ : " in Estimator.__doc__
