@@ -161,3 +161,16 @@ def test_rvr_documents_its_certificate_as_rvc_does() -> None:
     list it (RVC's and PoissonRVR's do)."""
     for Estimator in (RVR, RVC):
         assert "report_ :" in Estimator.__doc__ or "report_ : " in Estimator.__doc__
+
+
+def test_rvc_log_evidence_is_the_laplace_evidence_of_the_states_kept_and_its_docstring_says_so() -> None:
+    """RVC's log_evidence_ was documented 'as for RVR' ((7.85) after each step or iteration); it holds the
+    Laplace evidence (7.114) of fewer states than iterations (the fast method: a handful over hundreds),
+    its last the one the certificate recomputes."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, (100, 2))
+    y = (X[:, 0] + 0.5 * rng.normal(size=100) > 0).astype(int)
+    model = RVC().fit(X, y)
+    assert len(model.log_evidence_) < model.n_iter_
+    assert model.log_evidence_[-1] == pytest.approx(model.report_.log_evidence, abs=1e-8)
+    assert "(7.114) at each state the fit kept" in RVC.__doc__
