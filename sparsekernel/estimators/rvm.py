@@ -221,7 +221,7 @@ class RVR(RegressorMixin, RVMEstimatorBase):
         The evidence pruned every basis function, the bias included (``result_.all_pruned``; an
         ``AllPrunedWarning`` says so): the model is empty, or with ``bias=True`` keeps the bias as a
         placeholder at alpha = ``alpha_max`` in the solver's units (targets of unit variance, columns of
-        unit mean square; ``alpha_`` is in the caller's), its weight near 0. A fit that keeps
+        unit mean square; ``alpha_`` is in the caller's): at the default 1e9 its weight is near 0. A fit that keeps
         the bias alone at a finite alpha (constant targets: no kernel function, the bias their mean) is
         not all-pruned: ``relevance_vectors_`` is empty there and ``all_pruned_`` False.
     X_relevance_ : array (R, n_features) or None (precomputed kernel)
