@@ -202,6 +202,9 @@ class RVR(RegressorMixin, RVMEstimatorBase):
         model itself keeps that many functions). Its top-down starts then run
         over those candidates alone, so a cache too small for the Gram matrix
         can end at another maximum of the evidence (report_ certifies each).
+        MacKay's and EM's fits, finished by the fast steps over those
+        candidates, can move slightly too (EM on 300 points at 0.05 MB:
+        predictions 0.018 apart, the evidence 0.02 nats).
 
     Attributes
     ----------
