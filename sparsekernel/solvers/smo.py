@@ -494,7 +494,10 @@ class _Run:
         self.rows_before = cache.rows_computed
         index = np.asarray(qp.index, dtype=INDEX_DTYPE).copy()
         with np.errstate(over="ignore", invalid="ignore"):         # refused just below, in one message
-            QD = qp.scale * self.cache.diag()[index]
+            # Q_ii: the QP's own (kept for the multipliers' unit) where the cache's rows carry no diagonal term;
+            # a copy, which the loop permutes with the other per-variable arrays
+            QD = (qp.diag_Q().copy() if self.cache.shift is None and qp.diagonal is None
+                  else qp.scale * self.cache.diag()[index])
         check_finite_values(qp.kernel, QD, "k(x, x)")       # else NaN steps until the iteration cap
         y = np.asarray(qp.y, dtype=np.float64)
         # permuted copies (the active variables first), then y and index in the caller's order

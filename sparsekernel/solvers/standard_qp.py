@@ -103,9 +103,15 @@ class StandardQP:
                 and np.array_equal(self.index, np.arange(self.n)))
 
     def diag_Q(self) -> Array:
-        """Q_ii = scale * k(x_i, x_i) + d_i (y_i^2 = 1)."""
-        base = self.scale * self.kernel.diag(self.X)[self.index]
-        return base if self.diagonal is None else base + self.diagonal
+        """Q_ii = scale * k(x_i, x_i) + d_i (y_i^2 = 1), read-only (computed once: the SMO's steps and the
+        multipliers' unit read it, and the kernel's diagonal checks X again each time: 12 us at 100 x 20)."""
+        Q = self.__dict__.get("_diag_Q")
+        if Q is None:
+            base = self.scale * self.kernel.diag(self.X)[self.index]
+            Q = base if self.diagonal is None else base + self.diagonal
+            Q.flags.writeable = False
+            object.__setattr__(self, "_diag_Q", Q)
+        return Q
 
     @property
     def multiplier_unit(self) -> float:
