@@ -871,6 +871,8 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         """``probA_``, ``probB_`` as LIBSVM keeps them (and scikit-learn, unflipped): pair (i, j), i < j,
         p(i | i or j) = 1 / (1 + exp(A f + B)) on its value f, positive for class i. Our pairs are LIBSVM's
         but for two classes, where ours is (1, 0) with f = -y: there A is unchanged and B changes sign."""
+        if not self._sigmoids:                       # no probability model (most fits): two empty arrays
+            return np.empty(0), np.empty(0)
         A = np.array([s.A for s in self._sigmoids], dtype=np.float64)
         B = np.array([s.B for s in self._sigmoids], dtype=np.float64)
         return (A, -B) if K == 2 else (A, B)
