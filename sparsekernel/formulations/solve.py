@@ -225,8 +225,8 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
         # of X as the machine's own (which would compute them again: 21 of 950 us of a C-SVC fit at N = 100)
         machine.__dict__.setdefault("kernel_entry_error", result.entry_rounding)
     # the SMO moves a multiplier onto its bound exactly: its support is every a_n above rounding, as LIBSVM's
-    # (BOUND_TOL's cut, for the interior-point solvers' near-zeros, dropped free a_n of 1e-6 of their box)
-    # the support at the SMO's own bound rule, whose masks its rho read (SMO_BOUND_TOL is its BOUND_ROUNDING)
+    # (BOUND_TOL's cut, for the interior-point solvers' near-zeros, dropped free a_n of 1e-6 of their box), read
+    # from the masks its rho was computed from (SMO_BOUND_TOL is the SMO's BOUND_ROUNDING)
     sol = machine.solution_from_standard(result.a, _info(result, "smo"), rho=result.rho, G=result.G,
                                          trace=result.trace, bound_tol=SMO_BOUND_TOL, at_lower=result.at_lower)
     own = machine._standard_form_solution(sol, "smo", dict(opts, tol=tol))

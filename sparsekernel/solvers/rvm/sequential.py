@@ -238,8 +238,8 @@ TOP_DOWN_HELD_EM_ALPHAS = (ALPHA_INIT,)
 #: informative part of a column is ~1e-7 of it and the paths lose the mode's definiteness or collapse. At offset
 #: 3000 no start, plain or centred, reaches it. The weak factors also reach higher maxima of wide Gaussian kernels
 #: on raw inputs (benchmarks/rvm_accuracy.py, 0.1 x gamma "scale"): breast cancer -74.5 -> -60.7 nats (test error
-#: 0.099 -> 0.070), wine -77.6 -> -60.9 (0.315 -> 0.093; there the certificate's add row is nan, S_i <= 0 in
-#: rounding for an excluded column nearly in the span of the 48 kept pairs). The classification matrix took 57 s
+#: 0.099 -> 0.070), wine -77.6 -> -60.9 (0.315 -> 0.093; certified since the softmax certificate's S is a
+#: projected norm, ``certificate._SoftmaxProjection``). The classification matrix took 57 s
 #: against 32 (the other cells' evidence unchanged or higher).
 CENTRED_FACTORS = (0.1, 0.01, 1e-3, 1e-4)
 #: The centred starts run only when some column's relative variance is below this (a column nearly constant beside
