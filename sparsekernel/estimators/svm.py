@@ -825,11 +825,19 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
                 decision[test] = t[train][0]
                 continue
             sub = index[train]
-            machine = self.make_machine(self._sub(X, sub), t[train], weight[train], kernel)
+            machine = self._fold_machine(self._sub(X, sub), t[train], weight[train], kernel)
             sol = self._solve(machine)
             rows = X[np.ix_(index[test], sub)] if self._precomputed else X[index[test]]
-            decision[test] = self._scale(sol) * sol.decision_function(rows)
+            decision[test] = self._fold_values(sol, rows)
         return fit_platt(decision, t)
+
+    def _fold_machine(self, X: Array, t: Array, weight: Array, kernel: Kernel) -> Machine:
+        """The machine of a Platt fold's training part: the estimator's own (``make_machine``)."""
+        return self.make_machine(X, t, weight, kernel)
+
+    def _fold_values(self, sol: Solution, rows: Array) -> Array:
+        """A Platt fold's decision values on its held-out ``rows``, in LIBSVM's scale."""
+        return self._scale(sol) * sol.decision_function(rows)
 
     def _platt_folds(self, t: Array) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
         """Five folds (fewer on few points), stratified where both classes have two points; else
@@ -1109,6 +1117,26 @@ class NuSVC(_ClassifierBase):
         self.break_ties = break_ties
         self.random_state = random_state
         self.solver = solver
+
+    def _fold_machine(self, X: Array, t: Array, weight: Array, kernel: Kernel) -> Machine:
+        """A Platt fold's machine, at the nearest feasible nu: nu is feasible up to nu_max = 2 min(W_+, W_-) / W
+        (Chang and Lin 2001; 2 min(N_+, N_-)/N unweighted), and a fold's training part may keep a smaller share of
+        the smaller class than the whole (nu = 0.29 on 3 positives of 20, bound 0.3; a fold's 2 of 16, bound 0.25),
+        where the fold is solved at its own nu_max. LIBSVM solves such a fold on from a start that breaks
+        sum_n alpha_n t_n = 0, and scikit-learn fits; the fit raised InfeasibleError naming the fold's bound."""
+        nu_max = 2.0 * min(float(np.sum(weight[t > 0])), float(np.sum(weight[t < 0]))) / float(np.sum(weight))
+        if float(self.nu) <= nu_max:
+            return self.make_machine(X, t, weight, kernel)
+        return machine_for_twin(self._twin).from_libsvm(X, t, kernel, {"nu": nu_max}, weight)
+
+    def _fold_values(self, sol: Solution, rows: Array) -> Array:
+        """A Platt fold's values y(x) / rho; 0 where the fold's margin rho is not above its resolution (its reduced
+        hulls meet, w = 0 to the solve's accuracy, and y(x) = b at every point carries no information), the value
+        LIBSVM gives a fold with no points to train on: the whole data's margin is what ``_scale`` judges, and a
+        fold's (25 points on a 3 x 3 grid, nu = 0.44: rho 2.8e-3 on all, 0 on a fold) raised its error naming nu."""
+        if not sol.rho > _rho_resolution(sol):
+            return np.zeros(rows.shape[0])
+        return super()._fold_values(sol, rows)
 
     def _solve(self, machine: Machine, cache: Any = None, tol: float | None = None,
                steps: int | None = None) -> Solution:
