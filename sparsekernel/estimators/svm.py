@@ -633,6 +633,8 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "_ClassifierBase":
         with kept_on_failure(self):
             self._check_params()
+            for name in self._REBUILT_ON_USE:       # the previous fit's machines and solutions, not this fit's
+                self.__dict__.pop(name, None)
             check_no_missing_labels(y)              # None, NaN or pandas.NA in y, named before validation
             X, y = _validated(self, X, y, True)
             X = check_matrix(X, "X", sparse=not self._precomputed)

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from sklearn import svm
 
-from sparsekernel.estimators import NuSVC
+from sparsekernel import duality
+from sparsekernel.estimators import SVC, NuSVC
 
 
 def _sklearn(estimator, X, y):
@@ -69,3 +70,27 @@ def test_nusvc_probability_fits_where_a_platt_fold_has_no_margin(seed, share) ->
     assert P.shape == reference.predict_proba(X).shape
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=0, atol=1e-12)
     assert np.all(np.isfinite(ours.probA_)) and np.all(np.isfinite(ours.probB_))
+
+
+@pytest.mark.parametrize("Estimator", [SVC, NuSVC])
+def test_refit_rebuilds_machines_and_solutions(Estimator) -> None:
+    """machines_ and solutions_ are built on first use and kept; a refit kept them too, so after fitting iris
+    (3 classes, 3 pairs), reading them, and refitting on wine's first two classes (1 pair), machines_ and
+    solutions_ still held iris's 3 pairs, which duality.check certified as if they were the model's. They must
+    be those of a fresh fit on the same data."""
+    from sklearn.datasets import load_iris, load_wine
+
+    X, y = load_iris(return_X_y=True)
+    Xw, yw = load_wine(return_X_y=True)
+    Xw = (Xw - Xw.mean(axis=0)) / Xw.std(axis=0)
+    Xw, yw = Xw[yw < 2], yw[yw < 2]
+    refitted = Estimator().fit(X, y)
+    assert len(refitted.machines_) == len(refitted.solutions_) == 3
+    refitted.fit(Xw, yw)
+    fresh = Estimator().fit(Xw, yw)
+    assert len(refitted.machines_) == len(refitted.solutions_) == len(fresh.pairs_) == 1
+    machine, solution = refitted.machines_[0], refitted.solutions_[0]
+    assert machine.N == fresh.machines_[0].N == Xw.shape[0]
+    np.testing.assert_array_equal(machine.t, fresh.machines_[0].t)
+    np.testing.assert_allclose(solution.a, fresh.solutions_[0].a, rtol=0, atol=1e-12)
+    assert duality.check(machine, solution).ok
