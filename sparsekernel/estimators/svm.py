@@ -93,6 +93,7 @@ and dtypes). What differs from ``sklearn.svm``, and why:
 from __future__ import annotations
 
 import contextlib
+import copy
 import numbers
 import warnings
 from typing import Any, Callable, Iterator, Mapping
@@ -173,6 +174,7 @@ class _BaseSVM(BaseEstimator):
                         raise fail(name, "a positive finite number or inf (the hard margin)", value) from None
                     raise
         self._fitted_kernel_name = self._kernel_name
+        self._fitted_machine_params = {name: getattr(self, name) for name in self._machine_params}
 
     def _accepts(self, name: str, value: Any) -> bool:
         """Values outside ``validation.DOMAINS`` that this estimator takes (SVC: C = inf)."""
@@ -791,9 +793,18 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         check_is_fitted(self)
         self._check_training_X()
         if "_machines" not in self.__dict__:
-            self._machines = [self.make_machine(self._sub(self._fit_X, index), t, w, self._kernel)
+            as_fitted = self._as_fitted()
+            self._machines = [as_fitted.make_machine(self._sub(self._fit_X, index), t, w, self._kernel)
                               for index, (t, w) in zip(self._index, self._problems)]
         return self._machines
+
+    def _as_fitted(self) -> "_ClassifierBase":
+        """A shallow copy of this estimator with its machines' hyperparameters (C, nu) as of the last fit: one set by
+        ``set_params`` since takes effect at the next fit, as the kernel's does, and ``machines_`` are the problems
+        that were solved (built from the new C, they failed the KKT check of the fitted ``solutions_``)."""
+        fitted = copy.copy(self)
+        fitted.__dict__.update(self.__dict__.get("_fitted_machine_params", {}))      # none in a pickle of before it
+        return fitted
 
     @property
     def solutions_(self) -> list[Solution]:

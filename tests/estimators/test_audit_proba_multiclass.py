@@ -94,3 +94,19 @@ def test_refit_rebuilds_machines_and_solutions(Estimator) -> None:
     np.testing.assert_array_equal(machine.t, fresh.machines_[0].t)
     np.testing.assert_allclose(solution.a, fresh.solutions_[0].a, rtol=0, atol=1e-12)
     assert duality.check(machine, solution).ok
+
+
+@pytest.mark.parametrize("Estimator, name, fitted, changed", [(SVC, "C", 1.0, 1e-3), (NuSVC, "nu", 0.5, 0.05)])
+def test_machines_after_set_params_are_the_fitted_problem(Estimator, name, fitted, changed) -> None:
+    """set_params after a fit takes effect at the next fit (the model predicts as fitted), but machines_, built
+    on first use, read the new C (nu): SVC(C=1) fitted on iris, then set_params(C=1e-3), gave machines of
+    C = 0.001, whose KKT check of the fitted solutions_ failed. They must be the problems that were solved, as
+    those of an estimator that was never changed."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    changed_after = Estimator(**{name: fitted}).fit(X, y).set_params(**{name: changed})
+    unchanged = Estimator(**{name: fitted}).fit(X, y)
+    for machine, reference, solution in zip(changed_after.machines_, unchanged.machines_, changed_after.solutions_):
+        assert getattr(machine, name) == getattr(reference, name) == fitted
+        assert duality.check(machine, solution).ok
