@@ -112,7 +112,9 @@ from ..validation import (
     check_dense_targets, check_matrix, check_param, check_real_dtype, check_real_targets, check_target_layout, fail,
     quoted,
 )
-from ..errors import ConvergenceWarning, InputTypeError, NonConvexWarning, SolverError, ValidationError, collected, warn
+from ..errors import (
+    ConvergenceWarning, InfeasibleError, InputTypeError, NonConvexWarning, SolverError, ValidationError, collected, warn,
+)
 from ..formulations import Machine, Solution
 from ..formulations.libsvm import machine_for_twin
 from ..formulations.machine import kernel_means
@@ -711,7 +713,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
             else:                           # X[index], the estimator's own: read-only, so the machine needs no digest
                 points = np.concatenate([class_rows[positive], class_rows[negative]])
                 points.flags.writeable = False
-            machine = self.make_machine(points, t, weight[index], kernel)
+            machine = self._pair_machine(points, t, weight[index], kernel, positive, negative)
             sol, report = self._fit_machine(machine, self._pair_cache(blocks, machine, points, positive, negative))
             self.pairs_.append((positive, negative))
             self._problems.append((t, weight[index]))
@@ -722,6 +724,19 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
                 self._sigmoids.append(self._platt(X, index, t, weight[index], kernel))
         self._keep_training_X(X, machine)            # a binary fit's one machine read X itself
         self.kkt_report_ = reports[0] if len(reports) == 1 else reports
+
+    def _pair_machine(self, X: Array, t: Array, weight: Array, kernel: Kernel, positive: int, negative: int) -> Machine:
+        """The machine of the pair (positive, negative); with more than two classes, an InfeasibleError names the
+        pair, whose bound (nu-SVC's 2 min(N_+, N_-)/N on its points) is not that of all the labels."""
+        try:
+            return self.make_machine(X, t, weight, kernel)
+        except InfeasibleError as exc:
+            if self.classes_.shape[0] == 2:
+                raise
+            first, second = (self.classes_[c].tolist() for c in (positive, negative))
+            raise InfeasibleError(f"{exc}, on the pair of classes {first!r} ({int(np.sum(t > 0))} points) and "
+                                  f"{second!r} ({int(np.sum(t < 0))} points): one-versus-one solves each pair on its "
+                                  f"own points, and must be feasible on every pair") from exc
 
     def _groups(self, labels: NDArray[np.intp], weight: Array) -> list[NDArray[np.intp]]:
         """Each class's points of positive weight, in X's order."""

@@ -110,3 +110,20 @@ def test_machines_after_set_params_are_the_fitted_problem(Estimator, name, fitte
     for machine, reference, solution in zip(changed_after.machines_, unchanged.machines_, changed_after.solutions_):
         assert getattr(machine, name) == getattr(reference, name) == fitted
         assert duality.check(machine, solution).ok
+
+
+def test_nusvc_infeasible_nu_on_a_pair_names_the_pair() -> None:
+    """Labels 'a' x 3, 'b' x 17, 'c' x 20 and nu = 0.29: scikit-learn refuses ('specified nu is infeasible'), as
+    one-versus-one must, since the pair ('a', 'c') allows at most 2 * 3 / 23 = 0.26087. Our error said 'nu must
+    be at most 2 min(N_+, N_-)/N = 0.26087 for these labels', a bound that these labels (2 * 3 / 40 = 0.15 over
+    all of them) do not give: it must name the pair whose bound it is."""
+    from sparsekernel.errors import InfeasibleError
+
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    y = np.array(["a"] * 3 + ["b"] * 17 + ["c"] * 20)
+    with pytest.raises(ValueError, match="infeasible"):
+        _sklearn(svm.NuSVC(nu=0.29), X, y)
+    with pytest.raises(InfeasibleError, match=r"0\.26087.*'a'.*'c'") as raised:
+        NuSVC(nu=0.29).fit(X, y)
+    assert "nu" in str(raised.value) and "0.29" in str(raised.value)
+    NuSVC(nu=0.26).fit(X, y)                                  # below every pair's bound: fitted
