@@ -733,10 +733,25 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         except InfeasibleError as exc:
             if self.classes_.shape[0] == 2:
                 raise
-            first, second = (self.classes_[c].tolist() for c in (positive, negative))
-            raise InfeasibleError(f"{exc}, on the pair of classes {first!r} ({int(np.sum(t > 0))} points) and "
-                                  f"{second!r} ({int(np.sum(t < 0))} points): one-versus-one solves each pair on its "
-                                  f"own points, and must be feasible on every pair") from exc
+            raise InfeasibleError(f"{exc}, {self._pair_named((positive, negative), t)}") from exc
+
+    def _pair_named(self, pair: tuple[int, int], t: Array) -> str:
+        """Which pair of classes a multiclass error is about, with their counts (``t``: the pair's +1 and -1)."""
+        first, second = (self.classes_[c].tolist() for c in pair)
+        return (f"on the pair of classes {first!r} ({int(np.sum(t > 0))} points) and {second!r} "
+                f"({int(np.sum(t < 0))} points), which one-versus-one solves on their own points")
+
+    def _pair_scales(self) -> list[float]:
+        """``_scale`` of each pair's solution; with more than two classes, its ValidationError names the pair."""
+        scales = []
+        for pair, sol, (t, _) in zip(self.pairs_, self._solutions, self._problems):
+            try:
+                scales.append(self._scale(sol))
+            except ValidationError as exc:
+                if self.classes_.shape[0] == 2:
+                    raise
+                raise ValidationError(f"{exc}; {self._pair_named(pair, t)}") from exc
+        return scales
 
     def _groups(self, labels: NDArray[np.intp], weight: Array) -> list[NDArray[np.intp]]:
         """Each class's points of positive weight, in X's order."""
@@ -882,8 +897,9 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         K = self.classes_.shape[0]
         N = X.shape[0]
         coef = np.zeros((len(self.pairs_), N))
+        scales = self._pair_scales()
         for k, (index, sol) in enumerate(zip(self._index, self._solutions)):
-            coef[k, index] = self._scale(sol) * sol.coef
+            coef[k, index] = scales[k] * sol.coef
         is_sv = np.zeros(N, dtype=bool)
         for index, sol in zip(self._index, self._solutions):
             is_sv[index[sol.support]] = True
@@ -894,7 +910,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
                                  sparse.read_only_rows(X, support))  # CSR when X is sparse, as scikit-learn's
         self.dual_coef_ = self._fitted_layout(self._dual_coef(coef, labels, support), X)
         self._pair_coef = coef[:, support]
-        self.intercept_ = np.array([self._scale(s) * s.b for s in self._solutions])
+        self.intercept_ = np.array([scale * s.b for scale, s in zip(scales, self._solutions)])
         self.n_iter_ = np.array([s.iterations for s in self._solutions], dtype=np.int32)
         self.fit_status_ = _fit_status(self._solutions)
         dual = np.zeros((len(self.pairs_), N))

@@ -10,6 +10,7 @@ import pytest
 from sklearn import svm
 
 from sparsekernel import duality
+from sparsekernel.errors import ValidationError
 from sparsekernel.estimators import SVC, NuSVC
 
 
@@ -127,3 +128,18 @@ def test_nusvc_infeasible_nu_on_a_pair_names_the_pair() -> None:
         NuSVC(nu=0.29).fit(X, y)
     assert "nu" in str(raised.value) and "0.29" in str(raised.value)
     NuSVC(nu=0.26).fit(X, y)                                  # below every pair's bound: fitted
+
+
+def test_nusvc_zero_margin_on_a_pair_names_the_pair() -> None:
+    """Six blobs (make_blobs(240, 2, centers=6, cluster_std=2.5, random_state=6)), nu = 0.3: the pair (4, 5)
+    alone has no margin (its fit on its own points is refused too; scikit-learn returns dual coefficients up to
+    7.9e3, the notes' divided by a rho of rounding). The refusal said 'the classes' reduced convex hulls touch
+    or meet' of 'these data' without saying which two classes of six: it must name the pair."""
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(240, 2, centers=6, cluster_std=2.5, random_state=6)
+    pair = (y == 4) | (y == 5)
+    with pytest.raises(ValidationError, match="positive margin rho"):
+        NuSVC(nu=0.3, gamma=1.0 / (2 * X.var())).fit(X[pair], y[pair])
+    with pytest.raises(ValidationError, match=r"positive margin rho.*pair of classes 4 .* and 5 "):
+        NuSVC(nu=0.3).fit(X, y)
