@@ -713,8 +713,7 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
             else:                           # X[index], the estimator's own: read-only, so the machine needs no digest
                 points = np.concatenate([class_rows[positive], class_rows[negative]])
                 points.flags.writeable = False
-            machine = self._pair_machine(points, t, weight[index], kernel, positive, negative)
-            sol, report = self._fit_machine(machine, self._pair_cache(blocks, machine, points, positive, negative))
+            machine, sol, report = self._solve_pair(points, t, weight[index], kernel, blocks, (positive, negative))
             self.pairs_.append((positive, negative))
             self._problems.append((t, weight[index]))
             self._solutions.append(sol if self._precomputed else sol.evolve(support_vectors=None))
@@ -725,15 +724,23 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         self._keep_training_X(X, machine)            # a binary fit's one machine read X itself
         self.kkt_report_ = reports[0] if len(reports) == 1 else reports
 
-    def _pair_machine(self, X: Array, t: Array, weight: Array, kernel: Kernel, positive: int, negative: int) -> Machine:
-        """The machine of the pair (positive, negative); with more than two classes, an InfeasibleError names the
-        pair, whose bound (nu-SVC's 2 min(N_+, N_-)/N on its points) is not that of all the labels."""
+    def _solve_pair(self, X: Array, t: Array, weight: Array, kernel: Kernel, blocks: Any,
+                    pair: tuple[int, int]) -> tuple[Machine, Solution, Any]:
+        """The machine of ``pair`` (positive, negative), its solution and KKT report. An InfeasibleError of either
+        names, with more than two classes, the pair (whose bound, nu-SVC's 2 min(N_+, N_-)/N on its points, or
+        separability, is not that of all the labels), and the parameter that asked for it (``_infeasible_hint``)."""
         try:
-            return self.make_machine(X, t, weight, kernel)
+            machine = self.make_machine(X, t, weight, kernel)
+            return (machine, *self._fit_machine(machine, self._pair_cache(blocks, machine, X, *pair)))
         except InfeasibleError as exc:
-            if self.classes_.shape[0] == 2:
+            where = "" if self.classes_.shape[0] == 2 else f", {self._pair_named(pair, t)}"
+            if not where and not self._infeasible_hint():
                 raise
-            raise InfeasibleError(f"{exc}, {self._pair_named((positive, negative), t)}") from exc
+            raise InfeasibleError(f"{exc}{where}{self._infeasible_hint()}") from exc
+
+    def _infeasible_hint(self) -> str:
+        """What of this estimator's parameters made a pair's problem infeasible, for its error ('' if none)."""
+        return ""
 
     def _pair_named(self, pair: tuple[int, int], t: Array) -> str:
         """Which pair of classes a multiclass error is about, with their counts (``t``: the pair's +1 and -1)."""
@@ -1120,6 +1127,13 @@ class SVC(_ClassifierBase):
     def _accepts(self, name: str, value: Any) -> bool:
         """C = inf: LIBSVM's infinite box, which the twin's machine maps to the hard margin (7.5)-(7.6)."""
         return name == "C" and isinstance(value, numbers.Real) and value == np.inf
+
+    def _infeasible_hint(self) -> str:
+        """C = inf asked for the hard margin, which needs classes separable in feature space."""
+        if not self._fitted_machine_params["C"] == np.inf:
+            return ""
+        return ("; C=inf is the hard margin (7.5)-(7.6), for classes separable in the kernel's feature space: a "
+                "finite C (the soft margin (7.20)-(7.21)) fits any data")
 
 
 class NuSVC(_ClassifierBase):

@@ -143,3 +143,25 @@ def test_nusvc_zero_margin_on_a_pair_names_the_pair() -> None:
         NuSVC(nu=0.3, gamma=1.0 / (2 * X.var())).fit(X[pair], y[pair])
     with pytest.raises(ValidationError, match=r"positive margin rho.*pair of classes 4 .* and 5 "):
         NuSVC(nu=0.3).fit(X, y)
+
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_svc_hard_margin_on_data_not_separable_names_c_and_the_pair(K) -> None:
+    """SVC(C=inf) on classes that share a point (no kernel separates them: their convex hulls meet) was refused as
+    '... not separable in the feature space of RBF(...) ...; use SoftMarginSVC', naming neither the argument that
+    asked for the hard margin (C=inf) nor, with three classes, which pair: it must name both."""
+    from sparsekernel.errors import InfeasibleError
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = np.repeat(np.arange(3), 10)
+    X[10] = X[0]                                              # class 1 holds a point of class 0
+    if K == 2:
+        X, y = X[:20], y[:20]
+    else:
+        X[20:] += 8.0                                         # class 2 apart from both
+    with pytest.raises(InfeasibleError, match="C=inf") as raised:
+        SVC(C=np.inf).fit(X, y)
+    if K == 3:
+        assert "pair of classes 0 (10 points) and 1 (10 points)" in str(raised.value)
+    SVC(C=1e3).fit(X, y)                                      # a finite C fits them
