@@ -560,8 +560,8 @@ def save_fitted_model(path: str | Path, estimator: Any) -> None:
     lines += [f"nr_class {classes.size}", f"total_sv {coef.shape[1]}",
               "rho " + " ".join(f"{r:.17g}" for r in rho),
               "label " + " ".join(str(int(c)) for c in classes)]
-    if estimator.probability:          # Platt's sigmoids, LIBSVM's per pair (i, j), i < j: svm-predict -b 1 reads them
-        A, B = estimator._libsvm_sigmoids(classes.size)
+    A, B = estimator._libsvm_sigmoids(classes.size)
+    if A.size:          # the fit's Platt sigmoids (not the parameter's, set since), per pair (i, j), i < j: svm-predict -b 1
         lines += ["probA " + " ".join(f"{a:.17g}" for a in A), "probB " + " ".join(f"{b:.17g}" for b in B)]
     lines += ["nr_sv " + " ".join(str(int(n)) for n in estimator.n_support_), "SV"]
     SV = estimator.support_vectors_

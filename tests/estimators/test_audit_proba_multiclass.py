@@ -165,3 +165,25 @@ def test_svc_hard_margin_on_data_not_separable_names_c_and_the_pair(K) -> None:
     if K == 3:
         assert "pair of classes 0 (10 points) and 1 (10 points)" in str(raised.value)
     SVC(C=1e3).fit(X, y)                                      # a finite C fits them
+
+
+def test_saved_libsvm_model_holds_the_fitted_sigmoids_not_the_parameters(tmp_path) -> None:
+    """save_fitted_model wrote probA/probB when the parameter probability was True now, not when the model was
+    fitted with it: SVC() fitted on iris, then set_params(probability=True), gave the lines 'probA ' and 'probB '
+    with no number (LIBSVM's format holds one per pair, 3 here), and a model fitted with probabilities lost them
+    after set_params(probability=False)."""
+    from sklearn.datasets import load_iris
+
+    from sparsekernel.libsvm_model import parse_libsvm_model, save_fitted_model
+
+    X, y = load_iris(return_X_y=True)
+    without = SVC().fit(X, y).set_params(probability=True)
+    save_fitted_model(tmp_path / "without.model", without)
+    lines = (tmp_path / "without.model").read_text().splitlines()
+    assert not [line for line in lines if line.split()[0] in ("probA", "probB")]
+    with_sigmoids = SVC(probability=True, random_state=0).fit(X, y).set_params(probability=False)
+    save_fitted_model(tmp_path / "with.model", with_sigmoids)
+    model = parse_libsvm_model(tmp_path / "with.model")
+    assert model.probA is not None and model.probA.shape == (3,)
+    np.testing.assert_array_equal(model.probA, with_sigmoids.probA_)
+    np.testing.assert_array_equal(model.probB, with_sigmoids.probB_)
