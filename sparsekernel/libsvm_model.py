@@ -561,7 +561,7 @@ def save_fitted_model(path: str | Path, estimator: Any) -> None:
               "rho " + " ".join(f"{r:.17g}" for r in rho),
               "label " + " ".join(str(int(c)) for c in classes)]
     A, B = estimator._libsvm_sigmoids(classes.size)
-    if A.size:          # the fit's Platt sigmoids (not the parameter's, set since), per pair (i, j), i < j: svm-predict -b 1
+    if A.size:          # the fit's Platt sigmoids (not the parameter's), per pair (i, j), i < j: svm-predict -b 1
         lines += ["probA " + " ".join(f"{a:.17g}" for a in A), "probB " + " ".join(f"{b:.17g}" for b in B)]
     lines += ["nr_sv " + " ".join(str(int(n)) for n in estimator.n_support_), "SV"]
     SV = estimator.support_vectors_
