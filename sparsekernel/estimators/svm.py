@@ -839,9 +839,14 @@ class _ClassifierBase(ClassifierMixin, _BaseSVM):
         """A shallow copy of this estimator with its machines' hyperparameters (C, nu) as of the last fit: one set by
         ``set_params`` since takes effect at the next fit, as the kernel's does, and ``machines_`` are the problems
         that were solved (built from the new C, they failed the KKT check of the fitted ``solutions_``)."""
-        fitted = copy.copy(self)
-        fitted.__dict__.update(self.__dict__.get("_fitted_machine_params", {}))      # none in a pickle of before it
-        return fitted
+        return self._with_params(self.__dict__.get("_fitted_machine_params", {}))   # none in a pickle of before it
+
+    def _with_params(self, params: Mapping[str, Any]) -> "_ClassifierBase":
+        """A shallow copy of this estimator with ``params`` in place of its own (this one unchanged), whose
+        ``make_machine`` (the class's, or an override) builds machines of those values."""
+        other = copy.copy(self)
+        other.__dict__.update(params)
+        return other
 
     @property
     def solutions_(self) -> list[Solution]:
@@ -1183,9 +1188,8 @@ class NuSVC(_ClassifierBase):
         where the fold is solved at its own nu_max. LIBSVM solves such a fold on from a start that breaks
         sum_n alpha_n t_n = 0, and scikit-learn fits; the fit raised InfeasibleError naming the fold's bound."""
         nu_max = 2.0 * min(float(np.sum(weight[t > 0])), float(np.sum(weight[t < 0]))) / float(np.sum(weight))
-        if float(self.nu) <= nu_max:
-            return self.make_machine(X, t, weight, kernel)
-        return machine_for_twin(self._twin).from_libsvm(X, t, kernel, {"nu": nu_max}, weight)
+        feasible = self if float(self.nu) <= nu_max else self._with_params({"nu": nu_max})
+        return feasible.make_machine(X, t, weight, kernel)
 
     def _fold_values(self, sol: Solution, rows: Array) -> Array:
         """A Platt fold's values y(x) / rho; 0 where the fold's margin rho is not above its resolution (its reduced
