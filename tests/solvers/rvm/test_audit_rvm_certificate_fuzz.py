@@ -186,3 +186,18 @@ def test_a_report_does_not_pass_a_beta_that_a_longer_move_raises_by_more_than_to
     report = evidence_report_at(Phi, t, relevance, alpha, beta, tol=1e-2)
     assert max(row.gain for row in report.rows) == pytest.approx(gain, abs=1e-3)
     assert not report.ok
+
+
+@pytest.mark.parametrize("seed, method", [(1, "fast"), (0, "fast"), (0, "mackay")])
+def test_a_fit_called_converged_has_no_beta_change_that_gains_more_than_tol(seed: int, method: str) -> None:
+    # the fits stopped where one (7.88) step gained less than tol (5.5e-4, 1e-6, 7e-7 nats) and were called
+    # converged; moving beta to the maximum over beta gained 0.69, 0.082 and 0.064 nats
+    from sparsekernel.solvers.rvm import rvm_regression
+
+    Phi, t = _offset_linear_problem(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = rvm_regression(Phi, t, method)
+    kept = np.column_stack(([np.ones(7)] if result.bias_used else []) + [Phi[:, result.relevance]])
+    gain = _best_beta_gain(kept, t, np.asarray(result.alpha), result.beta, 1.0 / (1e-6 * np.var(t)))
+    assert result.converged and gain <= 1e-2
