@@ -335,6 +335,8 @@ class Formulation:
                 raise osqp_settings_error(opts) from None
             if not isinstance(exc, cp.error.SolverError):
                 raise
+            if "cannot solve this problem" in str(exc):     # cvxpy's words for a problem outside the solver's class
+                raise self._solver_class_error(solver) from None
             raise SolverError(f"{solver} failed on the {self.kind} of {self.machine.name}: {exc}",
                               status="solver_error", solver=solver) from exc
         except Exception as exc:  # OSQP's own OSQPException, raised bare where cvxpy updates a kept solver
@@ -359,12 +361,38 @@ class Formulation:
         sol = self.machine._solution_from_formulation(self, info)
         return certify(self.machine, sol, outcome, self.kind, solver, matched_tol(self.machine, method_name(sol)))
 
+    def _solver_class_error(self, solver: str) -> ValidationError:
+        """The ValidationError for a solver whose class of problems excludes this one: a QP solver (OSQP)
+        on SVDD's primal, whose constraints ||phi(x_n) - c||^2 <= R^2 + xi_n are second-order cones."""
+        from cvxpy.constraints import SOC
+        from cvxpy.reductions.solvers.defines import QP_SOLVERS, SOLVER_MAP_CONIC
+
+        qp = self.problem.is_qp()
+        able = [name for name in cp.installed_solvers() if (qp and name in QP_SOLVERS)
+                or SOC in getattr(SOLVER_MAP_CONIC.get(name), "SUPPORTED_CONSTRAINTS", ())]
+        what = "a quadratic program" if qp else "not a quadratic program (it has cone constraints)"
+        return ValidationError(f"solver must be an installed cvxpy solver that takes the {self.kind} of "
+                               f"{self.machine.name}, {what}: one of {able}; got {solver!r}")
+
 
 def _settings_refused(solver: str, exc: BaseException) -> bool:
     """Whether ``exc`` is OSQP's refusal of its settings (``direct.osqp_refused_settings``), raised bare or
     wrapped by cvxpy in a SolverError (on a first solve, at the solver's setup)."""
     inner = exc.__context__ if isinstance(exc, cp.error.SolverError) else exc
     return solver == "OSQP" and inner is not None and osqp_refused_settings(inner)
+
+
+def _check_symmetric(K: Array, tol: float) -> None:
+    """A ValidationError naming X where a precomputed Gram matrix is not symmetric beyond ``tol`` of its
+    largest value: k(x_n, x_m) = k(x_m, x_n) for every kernel, and the dual's a^T K a and its gradient K a
+    (the SMO's rows) would state two different problems (X is dense here: a Gram matrix is made dense)."""
+    asymmetry = float(np.max(np.abs(K - K.T)))
+    largest = float(np.max(np.abs(K)))
+    if asymmetry > tol * largest:
+        i, j = np.unravel_index(int(np.argmax(np.abs(K - K.T))), K.shape)
+        raise ValidationError(
+            f"X must be a symmetric Gram matrix for a precomputed kernel (|K_nm - K_mn| <= {tol:g} * max |K|); "
+            f"got K[{i}, {j}] = {K[i, j]:.6g} against K[{j}, {i}] = {K[j, i]:.6g} (largest |K| {largest:.3g})")
 
 
 def _finite_gram(kernel: Kernel, X: Any) -> Array:
@@ -475,6 +503,8 @@ class Machine(abc.ABC):
         self.t = self._check_targets(t)
         self._X_digest = None if frozen(self.X) else digest(self.X)   # held by reference: ``check_unchanged``
         self.psd_tol = float(check_param("psd_tol", psd_tol))
+        if precomputed:
+            _check_symmetric(self.X, self.psd_tol)
         self.N = int(self.X.shape[0])
         self._formulations: dict[str, Formulation] = {}
         self._gram_cache: Array | None = None
