@@ -42,8 +42,11 @@ Array = NDArray[np.float64]
 #: below the (2 MARGIN_TOL R)^2 = 4e-8 R^2 of the test).
 HULL_TOL = 1e-10
 #: A solver's infeasibility status stands where the hulls are within this many times the
-#: resolution 2 MARGIN_TOL R (a margin floating point barely tells from none).
+#: resolution 2 r R (a margin floating point barely tells from none; r: ``hull_resolution``).
 HULL_BAND = 2.0
+#: The smallest hull distance, over R, that the hull QP tells from none on float64 rows: its square is exact
+#: to about 2 HULL_TOL R^2 (on float32 rows the kernel values' rounding makes it MARGIN_TOL).
+HULL_RESOLUTION_64 = math.sqrt(2.0 * HULL_TOL)
 
 
 class HardMarginSVC(BinaryMachine):
@@ -116,10 +119,13 @@ class HardMarginSVC(BinaryMachine):
         classes' convex hulls meet in feature space. Where they are apart the status is wrong
         (an interior-point solver's absolute tolerances on a tiny margin) and SolverError says so."""
         distance = self._raise_if_hulls_meet(f"the hard-margin {kind} has no solution ({solver} status {status})")
+        radius = math.sqrt(self.kernel_diagonal_max)
+        # the SMO's own rule tells no margin below MARGIN_TOL R from none (``solvers.smo``)
+        other = "'smo'" if distance > 2.0 * MARGIN_TOL * radius else "'clarabel' (the SMO tells no margin below 1e-4 R)"
         raise SolverError(
             f"{solver} reported {status!r} on the hard-margin {kind}, but the classes' convex hulls are "
-            f"{distance:.3e} apart ({distance / math.sqrt(self.kernel_diagonal_max):.2e} max ||phi(x)||): the data "
-            f"are separable with margin {distance / 2:.3e}; solve by 'smo'", status=status, solver=solver)
+            f"{distance:.3e} apart ({distance / radius:.2e} max ||phi(x)||): the data "
+            f"are separable with margin {distance / 2:.3e}; solve by {other}", status=status, solver=solver)
 
     def _infeasibility_proof(self, solution: Solution, solver: str) -> None:
         """A failing answer (huge multipliers that fail their certificate) is a proof only where
@@ -128,11 +134,12 @@ class HardMarginSVC(BinaryMachine):
 
     def _raise_if_hulls_meet(self, why: str) -> float:
         """InfeasibleError where the classes' convex hulls are within HULL_BAND times the resolution
-        2 MARGIN_TOL R (a margin that small does not contradict a solver's claim: the SMO's own rule
-        is judged on float32 rows at its iterate); else the hulls' distance."""
+        2 r R (``hull_resolution``: a margin that small does not contradict a solver's claim); else the
+        hulls' distance. A distance the hull QP resolves proves a margin, whatever another solver's rule
+        (the SMO's MARGIN_TOL) tells from none: the data are separable, not infeasible."""
         distance, proved = self.hull_distance()
         radius = math.sqrt(self.kernel_diagonal_max)
-        if proved or distance <= HULL_BAND * 2.0 * MARGIN_TOL * radius:
+        if proved or distance <= HULL_BAND * 2.0 * self.hull_resolution * radius:
             raise InfeasibleError(
                 f"the data are not separable in the feature space of {self.kernel!r}: {why}; the classes' convex "
                 f"hulls are {distance:.2e} apart, {distance / radius:.1e} max ||phi(x)||, a margin floating point "
@@ -145,7 +152,7 @@ class HardMarginSVC(BinaryMachine):
 
         min_v 1/2 ||sum_n v_n t_n phi(x_n)||^2 over v >= 0 with sum_{t=+1} v = sum_{t=-1} v = 1 is a
         StandardQP of the nu form; any feasible v bounds the distance from above, so a distance at
-        most 2 MARGIN_TOL R at the SMO's iterate proves that no hyperplane separates the classes
+        most 2 r R (r: ``hull_resolution``) at the SMO's iterate proves that no hyperplane separates the classes
         with a margin that floating point tells from none (R = max ||phi(x_n)||). Returns (distance,
         proved); a distance above the threshold is the optimum's to the SMO's accuracy.
         """
@@ -156,7 +163,15 @@ class HardMarginSVC(BinaryMachine):
                         nu_sum=2.0, gram=self.gram, tol_scale=self.kernel_diagonal_max)
         result = smo(qp, tol=HULL_TOL, max_iter=max(1_000_000, 100 * self.N))
         distance = math.sqrt(max(2.0 * float(result.objective), 0.0))
-        return distance, distance <= 2.0 * MARGIN_TOL * math.sqrt(self.kernel_diagonal_max)
+        return distance, distance <= 2.0 * self.hull_resolution * math.sqrt(self.kernel_diagonal_max)
+
+    @property
+    def hull_resolution(self) -> float:
+        """The smallest hull distance, over R, told from none: HULL_RESOLUTION_64 where the SMO reads float64
+        rows (``kernel_cache.row_dtype``), MARGIN_TOL on float32 rows."""
+        from ..solvers.kernel_cache import row_dtype
+
+        return HULL_RESOLUTION_64 if row_dtype(self.N) == np.float64 else MARGIN_TOL
 
     def libsvm_multipliers(self, coef: Array, intercept: float) -> tuple[Array, RhoEstimate]:
         """LIBSVM's C-SVC coefficients y_n alpha_n (a model trained with a C above every alpha):

@@ -92,7 +92,8 @@ points of the classes' convex hulls in feature space, it is never below the
 geometric margin of a separating hyperplane: the rule fires only when no
 hyperplane separates the classes with a margin of ``MARGIN_TOL`` = 1e-4
 times R (float32 kernel values cannot resolve feature-space distances much
-below that), and the machine then raises ``InfeasibleError``. On data that
+below that), and the machine then raises ``InfeasibleError`` where the hulls' distance is below what
+its hull QP resolves (``HardMarginSVC.hull_resolution``), else ``SolverError`` (separable). On data that
 overlap in feature space ||w(a)|| stays bounded while sum(a) grows about
 linearly with the steps, so the rule fires after some 1e3-1e5 steps.
 """

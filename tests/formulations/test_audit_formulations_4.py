@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
-from sparsekernel.errors import ValidationError
-from sparsekernel.formulations import SVDD, NuSVC, OneClassSVM, SoftMarginSVC
-from sparsekernel.kernels import RBF, Precomputed
+from sparsekernel.errors import ConvergenceWarning, InfeasibleError, SolverError, ValidationError
+from sparsekernel.formulations import SVDD, HardMarginSVC, NuSVC, OneClassSVM, SoftMarginSVC
+from sparsekernel.kernels import RBF, Linear, Precomputed
 
 
 def _asymmetric_gram() -> tuple[np.ndarray, np.ndarray]:
@@ -55,3 +57,37 @@ def test_a_primal_no_qp_solver_can_take_is_refused_naming_the_solver() -> None:
     primal, dual = m.solve("primal-clarabel"), m.solve("clarabel")
     assert primal.status == "optimal"
     assert primal.R2 == pytest.approx(dual.R2, rel=1e-5)
+
+
+
+def _separable_by_a_tiny_margin(d: float) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(8)
+    X = np.vstack([rng.normal(size=(6, 2)) * 0.1 + [1.0, 0.0], rng.normal(size=(6, 2)) * 0.1 - [1.0, 0.0]])
+    X[0], X[6] = [d / 2, 0.0], [-d / 2, 0.0]
+    return X, np.array([1.0] * 6 + [-1.0] * 6)
+
+
+@pytest.mark.parametrize("method", ["smo", "qp-osqp", "osqp", "primal-osqp"])
+def test_a_hard_margin_separable_by_8e_5_r_is_never_called_infeasible(method: str) -> None:
+    # the hyperplane x_1 = 0 separates the classes with margin d / 2 = 5e-5 (R = 1.25): the hard-margin problem
+    # has a solution, which Clarabel finds and certifies (||w|| = 1 / margin = 2e4). The SMO's margin rule and
+    # OSQP's infeasibility status were taken as a proof (InfeasibleError "not separable") because the hulls'
+    # distance, 1e-4, was within 4 MARGIN_TOL R = 5e-4; the hull QP resolves distances down to ~1.4e-5 R
+    d = 1e-4
+    X, t = _separable_by_a_tiny_margin(d)
+    assert np.min(t * X[:, 0]) >= d / 2                 # separable, independently of any solver
+    m = HardMarginSVC(X, t, Linear())
+    certified = m.solve("clarabel")
+    assert certified.status == "optimal"
+    assert np.linalg.norm(certified.w) == pytest.approx(2.0 / d, rel=1e-6)   # 1/||w|| = the margin d/2
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            sol = m.solve(method)
+    except InfeasibleError as exc:                     # the defect
+        pytest.fail(f"{method}: InfeasibleError on separable data: {exc}")
+    except SolverError as exc:                         # a solver that cannot resolve the margin may say so
+        assert "separable" in str(exc)
+        assert f"solve by '{method}'" not in str(exc)
+    else:
+        assert sol.status in ("optimal", "inaccurate")
