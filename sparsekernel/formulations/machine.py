@@ -382,14 +382,21 @@ def _settings_refused(solver: str, exc: BaseException) -> bool:
     return solver == "OSQP" and inner is not None and osqp_refused_settings(inner)
 
 
+#: Rows of a precomputed Gram matrix compared with its columns at a time (``_check_symmetric``).
+SYMMETRY_BLOCK = 512
+
+
 def _check_symmetric(K: Array, tol: float) -> None:
     """A ValidationError naming X where a precomputed Gram matrix is not symmetric beyond ``tol`` of its
     largest value: k(x_n, x_m) = k(x_m, x_n) for every kernel, and the dual's a^T K a and its gradient K a
     (the SMO's rows) would state two different problems (X is dense here: a Gram matrix is made dense)."""
-    asymmetry = float(np.max(np.abs(K - K.T)))
-    largest = float(np.max(np.abs(K)))
-    if asymmetry > tol * largest:
-        i, j = np.unravel_index(int(np.argmax(np.abs(K - K.T))), K.shape)
+    largest = max(float(K.max()), -float(K.min()))
+    for start in range(0, K.shape[0], SYMMETRY_BLOCK):        # row blocks: no N x N temporary
+        block = np.abs(K[start:start + SYMMETRY_BLOCK] - K[:, start:start + SYMMETRY_BLOCK].T)
+        if not float(block.max()) > tol * largest:
+            continue
+        i, j = np.unravel_index(int(np.argmax(block)), block.shape)
+        i += start
         raise ValidationError(
             f"X must be a symmetric Gram matrix for a precomputed kernel (|K_nm - K_mn| <= {tol:g} * max |K|); "
             f"got K[{i}, {j}] = {K[i, j]:.6g} against K[{j}, {i}] = {K[j, i]:.6g} (largest |K| {largest:.3g})")
