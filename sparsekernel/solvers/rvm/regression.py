@@ -67,9 +67,9 @@ from .checks import (
 from .certificate import add_row, beta_fixed_point, beta_optimum, factors_over, kept_gains, kept_sq
 from .design import Design, Scaled, WithBias, gram_matrix
 from .posterior import Hyperprior, Whitened, gamma_of, posterior, whitened_posterior
-from .reestimation import IterativeOptions, iterative_regression
+from .reestimation import IterativeOptions, Whitening, iterative_regression
 from .results import RVMRegression
-from .sequential import TOP_DOWN_SIZE, TOP_DOWN_WIDE_SIZE, FastOptions, fast_regression
+from .sequential import TOP_DOWN_GAIN, TOP_DOWN_SIZE, TOP_DOWN_WIDE_SIZE, FastOptions, fast_regression
 
 __all__ = ["rvm_regression"]
 
@@ -205,18 +205,21 @@ def rvm_regression(
         (``sequential.HOLD_FACTORS``; on bases of at most 1,500 functions a
         second one with the bias column out of its pool until its steps
         converge, ``sequential.withheld_start``), a joint MacKay polish and, on bases
-        of at most 500 functions (``sequential.TOP_DOWN_SIZE``), nine
+        of at most 500 functions (``sequential.TOP_DOWN_SIZE``), twelve
         starts from every function (MacKay's re-estimation from alpha_i = 1,
         1e-2, 1e-4 and 1e-6 on the solver's unit-norm columns and from Tipping's
         one alpha for the columns of Phi as given, for t in units of its
         standard deviation, at 1e-3, 0.1 and 10 times it, ``raw_units_starts``;
+        MacKay's from 1, 1e-4 and 1e-6 with beta held until the alphas settle;
         EM's from alpha_i = 1, with beta re-estimated and with beta held; then
         the steps; on bases of up to 1,500 functions the start from 1e-4 alone),
         and keeps the highest evidence that is not at the noise floor, the
         starts compared by (7.85) recomputed (``posterior.Whitened``), beyond
         its estimated rounding. A start whose steps meet a posterior precision Cholesky cannot
         factor (nearly collinear columns) is dropped, the steps from the empty model too, and the fit
-        goes on from the others (SolverError where none is left). 0 gives the plain Algorithm 7.2.
+        goes on from the others (SolverError where none is left); a re-estimation whose update Cholesky
+        cannot factor also goes on on the whitened columns, and the last moves on that factorisation
+        finish from where it stops (``_settled_ends``). 0 gives the plain Algorithm 7.2.
     alpha_init : float
         MacKay and EM: the alpha_i every function starts from, in the units
         of ``alpha_max``. The evidence of wide kernels has several maxima and
@@ -265,8 +268,10 @@ def rvm_regression(
     # the last moves factorise N x M kept columns, M small: one BLAS thread, as the steps (friedman2 with raw
     # inputs at N = 800: 255 moves took 54 s with two threads on a loaded two-core machine, 0.6 s with one)
     with limit_blas(1 if N <= SMALL_BASIS else None):
+        ends = run.ends
         settled = _settle(problem, run, opts, max_iter) if prior.flat else None
-    run, post = settled if settled is not None else (run, None)
+        run, post = settled if settled is not None else (run, None)
+        run, post = _settled_ends(problem, run, post, ends, opts, max_iter)
     if not run.converged:
         if run.undone:
             reason = ("stopped where a move of Algorithm 7.2 that should gain more than tol did not raise the "
@@ -395,6 +400,8 @@ class _RunResult:
     left: float = 0.0  # the gain of the move ``_settle`` found when its moves (``settle_budget``) ran out (nats)
     broken: bool = False  # MacKay / EM stopped where A + beta Phi^T Phi no longer factored
     unfinished: bool = False  # MacKay / EM converged, but the fast steps could not finish from their point
+    #: where top-down re-estimations on the whitened columns stopped (``FastOutcome.whitened_ends``)
+    ends: tuple = ()
 
 
 def _run_fast(problem: _Problem, opts: FastOptions) -> _RunResult:
@@ -402,7 +409,7 @@ def _run_fast(problem: _Problem, opts: FastOptions) -> _RunResult:
     out = fast_regression(problem.design, problem.t, problem.PhiTt, problem.norms,
                           problem.units.usable, problem.beta0, opts, withheld=withheld)
     return _RunResult(out.active, out.alpha, out.beta, out.log_evidence, out.iterations,
-                      out.converged, out.sweeps, out.refused)
+                      out.converged, out.sweeps, out.refused, ends=out.whitened_ends)
 
 
 def _run_iterative(problem: _Problem, opts: IterativeOptions, finish: FastOptions) -> _RunResult:
@@ -434,7 +441,7 @@ def _run_iterative(problem: _Problem, opts: IterativeOptions, finish: FastOption
     if not opts.prior.flat:
         return run
     held = _iterative_and_finish(problem, G, replace(opts, hold_beta=True), finish)
-    return held if _higher(problem, held, run, opts.tol) else run
+    return replace(held if _higher(problem, held, run, opts.tol) else run, ends=run.ends + held.ends)
 
 
 def _higher(problem: _Problem, trial: _RunResult, run: _RunResult, tol: float) -> bool:
@@ -462,10 +469,15 @@ def _iterative_and_finish(problem: _Problem, G: Array, opts: IterativeOptions, f
     usable = problem.units.usable
     threads = 1 if usable.size <= SMALL_BASIS else None  # small matrices: one BLAS thread
     with limit_blas(threads):
+        # on past a failed Cholesky factor on the whitened columns where ``_settle`` certifies the end (flat prior)
+        whitening = Whitening(lambda at: problem.design.columns(usable[at]), problem.t) if opts.prior.flat else None
         out = iterative_regression(G, problem.PhiTt[usable], float(problem.t @ problem.t), problem.t.shape[0],
-                                   problem.beta0, opts)
+                                   problem.beta0, opts, whitening=whitening)
+    ends = () if out.whitened_end is None else ((usable[out.whitened_end[0]],) + out.whitened_end[1:],)
     result = _RunResult(usable[out.active], out.alpha, out.beta, out.log_evidence, out.iterations,
-                        out.converged, 0, broken=out.broken)
+                        out.converged, 0, broken=out.broken, ends=ends)
+    if not out.factored:    # the run on the whitened columns alone (not even the start factored): ``_settle`` finishes it
+        return result
     if not (out.converged or out.broken):  # a broken run: the fast steps finish from its last factored state
         return result
     finish = replace(finish, restarts=0, hold_factors=(), polish_sweeps=0)
@@ -484,7 +496,7 @@ def _iterative_and_finish(problem: _Problem, G: Array, opts: IterativeOptions, f
         return unfinished
     history = np.concatenate([out.log_evidence, fin.log_evidence[1:]])
     return _RunResult(fin.active, fin.alpha, fin.beta, history, out.iterations + fin.iterations,
-                      fin.converged, fin.sweeps, fin.refused)
+                      fin.converged, fin.sweeps, fin.refused, ends=ends)
 
 
 def _settle(problem: _Problem, run: _RunResult, opts: FastOptions,
@@ -579,6 +591,33 @@ def _settle(problem: _Problem, run: _RunResult, opts: FastOptions,
     refused = 0.0 if converged else add if run.converged else run.refused  # what the warning names
     return _RunResult(active, alpha, beta, np.asarray(history), run.iterations + moves, converged, run.sweeps,
                       refused, undone, left, run.broken), current
+
+
+def _settled_ends(problem: _Problem, run: _RunResult, post: Whitened | None, ends: tuple, opts: FastOptions,
+                  max_iter: int) -> tuple[_RunResult, Whitened | None]:
+    """The run, or the highest of the whitened top-down ends (``FastOutcome.whitened_ends``) each finished by
+    ``_settle``'s moves where it is higher (``_higher``; by ``TOP_DOWN_GAIN`` nats where it keeps more functions,
+    as ``sequential.worth_replacing``): its history is the run's and then its own (7.85).
+
+    The steps from such an end lose every digit of S_i and Q_i (a linear kernel on 120 points of 3 inputs
+    offset by 1,000: from a re-estimation that ended at 167 nats they fell to 22-29, and the fit to the bias
+    alone at -170, R^2 0); the moves on the orthogonal factorisation keep them.
+    """
+    for active, alpha, beta in ends:
+        if not active.size:
+            continue
+        start = _RunResult(np.asarray(active), np.asarray(alpha), float(beta), np.asarray(run.history),
+                           run.iterations, True, run.sweeps)
+        settled = _settle(problem, start, opts, max_iter)
+        # a denser maximum only where it is clearly more probable (``sequential.worth_replacing``)
+        margin = TOP_DOWN_GAIN if settled is not None and settled[0].active.size > run.active.size else opts.tol
+        if settled is None or not _higher(problem, settled[0], run, margin):
+            continue
+        trial, trial_post = settled
+        value = _final_posterior(problem, trial.active, trial.alpha, trial.beta)[1]
+        run = replace(trial, history=np.append(run.history, value))
+        post = trial_post
+    return run, post
 
 
 def settle_budget(N: int, M: int) -> int:

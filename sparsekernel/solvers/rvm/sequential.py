@@ -95,13 +95,14 @@ Then ``mackay_polish`` re-estimates every kept alpha and beta jointly by
 (7.87)-(7.88) while that raises the evidence, and the steps run again, so
 the result is certified by the same single-alpha test.
 
-On a basis of at most ``TOP_DOWN_SIZE`` functions nine more starts come from
+On a basis of at most ``TOP_DOWN_SIZE`` functions twelve more starts come from
 the other end (``top_down_start``): MacKay's re-estimation from every
 function at alpha_i = 1, 1e-2, 1e-4 and 1e-6 (unit-norm columns) and at
 Tipping's one alpha for the caller's columns (t in units of its standard
 deviation) at 1e-3, 0.1 and 10 times it (``FastOptions.raw_starts``),
-and EM's from alpha_i = 1 (``TOP_DOWN_EM_ALPHAS``; and with beta held until its alphas settle,
-``TOP_DOWN_HELD_EM_ALPHAS``), copies merged, then the
+MacKay's with beta held until its alphas settle from 1, 1e-4 and 1e-6
+(``TOP_DOWN_HELD_MACKAY_ALPHAS``), and EM's from alpha_i = 1
+(``TOP_DOWN_EM_ALPHAS``; and held, ``TOP_DOWN_HELD_EM_ALPHAS``), copies merged, then the
 steps and the polish; up to ``TOP_DOWN_WIDE_SIZE``
 functions, the one from 1e-4, which prunes the clearly hopeless functions
 from its first iteration (``TOP_DOWN_WIDE_HOPELESS``). Wide kernels give the
@@ -178,7 +179,8 @@ from .design import DenseDesign, Design, WeightedDesign, gram_matrix, transposed
 from .laplace import Laplace, ModeOptions, find_mode, laplace_log_evidence, whitened_problem
 from .checks import ALPHA_INIT, DEFAULT_MAX_ITER
 from .likelihood import Likelihood
-from .reestimation import IterativeOptions, LaplaceIterativeOptions, iterative_laplace, iterative_regression
+from .reestimation import (IterativeOptions, LaplaceIterativeOptions, Whitening, iterative_laplace,
+                           iterative_regression)
 
 __all__ = ["FastOptions", "FastOutcome", "fast_regression", "fast_laplace", "Conjugate"]
 
@@ -221,10 +223,17 @@ TOP_DOWN_WIDE_ALPHA = 1e-4 * ALPHA_INIT
 TOP_DOWN_EM_ALPHAS = (ALPHA_INIT,)
 #: EM's start from these alpha_i with beta held until its alphas settle (``IterativeOptions.hold_beta``), the
 #: schedule ``method="em"`` also runs: on Boston housing (raw X, gamma "scale") it reached a maximum 7.5 nats above
-#: every other start (-1020.9 against -1028.4), at 0.2-0.5 s of its 242-725 iterations there. MacKay's four
-#: starts held, tried on six of benchmarks/rvm_accuracy.py's cells, gained on one (friedman2 standardised, 0.1 x
-#: "scale": 2.8 nats) at 30-80% more time, and do not run
+#: every other start (-1020.9 against -1028.4), at 0.2-0.5 s of its 242-725 iterations there.
 TOP_DOWN_HELD_EM_ALPHAS = (ALPHA_INIT,)
+#: MacKay's starts from these alpha_i with beta held until its alphas settle (the schedule ``method="mackay"``
+#: also runs, from its ``alpha_init``): where its update no longer factors it goes on on the whitened columns
+#: (``reestimation.Whitening``), and on benchmarks/rvm_accuracy.py's raw friedman2 (0.1 and 10 x "scale"),
+#: friedman3 (0.1 x) and Boston housing (0.1 and 10 x) its ends reached maxima 3-160 nats above every other start
+#: (friedman2 at 0.1 x "scale": -1643.97 against -1703.02 without them and -1805.19 before the continuation, test
+#: RMSE 37.5 against 127.3 and 313.0); before that
+#: continuation, held, they gained on one cell of six tried (friedman2 standardised, 0.1 x "scale": 2.8 nats) at
+#: 30-80% more time
+TOP_DOWN_HELD_MACKAY_ALPHAS = (ALPHA_INIT, 1e-4 * ALPHA_INIT, 1e-6 * ALPHA_INIT)
 #: The centred starts (``centred_alphas``): alpha_i = alpha_init x each factor x the relative variance of column i
 #: (its variance about its mean over its mean square), for the classification's top-down starts and for
 #: ``method="mackay"`` / ``"em"``. Under a linear kernel on inputs offset by 100-1000 (two classes by a linear rule
@@ -356,6 +365,10 @@ class FastOutcome:
     sweeps: int
     refused: float = 0.0  # the largest gain (nats) a safeguard kept out at the end (see ``refused_gain``)
     mean: Array | None = None  # the posterior mean m of the included functions, in the order of ``active``
+    #: where the top-down re-estimations that went on on the whitened columns stopped: (basis indices, alpha,
+    #: beta) each, for the caller to finish by moves on that factorisation (``regression._settle``): the steps'
+    #: rank-one updates lose every digit of S_i and Q_i there, and from such a point fell 140-200 nats
+    whitened_ends: tuple[tuple[Index, Array, float], ...] = ()
 
 
 @dataclass
@@ -902,6 +915,9 @@ class _Run:
     since_refresh: int = 0
     reselected: bool = False  # S, Q come from a reselect (the running Sigma), not from a fresh factor
     beta_fresh: bool = False  # beta was re-estimated and no alpha step taken since
+    #: the top-down re-estimations that went on, past a failed Cholesky factor, on the whitened columns
+    #: (``top_down_start``): (basis indices, alpha, beta) where they stopped, for ``FastOutcome.whitened_ends``
+    whitened_ends: list = field(default_factory=list)
 
     def record(self, value: float) -> None:
         self.value = value
@@ -1304,7 +1320,11 @@ def top_down_start(run: _Run, basis: _Basis, opts: FastOptions, beta: float,
     wide kernels has several maxima, and the steps from the empty model and
     MacKay's updates from the full one reach different ones; neither
     dominates (issue 16's matrix). Then the steps its span test refused
-    (``_unrefused``). Returns the run and whether it converged.
+    (``_unrefused``). Returns the run and whether it converged. Where an update
+    does not factor, the re-estimation goes on on the whitened columns
+    (``reestimation.Whitening``) and its end is recorded in ``run.whitened_ends``
+    for the caller's moves on that factorisation; the steps start from the
+    last state that factored (and none where the start itself did not).
     """
     state = run.state
     pool = state.pool
@@ -1320,7 +1340,14 @@ def top_down_start(run: _Run, basis: _Basis, opts: FastOptions, beta: float,
         # 0.1: 7.4 nats lower with two threads than with one); two threads gave the fit no speed
         # (0.67-0.72 s against 0.50 s with one, friedman1 N = 1,000, gamma 0.5, two cores)
         with limit_blas(1):
-            out = iterative_regression(pool.gram, pool.PhiTt, state.tt, state.N, beta, iterative)
+            out = iterative_regression(pool.gram, pool.PhiTt, state.tt, state.N, beta, iterative,
+                                       whitening=Whitening(lambda at: basis.design.columns(pool.index[at]), basis.t))
+        # where it went on on the whitened columns: finished by the caller on the orthogonal factorisation
+        end = out.whitened_end if out.factored else (out.active, out.alpha, out.beta)
+        if end is not None and end[0].size:
+            run.whitened_ends.append((pool.index[end[0]], end[1].copy(), end[2]))
+        if not out.factored:                 # no state that factored for the steps to start from
+            return run, False
         active, alpha = _merge_copies(pool, out.active, out.alpha, opts.align_max)
         fresh = _State(pool, state.tt, state.N, out.beta, opts)
         value = _start_at(fresh, active, alpha)
@@ -1553,7 +1580,8 @@ def _top_down_starts(size: int, opts: FastOptions) -> tuple[tuple[str, float | A
     if size <= TOP_DOWN_SIZE:
         alphas = TOP_DOWN_REGRESSION_ALPHAS + opts.raw_starts
         return (tuple(("mackay", a, False) for a in alphas) + tuple(("em", a, False) for a in TOP_DOWN_EM_ALPHAS)
-                + tuple(("em", a, True) for a in TOP_DOWN_HELD_EM_ALPHAS))
+                + tuple(("em", a, True) for a in TOP_DOWN_HELD_EM_ALPHAS)
+                + tuple(("mackay", a, True) for a in TOP_DOWN_HELD_MACKAY_ALPHAS))
     return (("mackay", TOP_DOWN_WIDE_ALPHA, False),) if size <= TOP_DOWN_WIDE_SIZE else ()
 
 
@@ -2038,4 +2066,5 @@ def _outcome(run: _Run, converged: bool, refused: float = 0.0) -> FastOutcome:
         sweeps=run.sweeps,
         refused=refused,
         mean=state.m.copy(),
+        whitened_ends=tuple(run.whitened_ends),
     )

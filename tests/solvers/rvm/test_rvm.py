@@ -435,7 +435,7 @@ def test_a_tight_tol_leaves_the_top_down_re_estimation_at_the_default_rule(monke
     seen = []
     original = sequential.iterative_regression
     monkeypatch.setattr(sequential, "iterative_regression",
-                        lambda *args: (seen.append((args[-1].method, args[-1].tol)), original(*args))[1])
+                        lambda *args, **kw: (seen.append((args[-1].method, args[-1].tol)), original(*args, **kw))[1])
     rng = np.random.default_rng(9)
     X = rng.uniform(-2, 2, size=(300, 1))
     t = np.sinc(X[:, 0]) + 0.1 * rng.normal(size=300)

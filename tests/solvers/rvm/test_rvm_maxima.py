@@ -140,7 +140,11 @@ def test_boston_housing_reaches_the_best_maximum_and_its_test_error(standardise)
     value, rmse = scored(fast)
     assert fast.converged
     assert value >= max(v for v, _ in others) - 1.0
-    assert rmse <= 1.05 * min(e for _, e in others)
+    # within 5% of the error of every other maximum as high; MacKay from its default alpha, which goes on past a
+    # failed Cholesky factor on the whitened columns, ends 11.5 nats lower (raw inputs) with a lower error (4.07
+    # against 4.34): the evidence, not the error, is what each method maximises. Below sklearn-rvm's 4.76 (issue 16)
+    assert rmse <= 1.05 * min((e for v, e in others if v >= value - 1.0), default=math.inf)
+    assert rmse < 4.76
     # raw inputs: MacKay from 1e-6 reaches -1029.8, 45 nats above fast's old -1074.9; fast ends there
     # (one BLAS thread) or at a maximum 3 nats from it (two), and the rounding decides which
     assert value >= weakest[0] - 5.0
@@ -283,7 +287,8 @@ def test_the_em_start_reaches_what_em_reaches_where_mackays_starts_do_not(name, 
     same start: on fuzzed cells EM (then the steps) ended nats above every start of the fast method. With
     the EM starts among the top-down starts (beta re-estimated, and held), fast reaches EM's maximum (within
     the 1 nat a denser maximum must gain to replace a sparser one, ``sequential.TOP_DOWN_GAIN``); without them,
-    it stays more than ``mackay_short`` nats below that. (The friedman2 cell of the fuzz, seed 0, is left out: under a
+    it stays more than ``mackay_short`` nats below that, without the held MacKay starts also (which reach it
+    on this cell since they go on on the whitened columns). (The friedman2 cell of the fuzz, seed 0, is left out: under a
     relative change of 1e-14 in K, a BLAS's rounding, both EM and the EM start land on either of two
     maxima 4.8 nats apart, so no assertion about it holds on every machine.)"""
     from sparsekernel.solvers.rvm import sequential
@@ -297,6 +302,7 @@ def test_the_em_start_reaches_what_em_reaches_where_mackays_starts_do_not(name, 
     assert reached >= em - 1.0
     monkeypatch.setattr(sequential, "TOP_DOWN_EM_ALPHAS", ())
     monkeypatch.setattr(sequential, "TOP_DOWN_HELD_EM_ALPHAS", ())
+    monkeypatch.setattr(sequential, "TOP_DOWN_HELD_MACKAY_ALPHAS", ())    # they reach it too (-63.89 here)
     assert direct_evidence(K, t, fit(K, t)) < reached - mackay_short
 
 
@@ -977,3 +983,76 @@ def test_iterative_laplace_starts_each_column_at_its_own_alpha():
                                   LaplaceIterativeOptions(method, 1e-3, 100, 1e9, np.full(5, 0.5), mode))
         np.testing.assert_array_equal(scalar.alpha, array.alpha)
         np.testing.assert_array_equal(scalar.log_evidence, array.log_evidence)
+
+
+def _bias_only_evidence(t):
+    """(7.85) of the bias alone at its best alpha_0 and beta, by a search over both (scipy, on the whitened
+    form): the level a fit that keeps no function reaches."""
+    from scipy.optimize import minimize
+
+    ones = np.ones((t.size, 1))
+
+    def negative(log_params):
+        alpha0, beta = np.exp(log_params)
+        return -whitened_posterior(ones, t, np.array([alpha0]), beta).evidence
+
+    start = np.log([1.0 / max(t.mean() ** 2, 1e-12), 1.0 / t.var()])
+    return -minimize(negative, start, method="Nelder-Mead", options={"xatol": 1e-8, "fatol": 1e-10}).fun
+
+
+@pytest.mark.parametrize("offset", [1e3, 3e3, 1e4])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_linear_kernel_on_offset_inputs_is_not_fitted_by_the_bias_alone(seed, offset):
+    """RVR(kernel="linear") on 120 points of 3 inputs (t = x^T v + noise of sd 0.1) with every input offset by
+    1,000 or more: the columns x_n^T x share a part 3 offset^2 against a variation of about offset, and A + beta
+    Phi^T Phi stops factoring under a weak prior. The fast method kept the bias alone (R^2 0, 270-370 nats
+    below), certified, since no single function gains there; sklearn-rvm's EMRVR does too at 1,000 (R^2 -0.007)
+    and raises at 3,000. The top-down re-estimation now goes on on the whitened columns and the last moves finish
+    from there: held-out R^2 as at offset 0 (0.998), the report a certified maximum, (7.85) recomputed as reported."""
+    from sparsekernel.estimators import RVR
+
+    rng = np.random.default_rng(seed)
+    v = np.array([1.0, -2.0, 0.5])
+    X, Xt = rng.normal(size=(120, 3)), rng.normal(size=(200, 3))
+    y, yt = X @ v + 0.1 * rng.normal(size=120), Xt @ v + 0.1 * rng.normal(size=200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = RVR(kernel="linear").fit(X + offset, y)
+    assert est.report_.ok
+    assert est.score(Xt + offset, yt) > 0.995
+    K = (X + offset) @ (X + offset).T
+    Phi = np.column_stack(([np.ones(120)] if est.result_.bias_used else []) + [K[:, est.result_.relevance]])
+    value = whitened_posterior(Phi, y, np.asarray(est.result_.alpha), est.result_.beta).evidence
+    assert value == pytest.approx(est.log_evidence_[-1], abs=1e-6 * abs(value))
+    assert value > _bias_only_evidence(y) + 200.0
+
+
+@pytest.mark.parametrize("factor", [0.1, 10.0])
+def test_friedman2_raw_inputs_at_other_widths_reach_the_held_re_estimation(factor):
+    """friedman2, raw inputs (benchmarks/rvm_accuracy.py's cells), RBF at 0.1 and 10 x gamma "scale": MacKay with
+    beta held, from alpha_i = 1e-6 (0.1 x) or 1 (10 x), stops factoring A + beta Phi^T Phi after some iterations and
+    goes on on the whitened columns to -1644.0 and -1722.0, where fast stopped at -1805.2 (two functions, noise sd 322
+    against a true 125) and -1735.7. Fast now runs those starts too: within 1 nat of every MacKay start (1, 1e-4,
+    1e-6, each with both schedules) and of EM, certified, with a held-out error within 5% of theirs."""
+    from sklearn.datasets import make_friedman2
+    from threadpoolctl import threadpool_limits
+
+    X, t = make_friedman2(n_samples=250, noise=125.0, random_state=0)
+    Xt, ft = make_friedman2(n_samples=1000, noise=0.0, random_state=1000)
+    kernel = RBF(factor / (X.shape[1] * X.var()))
+    K, Kt = kernel(X), kernel(Xt, X)
+
+    def scored(r):
+        cols = ([np.ones(Kt.shape[0])] if r.bias_used else []) + [Kt[:, r.relevance]]
+        return direct_evidence(K, t, r), float(np.sqrt(np.mean((np.column_stack(cols) @ np.asarray(r.mean) - ft) ** 2)))
+
+    with threadpool_limits(limits=1):
+        fast = fit(K, t)
+        others = [scored(fit(K, t, m, alpha_init=a)) for m, a in (("mackay", 1.0), ("mackay", 1e-4),
+                                                                  ("mackay", 1e-6), ("em", 1.0))]
+    value, rmse = scored(fast)
+    best, best_rmse = max(others)
+    assert fast.converged and evidence_report(K, t, fast).ok
+    assert value >= best - 1.0
+    assert rmse <= 1.05 * best_rmse
+    assert 80.0 <= fast.beta**-0.5 <= 200.0
