@@ -47,6 +47,10 @@ and dtypes). What differs from ``sklearn.svm``, and why:
   with both; its Platt folds are stratified where each class of a pair has two
   points (LIBSVM's plain shuffled folds otherwise), so the probabilities are
   close to scikit-learn's, not equal.
+- A pair's decision value of exactly 0 is a vote for the pair's second class in ``predict``,
+  ``decision_function`` "ovr" and ``break_ties`` alike, as LIBSVM's own vote counts it (a value
+  above 0 for the first); scikit-learn's "ovr" values count it for the first class, so that there
+  its ``break_ties`` prediction can differ from its own ``predict``.
 - With zero or negative sample weights ``support_`` indexes the X given to
   ``fit`` (scikit-learn's indexes the rows of positive weight only). A class
   whose every point has weight 0 is refused (a ValidationError naming
