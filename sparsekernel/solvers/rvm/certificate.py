@@ -76,7 +76,7 @@ from .poisson import Poisson, RVMPoisson, check_counts
 from .results import RVMClassification, RVMRegression
 
 __all__ = ["MAXIMUM", "MAXIMUM_WITH_PRIOR", "LAPLACE_FIXED_POINT", "EvidenceRow", "EvidenceReport", "evidence_report", "evidence_report_at", "laplace_report", "kept_rows", "add_row", "gain_to_optimum",
-           "kept_gains", "kept_sq", "beta_fixed_point", "beta_optimum", "beta_slope", "factors_over"]
+           "kept_gains", "kept_sq", "resolved_kept_sq", "beta_fixed_point", "beta_optimum", "beta_slope", "factors_over"]
 
 #: Columns of the design read at once for the weighted norms phi_i^T B_kk phi_i (``_weighted_norms``).
 NORM_BLOCK = 512
@@ -393,7 +393,7 @@ def _regression_report(design: Design, t: Array, relevance: NDArray[np.intp], bi
     labels = (["bias"] if bias else []) + [int(i) for i in relevance]
     excluded = np.setdiff1d(np.arange(M), relevance)
     post = whitened_posterior(kept, t, alpha, beta)  # (7.82)-(7.85) by an orthogonal factorisation
-    s, q = kept_sq(alpha, post)
+    s, q = resolved_kept_sq(alpha, post, kept)
     S, Q = factors_over(design, excluded, post)
     candidates: list = [int(i) for i in excluded]
     if bias_candidate:
@@ -401,7 +401,7 @@ def _regression_report(design: Design, t: Array, relevance: NDArray[np.intp], bi
         S, Q, candidates = np.concatenate([S_0, S]), np.concatenate([Q_0, Q]), ["bias"] + candidates
     flat = prior.hyper.flat
     if flat:
-        rows = _kept_rows_sq(alpha, s, q, labels, tol)
+        rows = _kept_rows_sq(alpha, s, q, labels, tol, resolved=True)
         rows.append(add_row(S, Q, candidates, tol))
     else:
         rows = _prior_rows(alpha, s, q, S, Q, labels, candidates, prior, tol)
@@ -494,16 +494,38 @@ def factors_over(design: Design, index: NDArray[np.intp], post: Whitened,
     return S, Q
 
 
-def kept_gains(alpha: Array, s: Array, q: Array) -> tuple[Array, Array]:
-    """Each kept weight's gain (nats) from re-estimating its alpha_i (7.101) and from deleting it (7.99)."""
+def kept_gains(alpha: Array, s: Array, q: Array, resolved: bool = False) -> tuple[Array, Array]:
+    """Each kept weight's gain (nats) from re-estimating its alpha_i (7.101) and from deleting it (7.99).
+    ``resolved``: s and q keep their digits where alpha_i >> s_i too (``resolved_kept_sq``)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         reestimate, delete = gain_to_optimum(alpha, s, q)
-    # where alpha_i >> s_i the difference 1/Sigma_ii - alpha_i has no digits left (gamma_i ~ 0): the
-    # function contributes nothing, so neither move gains anything on it
-    lost = ~(np.isfinite(s) & np.isfinite(q) & (s > 1e-8 * alpha)) | ~np.isfinite(reestimate) | ~np.isfinite(delete)
+    # where alpha_i >> s_i the difference 1/Sigma_ii - alpha_i has no digits left (gamma_i ~ 0): without
+    # s_i, q_i from elsewhere (``resolved_kept_sq``) neither move is measured there
+    lost = ~(np.isfinite(s) & np.isfinite(q) & (resolved | (s > LOST_BELOW * alpha)))
+    lost |= ~np.isfinite(reestimate) | ~np.isfinite(delete)
     reestimate[lost] = 0.0
     delete[lost] = 0.0
     return reestimate, delete
+
+
+#: ``kept_sq``'s s_i = alpha_i (1 - h_i) / h_i has no digits left where it is below this share of alpha_i.
+LOST_BELOW = 1e-8
+
+
+def resolved_kept_sq(alpha: Array, post: Whitened, kept: Array) -> tuple[Array, Array]:
+    """``kept_sq``, with s_i and q_i taken again where alpha_i (1 - h_i) / h_i has no digits (s_i below
+    ``LOST_BELOW`` alpha_i): from the projected factors S_i, Q_i (7.102)-(7.103) of the kept column ``kept[:, i]``
+    by (7.104)-(7.105), s_i = alpha_i S_i / (alpha_i - S_i), q_i = alpha_i Q_i / (alpha_i - S_i), where
+    alpha_i - S_i keeps every digit. A function so far from the model can still gain by its re-estimate
+    (7.101): alpha_i = 1.53 over s_i = 2.6e-13, q_i^2 / s_i = 1.32, 0.0215 nats at alpha_i = 2.8e-10."""
+    s, q = kept_sq(alpha, post)
+    lost = ~(np.isfinite(s) & np.isfinite(q) & (s > LOST_BELOW * alpha))
+    if np.any(lost):
+        S, Q = post.factors(kept[:, lost])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s[lost] = alpha[lost] * S / (alpha[lost] - S)                      # (7.105)
+            q[lost] = alpha[lost] * Q / (alpha[lost] - S)                      # (7.104)
+    return s, q
 
 
 def kept_sq(alpha: Array, post: Whitened) -> tuple[Array, Array]:
@@ -593,9 +615,10 @@ def beta_optimum(kept: Array, t: Array, alpha: Array, beta: float, post: Whitene
     return best[0], max(best[1] - start, 0.0)
 
 
-def _kept_rows_sq(alpha: Array, s: Array, q: Array, labels: list, tol: float) -> list[EvidenceRow]:
-    """The re-estimate (7.101) and delete rows from the kept weights' s_i, q_i (7.102)."""
-    reestimate, delete = kept_gains(alpha, s, q)
+def _kept_rows_sq(alpha: Array, s: Array, q: Array, labels: list, tol: float,
+                  resolved: bool = False) -> list[EvidenceRow]:
+    """The re-estimate (7.101) and delete rows from the kept weights' s_i, q_i (7.102) (``kept_gains``)."""
+    reestimate, delete = kept_gains(alpha, s, q, resolved)
     return [_row("(7.101)", "re-estimate a kept alpha_i = s_i^2 / (q_i^2 - s_i)", reestimate, labels, tol),
             _row("(7.99)", "delete a kept function (q_i^2 <= s_i)", delete, labels, tol)]
 

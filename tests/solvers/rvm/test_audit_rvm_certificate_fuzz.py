@@ -201,3 +201,64 @@ def test_a_fit_called_converged_has_no_beta_change_that_gains_more_than_tol(seed
     kept = np.column_stack(([np.ones(7)] if result.bias_used else []) + [Phi[:, result.relevance]])
     gain = _best_beta_gain(kept, t, np.asarray(result.alpha), result.beta, 1.0 / (1e-6 * np.var(t)))
     assert result.converged and gain <= 1e-2
+
+
+# ----------------------------------------------------------------------------------------------------------
+# (1): no single re-estimate gains more than tol where the report says PASS
+
+
+def _kept_factors(columns: np.ndarray, t: np.ndarray, alpha: np.ndarray, beta: float, i: int) -> tuple[float, float]:
+    """s_i = phi_i^T C_-i^-1 phi_i and q_i = phi_i^T C_-i^-1 t (7.98)-(7.99), C_-i without function i: with
+    C_-i = beta^-1 (I + G G^T), x^T C_-i^-1 y = beta <P [x; 0], P [y; 0]>, P projecting off range([G; I])."""
+    others = np.arange(alpha.size) != i
+    G = columns[:, others] * np.sqrt(beta / alpha[others])
+    Q, _ = np.linalg.qr(np.vstack([G, np.eye(G.shape[1])]))
+    Z = np.vstack([np.column_stack([columns[:, i], t]), np.zeros((G.shape[1], 2))])
+    P = Z - Q @ (Q.T @ Z)
+    return beta * float(P[:, 0] @ P[:, 0]), beta * float(P[:, 0] @ P[:, 1])
+
+
+def _reestimate_gain(alpha: float, s: float, q: float) -> float:
+    """lambda(alpha*) - lambda(alpha) (7.97) at alpha* = s^2 / (q^2 - s) (7.101), without cancellation: with
+    x = q^2 / s and u = alpha / s it is (y - 1 - ln y) / 2, y = x u / (u + 1); 0 where q^2 <= s."""
+    x, u = q * q / s, alpha / s
+    if x <= 1.0:
+        return 0.0
+    y = x * u / (u + 1.0)
+    return 0.5 * (y - 1.0 - np.log(y))
+
+
+#: A MacKay fit (fuzzed: 15 points, RBF 526 on inputs of spread 0.024, noise targets offset by 699, no bias).
+NARROW_X = np.array([-0.01007251953313629, 0.016486540651329245, -0.011250829483503188, 0.021678175711413956,
+                     -0.01857516487878043, 0.013315775903863698, -0.019494089193869753, -0.021672852588774865,
+                     -0.013266495714574887, 0.017991779375097106, -0.02051823257110826, -0.009444900500920797,
+                     -0.0011898994629312503, 0.046359453166159616, 0.0017563292956772236])
+NARROW_T = np.array([699.1878950307671, 699.2001473527387, 699.1780746932748, 699.2727597963114, 699.2744414524553,
+                     699.207601969754, 699.2753464397844, 699.3050140404093, 699.2741081299754, 699.325888944906,
+                     699.2847418510408, 699.3914666268054, 699.2440770787888, 699.4696156322624, 699.2697435476714])
+NARROW_RELEVANCE = np.array([0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14])
+NARROW_ALPHA = np.array([0.00027057124459390394, 48.825876288836554, 7.394584367274948e-12, 35318.05900478129,
+                         3.0997228226686073e-12, 30140511.12785864, 2.7246519263083622e-09, 3.8641028279221053e-10,
+                         1.4730947605623636e-12, 1.9260123509322742, 1.5268885278759223, 4.269629755979646e-08,
+                         5.0517287254320474e-11])
+NARROW_BETA = 192.92998382908362
+
+
+def test_a_report_does_not_pass_a_kept_function_whose_alpha_is_far_above_s_and_whose_re_estimate_gains() -> None:
+    # function 12 is kept at alpha = 1.53 with s = 2.6e-13 (the caller's units): 1 - alpha Sigma_ii has no digits
+    # there, and the report set both its gains to 0 ('the function contributes nothing'). But q^2 / s = 1.32:
+    # re-estimating alpha to s^2 / (q^2 - s) = 2.8e-10 raises (7.85) by 0.0215 nats (0.02153080346 in exact
+    # rational arithmetic), above tol 0.01, and the report said PASS
+    from sparsekernel.solvers.rvm import evidence_report_at
+
+    Phi = RBF(526.2502309004509)(NARROW_X[:, None], NARROW_X[:, None])
+    columns = Phi[:, NARROW_RELEVANCE]
+    c = np.std(NARROW_T)                                  # t in units of its spread: s, q, alpha alike
+    gains = [_reestimate_gain(NARROW_ALPHA[i] * c * c,
+                              *_kept_factors(columns, NARROW_T / c, NARROW_ALPHA * c * c, NARROW_BETA * c * c, i))
+             for i in range(NARROW_RELEVANCE.size)]
+    assert max(gains) == pytest.approx(0.0215308, abs=1e-5) and int(np.argmax(gains)) == 10   # function 12
+    report = evidence_report_at(Phi, NARROW_T, NARROW_RELEVANCE, NARROW_ALPHA, NARROW_BETA, bias=False, tol=1e-2)
+    row = next(r for r in report.rows if r.tag == "(7.101)")
+    assert row.gain == pytest.approx(max(gains), abs=1e-5) and row.where == 12
+    assert not report.ok
