@@ -262,3 +262,20 @@ def test_a_report_does_not_pass_a_kept_function_whose_alpha_is_far_above_s_and_w
     row = next(r for r in report.rows if r.tag == "(7.101)")
     assert row.gain == pytest.approx(max(gains), abs=1e-5) and row.where == 12
     assert not report.ok
+
+
+def test_a_fit_called_converged_has_no_kept_function_whose_re_estimate_gains_more_than_tol() -> None:
+    # MacKay's fit on the data above ended there, called converged: the fit's last test skipped the kept
+    # functions with alpha_i >> s_i as the report did
+    from sparsekernel.solvers.rvm import rvm_regression
+
+    Phi = RBF(526.2502309004509)(NARROW_X[:, None], NARROW_X[:, None])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = rvm_regression(Phi, NARROW_T, "mackay", bias=False)
+    columns = np.column_stack(([np.ones(15)] if result.bias_used else []) + [Phi[:, result.relevance]])
+    c = np.std(NARROW_T)
+    alpha = np.asarray(result.alpha) * c * c
+    gains = [_reestimate_gain(alpha[i], *_kept_factors(columns, NARROW_T / c, alpha, result.beta * c * c, i))
+             for i in range(alpha.size)]
+    assert result.converged and max(gains) <= 1e-2
