@@ -1056,3 +1056,34 @@ def test_friedman2_raw_inputs_at_other_widths_reach_the_held_re_estimation(facto
     assert value >= best - 1.0
     assert rmse <= 1.05 * best_rmse
     assert 80.0 <= fast.beta**-0.5 <= 200.0
+
+
+@pytest.mark.parametrize("alpha0, beta", [(1e-6, 100.0), (1e-8, 1.0), (1e-8, 100.0)])
+def test_the_re_estimation_goes_on_on_the_whitened_columns_where_its_update_does_not_factor(alpha0, beta):
+    """MacKay's updates on a linear kernel of inputs offset by 1,000 (solver units: unit mean-square columns, t of
+    unit variance) leave A + beta Phi^T Phi beyond Cholesky within 1-3 iterations. The run stops at the last state
+    that factored, exactly as it does without the columns; given them it also goes on on the whitened columns
+    (``posterior.Whitened``), to an end whose (7.85) (recomputed there) is more than 50 nats above that state's."""
+    from sparsekernel.solvers.rvm.posterior import FLAT
+    from sparsekernel.solvers.rvm.reestimation import IterativeOptions, Whitening, iterative_regression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3)) + 1000.0
+    y = (X - 1000.0) @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=120)
+    Phi = np.column_stack([np.ones(120), X @ X.T])
+    Phi = Phi / np.sqrt(np.mean(Phi**2, axis=0))
+    t = y / y.std()
+    opts = IterativeOptions("mackay", 1e-3, 2000, 1e12, 1e12, alpha0, FLAT)
+    args = (Phi.T @ Phi, Phi.T @ t, float(t @ t), 120, beta, opts)
+    plain = iterative_regression(*args)
+    went_on = iterative_regression(*args, whitening=Whitening(lambda at: Phi[:, at], t))
+    assert plain.broken and plain.whitened_end is None
+    assert went_on.broken and went_on.factored and went_on.iterations == plain.iterations
+    np.testing.assert_array_equal(went_on.active, plain.active)
+    np.testing.assert_array_equal(went_on.alpha, plain.alpha)
+    assert went_on.beta == plain.beta
+
+    def evidence(active, alpha, beta):
+        return whitened_posterior(Phi[:, active], t, alpha, beta).evidence
+
+    assert evidence(*went_on.whitened_end) > evidence(plain.active, plain.alpha, plain.beta) + 50.0
