@@ -613,10 +613,11 @@ def _settled_ends(problem: _Problem, run: _RunResult, post: Whitened | None, end
         margin = TOP_DOWN_GAIN if settled is not None and settled[0].active.size > run.active.size else opts.tol
         if settled is None or not _higher(problem, settled[0], run, margin):
             continue
-        trial, trial_post = settled
-        value = _final_posterior(problem, trial.active, trial.alpha, trial.beta)[1]
+        trial, post = settled
+        # (7.85) at the end: the last factorisation, where no move followed it
+        value = post.evidence if post is not None else _final_posterior(problem, trial.active, trial.alpha,
+                                                                         trial.beta)[1]
         run = replace(trial, history=np.append(run.history, value))
-        post = trial_post
     return run, post
 
 
