@@ -77,11 +77,13 @@ def path_groups(candidates: list[dict[str, Any]], path: str | None,
                 defaults: dict[str, Any]) -> list[tuple[dict[str, Any], list[int], list[Any]]]:
     """The candidates grouped by every parameter but ``path``: (the group's other parameters,
     the candidates' indices, their values of ``path``), in order of first appearance.
-    A candidate without ``path`` takes the estimator's value (``defaults``)."""
+    A candidate without ``path`` takes the estimator's value (``defaults``). With no ``path`` each
+    candidate is a group of its own, a repeated one too: GridSearchCV fits every candidate of the grid
+    (one fit shared by two equal candidates counted half of GridSearchCV's fits in its failure reports)."""
     groups: dict[Any, tuple[dict[str, Any], list[int], list[Any]]] = {}
     for index, params in enumerate(candidates):
         rest = {name: value for name, value in params.items() if name != path}
-        key = tuple(sorted((name, _key(value)) for name, value in rest.items()))
+        key = index if path is None else tuple(sorted((name, _key(value)) for name, value in rest.items()))
         entry = groups.setdefault(key, (rest, [], []))
         entry[1].append(index)
         entry[2].append(params.get(path, defaults.get(path)) if path is not None else None)
@@ -621,10 +623,14 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _splits(self, X: Any, y: Any, groups: Any) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
         """The folds of ``cv`` (``check_cv``), its ValueErrors as ValidationErrors naming cv (groups, where
-        a splitter by groups was given none)."""
+        a splitter by groups was given none), and a cv that gives no split a ValidationError naming it."""
         try:
             cv = check_cv(self.cv, y, classifier=is_classifier(self.estimator))
-            return list(cv.split(X, y, groups))
+            splits = list(cv.split(X, y, groups))
+            if not splits:      # GridSearchCV's "No fits were performed": every score NaN, the first candidate refitted
+                raise fail("cv", "None, an integer k >= 2 of folds, a cross-validation generator or an iterable that "
+                                 "gives at least one (train, test) split", self.cv)
+            return splits
         except ValidationError:
             raise
         except ValueError as exc:
