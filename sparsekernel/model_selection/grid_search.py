@@ -157,14 +157,16 @@ def _with_last_step(pipeline: Any, head: list[tuple[str, Any]], name: str, model
 def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None, values: list[Any],
                         X: Any, y: Any, train: NDArray[np.intp], test: NDArray[np.intp], scorer: Any,
                         error_score: Any, sample_weight: Any = None, train_score: bool = False,
-                        fit_params: dict[str, Any] | None = None) -> tuple[list[float], list[float], list[float],
-                                                                            list[float], list[Any]]:
+                        fit_params: dict[str, Any] | None = None, report: "_Report | None" = None
+                        ) -> tuple[list[float], list[float], list[float], list[float], list[Any]]:
     """One group on one fold: fit the path on ``train`` (with the training points' ``sample_weight``, and
     with no path, the training points' rows of each of ``fit_params`` of one entry per row of X),
     score each fit on ``test`` (weighted where the scorer takes weights); the scores, each fit's share
     of the path's time and its own scoring time, with ``train_score`` each fit's score on ``train``
     (weighted likewise; else an empty list), and each fit's failure (``_failure``'s; None for a fit
-    that succeeded)."""
+    that succeeded). ``report`` prints GridSearchCV's lines of these fits (``verbose`` above 1)."""
+    if report is not None:
+        report.start()
     # the values cloned, as GridSearchCV's: an estimator of the grid is set into each fit unfitted, and stays so
     estimator = clone(estimator).set_params(**clone(params, safe=False))
     X_train, y_train = _safe_split(estimator, X, y, train)
@@ -199,7 +201,52 @@ def _fit_and_score_path(estimator: Any, params: dict[str, Any], path: str | None
     scores, score_times = _scores(fitted, scorer, X_test, y_test, scored, error_score)
     train_scores = _scores(fitted, scorer, X_train, y_train, {"sample_weight": weights["sample_weight"]} if weighed
                            else {}, error_score)[0] if train_score else []
+    if report is not None:
+        report.end(scores, train_scores, [f + s for f, s in zip(fit_times, score_times)])
     return scores, fit_times, score_times, train_scores, failures
+
+
+class _Report:
+    """GridSearchCV's lines (``_fit_and_score``'s) for the fits of one task: above ``verbose`` 1 one line per
+    fit, "[CV] END <params>; total time=...", above 2 with the fold's number and the scores, above 9 with the
+    candidate's number and a START line before the fit. ``candidates``: (index, parameters) of each value of
+    the task's path, in its order; ``metrics``: the names of several metrics, whose failed fit (one
+    error_score) GridSearchCV prints as each metric's, else None."""
+
+    def __init__(self, verbose: int, split: int, n_splits: int, candidates: list[tuple[int, dict[str, Any]]],
+                 n_candidates: int, metrics: list[str] | None) -> None:
+        self.verbose, self.candidates, self.metrics = verbose, candidates, metrics
+        self.progress = [f" {split + 1}/{n_splits}" + (f"; {index + 1}/{n_candidates}" if verbose > 9 else "")
+                         if verbose > 2 else "" for index, _ in candidates]
+        self.params = [", ".join(f"{name}={params[name]}" for name in sorted(params)) for _, params in candidates]
+
+    def start(self) -> None:
+        if self.verbose > 9:
+            for progress, params in zip(self.progress, self.params):
+                line = f"[CV{progress}] START {params}"
+                print(f"{line}{(80 - len(line)) * '.'}")
+
+    def end(self, scores: list[Any], train_scores: list[Any], times: list[float]) -> None:
+        from joblib import logger
+
+        for k, (progress, params) in enumerate(zip(self.progress, self.params)):
+            result = params + (";" if params else "")
+            if self.verbose > 2:
+                test = self._shown(scores[k])
+                train = self._shown(train_scores[k]) if train_scores else None
+                if isinstance(test, dict):
+                    for name in sorted(test):
+                        result += f" {name}: (" + (f"train={train[name]:.3f}, " if train is not None else "")
+                        result += f"test={test[name]:.3f})"
+                else:
+                    result += ", score=" + (f"(train={train:.3f}, test={test:.3f})" if train is not None
+                                            else f"{test:.3f}")
+            result += f" total time={logger.short_format_time(times[k])}"
+            line = f"[CV{progress}] END "
+            print(line + "." * (80 - len(line) - len(result)) + result)
+
+    def _shown(self, score: Any) -> Any:
+        return {name: score for name in self.metrics} if self.metrics and not isinstance(score, dict) else score
 
 
 def _scores(fitted: list[Any], scorer: Any, X_test: Any, y_test: Any, scored: dict[str, Any],
@@ -507,8 +554,10 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
     cv : int, cross-validation generator or iterable
         As GridSearchCV's (``check_cv``: stratified k-fold for classifiers).
     verbose : int
-        0: silent; above 0, GridSearchCV's first line (folds, candidates, fits); above 1 also
-        joblib's progress lines at that verbosity.
+        GridSearchCV's: 0 silent; above 0 its first line (folds, candidates, fits); above 1 a line for each
+        fit ("[CV] END C=0.1, gamma=0.3; total time=   0.0s"), above 2 with the fold and the scores, above 9
+        with the candidate's number and a START line before each fit (a path's lines come together, printed
+        by the task that fits them).
     pre_dispatch : int or str
         joblib's ``pre_dispatch``: an integer >= 1, "all" or an arithmetic expression of ``n_jobs`` ("2*n_jobs")
         that joblib evaluates to at least 1 (below 1 it would dispatch no task).
@@ -667,12 +716,14 @@ class SVMGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             if self.verbose > 0:
                 print(f"Fitting {len(splits)} folds for each of {len(candidates)} candidates, totalling "
                       f"{len(splits) * len(candidates)} fits")
-            progress = int(self.verbose) if self.verbose > 1 else 0       # joblib's lines, beyond GridSearchCV's first
-            out = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch, verbose=progress)(
+            metrics = list(self.scorer_) if isinstance(self.scorer_, dict) else None
+            reports = [_Report(int(self.verbose), f, len(splits), [(i, candidates[i]) for i in grouped[g][1]],
+                               len(candidates), metrics) if self.verbose > 1 else None for g, f in tasks]
+            out = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
                 delayed(_fit_and_score_path)(estimator, grouped[g][0], path, grouped[g][2], X, y, *splits[f],
                                              scorer, self.error_score, sample_weight,
-                                             bool(self.return_train_score), fit_params)
-                for g, f in tasks)
+                                             bool(self.return_train_score), fit_params, report)
+                for (g, f), report in zip(tasks, reports))
             _report_failures([failure for result in out for failure in result[4]], self.error_score)
             names = list(self.scorer_) if isinstance(self.scorer_, dict) else _metric_names(out)
             self.multimetric_ = names is not None

@@ -50,3 +50,34 @@ def test_a_repeated_candidate_without_a_path_is_fitted_and_counted_as_gridsearch
     assert ours == theirs == ["3 fits failed out of a total of 9"]
     with pytest.raises(ValueError, match=r"All the 6 fits failed"):
         SVMGridSearchCV(estimator, {"C": [-1.0, -1.0]}, cv=3).fit(X, Y)
+
+
+def _lines(out: str) -> list[str]:
+    """The printed lines, sorted (a path prints its candidates' lines together, GridSearchCV candidate by
+    candidate), each fit's time replaced (the dots that right-align it are kept: the time's width is fixed)."""
+    import re
+
+    return sorted(re.sub(r"total time=.*$", "total time=T", line) for line in out.splitlines())
+
+
+@pytest.mark.parametrize("verbose, kwargs", [
+    (2, {}),
+    (3, {}),
+    (3, {"return_train_score": True}),
+    (3, {"scoring": ["accuracy", "f1"], "refit": "f1", "return_train_score": True}),
+    (10, {}),
+])
+def test_verbose_prints_gridsearchcvs_line_for_every_fit(capsys, verbose, kwargs) -> None:
+    """GridSearchCV prints, above verbose 1, "[CV] END ...C=0.1, gamma=0.3; total time=   0.0s" for each fit,
+    above 2 its score ("[CV 1/2] END ..., score=0.833"), above 9 the candidate's number and a START line: a
+    user watches a search's scores so. The search printed joblib's "[Parallel(n_jobs=1)]: Done 2 out of 2"
+    instead, whatever the verbosity, and no score. A failed fit's line shows error_score, as GridSearchCV's."""
+    grid = {"C": [0.1, 1.0, -1.0], "gamma": [0.3, 1.0]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        SVMGridSearchCV(SVC(), grid, cv=2, verbose=verbose, **kwargs).fit(X, Y)
+        ours = capsys.readouterr().out
+        GridSearchCV(svm.SVC(), grid, cv=2, verbose=verbose, **kwargs).fit(X, Y)
+        theirs = capsys.readouterr().out
+    assert _lines(ours) == _lines(theirs)
+    assert len(ours.splitlines()) == 1 + 2 * 6 * (2 if verbose > 9 else 1)
