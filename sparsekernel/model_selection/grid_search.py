@@ -215,7 +215,7 @@ class _Report:
 
     def __init__(self, verbose: int, split: int, n_splits: int, candidates: list[tuple[int, dict[str, Any]]],
                  n_candidates: int, metrics: list[str] | None) -> None:
-        self.verbose, self.candidates, self.metrics = verbose, candidates, metrics
+        self.verbose, self.metrics = verbose, metrics
         self.progress = [f" {split + 1}/{n_splits}" + (f"; {index + 1}/{n_candidates}" if verbose > 9 else "")
                          if verbose > 2 else "" for index, _ in candidates]
         self.params = [", ".join(f"{name}={params[name]}" for name in sorted(params)) for _, params in candidates]
@@ -234,6 +234,8 @@ class _Report:
             if self.verbose > 2:
                 test = self._shown(scores[k])
                 train = self._shown(train_scores[k]) if train_scores else None
+                if isinstance(test, dict) and train is not None and not isinstance(train, dict):
+                    train = dict.fromkeys(test, train)          # a callable's metrics, whose training score raised
                 if isinstance(test, dict):
                     for name in sorted(test):
                         result += f" {name}: (" + (f"train={train[name]:.3f}, " if train is not None else "")
