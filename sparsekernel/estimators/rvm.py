@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from ..kernels import Kernel, check_finite_predictions
 from ..solvers.rvm.certificate import evidence_report, laplace_report
 from ..sparse import issparse
-from ..validation import (check_dense_targets, check_matrix, check_real_dtype, check_real_targets,
+from ..validation import (check_dense_targets, check_finite, check_matrix, check_real_dtype, check_real_targets,
                           check_same_length, quoted)
 from ..errors import ConvergenceWarning, SparseInputError, ValidationError
 from ..solvers.rvm import (
@@ -65,6 +65,7 @@ def _validated(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike = _NO_Y, res
     except ValidationError:
         raise
     except ValueError as exc:
+        _check_finite_first(X)      # a NaN or inf named with its index, before a width of another fit's
         what = "X (2-D, a row per sample, real numbers)" + ("" if y is _NO_Y else " and y (one target per row of X)")
         raise ValidationError(f"{what} must be valid input for {type(estimator).__name__}; got: {quoted(exc)}") from exc
     if not sparse:
@@ -72,6 +73,21 @@ def _validated(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike = _NO_Y, res
     checked = check_matrix(out if y is _NO_Y else out[0], "X", sparse=sparse)    # CSR, its entries finite
     return checked if y is _NO_Y else (checked, out[1])
 
+
+
+def _check_finite_first(X: ArrayLike) -> None:
+    """A dense 2-D float X holding a NaN or inf refused as such (``validation.check_finite``: its index) where
+    ``validate_data`` failed: its width check comes before the finite check of ``_validated``, so a precomputed
+    test block with a NaN and another width than the fit's Gram matrix was refused for its width alone ('X has 3
+    features, but RVR is expecting 10'), failing scikit-learn's check_estimators_nan_inf, which the SVMs pass."""
+    if issparse(X):
+        return
+    try:
+        A = np.asarray(X)
+    except (TypeError, ValueError):
+        return
+    if A.ndim == 2 and A.dtype.kind == "f":
+        check_finite(A, "X")
 
 
 def _kernel_name(estimator: BaseEstimator, fitted: bool = False) -> str | None:
