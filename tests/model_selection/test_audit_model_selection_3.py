@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
 import pytest
 from sklearn import svm
 from sklearn.datasets import make_classification
