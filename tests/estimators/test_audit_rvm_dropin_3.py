@@ -32,3 +32,16 @@ def test_a_nan_in_a_precomputed_block_of_another_width_is_named_as_a_nan(Estimat
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_estimators_nan_inf(Estimator.__name__, Estimator(kernel=kernel))
+
+
+@pytest.mark.parametrize("max_iter", [2**63 - 1, 2**63, 2**70])
+def test_a_max_iter_beyond_int64_is_a_cap_never_reached_not_an_overflow(max_iter: int) -> None:
+    """max_iter is any positive integer: one beyond what the fast method's compiled steps count (int64) is a cap
+    no fit reaches, as 10**6 is. RVR(max_iter=2**63 - 1) (or more) raised a bare 'OverflowError: int too big to
+    convert' from the compiled steps, naming nothing, where RVC and MacKay's and EM's fits took it."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 2))
+    y = X[:, 0] + 0.1 * rng.standard_normal(30)
+    big, reference = RVR(max_iter=max_iter).fit(X, y), RVR(max_iter=10**6).fit(X, y)
+    np.testing.assert_array_equal(big.predict(X), reference.predict(X))
+    assert big.n_iter_ == reference.n_iter_ and big.report_.ok

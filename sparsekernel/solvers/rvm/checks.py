@@ -34,6 +34,10 @@ DEFAULT_MAX_ITER = {"fast": 10_000, "mackay": 2_000, "em": 20_000}
 #: friedman1 (N = 1,500, standardised, gamma "scale") took 13,212 with the whole basis pooled and 16,367 with
 #: a pool of 300, where a cap of 10 M stopped it unconverged.
 FAST_ITER_PER_BASIS = 25
+#: The largest iteration cap a fit counts to: a larger ``max_iter`` (any positive integer is taken) is this one,
+#: which no fit reaches. The fast method's compiled steps count in int64 (and add 1 to the cap): RVR(max_iter=
+#: 2**63 - 1) raised a bare 'OverflowError: int too big to convert' there.
+MAX_ITER_CAP = 2**62
 #: Initial alpha (solver units) of every function for MacKay and EM.
 ALPHA_INIT = 1.0
 
@@ -96,7 +100,7 @@ def check_common(
     if max_iter is None:
         extra = FAST_ITER_PER_BASIS * n_basis if method == "fast" else 0
         return alpha_max, tol, max(DEFAULT_MAX_ITER[method], extra)
-    return alpha_max, tol, int(check_param("max_iter", max_iter))
+    return alpha_max, tol, min(int(check_param("max_iter", max_iter)), MAX_ITER_CAP)
 
 
 @dataclass(frozen=True)
