@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from ..kernels import Kernel, check_finite_predictions
 from ..solvers.rvm.certificate import evidence_report, laplace_report
-from ..sparse import issparse
+from ..sparse import check_sparse_matrix, issparse
 from ..validation import (check_dense_targets, check_finite, check_matrix, check_real_dtype, check_real_targets,
                           check_same_length, quoted)
 from ..errors import ConvergenceWarning, SparseInputError, ValidationError
@@ -76,11 +76,14 @@ def _validated(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike = _NO_Y, res
 
 
 def _check_finite_first(X: ArrayLike) -> None:
-    """A dense 2-D float X holding a NaN or inf refused as such (``validation.check_finite``: its index) where
-    ``validate_data`` failed: its width check comes before the finite check of ``_validated``, so a precomputed
-    test block with a NaN and another width than the fit's Gram matrix was refused for its width alone ('X has 3
-    features, but RVR is expecting 10'), failing scikit-learn's check_estimators_nan_inf, which the SVMs pass."""
+    """A 2-D float X holding a NaN or inf refused as such (``validation.check_finite``, or for a scipy.sparse X
+    ``sparse.check_sparse_matrix``: its index) where ``validate_data`` failed: its width check comes before the
+    finite check of ``_validated``, so a precomputed test block with a NaN and another width than the fit's Gram
+    matrix was refused for its width alone ('X has 3 features, but RVR is expecting 10'), failing scikit-learn's
+    check_estimators_nan_inf, which the SVMs pass (their ``_input_error`` names the NaN first, dense or sparse)."""
     if issparse(X):
+        if X.ndim == 2 and np.asarray(X.data).dtype.kind == "f":
+            check_sparse_matrix(X, "X")
         return
     try:
         A = np.asarray(X)

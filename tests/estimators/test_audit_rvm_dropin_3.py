@@ -45,3 +45,17 @@ def test_a_max_iter_beyond_int64_is_a_cap_never_reached_not_an_overflow(max_iter
     big, reference = RVR(max_iter=max_iter).fit(X, y), RVR(max_iter=10**6).fit(X, y)
     np.testing.assert_array_equal(big.predict(X), reference.predict(X))
     assert big.n_iter_ == reference.n_iter_ and big.report_.ok
+
+
+@pytest.mark.parametrize("Estimator", [RVR, RVC])
+def test_a_nan_in_a_sparse_x_of_another_width_is_named_as_a_nan(Estimator) -> None:
+    """As for a dense X (above): a scipy.sparse X with a NaN and another width than the fit's is refused for its
+    NaN, with its index, as the SVMs refuse it; it was refused for its width alone."""
+    import scipy.sparse as sp
+
+    X = np.random.default_rng(0).uniform(size=(20, 3))
+    est = Estimator().fit(sp.csr_matrix(X), X[:, 0] > 0.5)
+    bad = np.ones((4, 5))
+    bad[1, 2] = np.nan
+    with pytest.raises(ValidationError, match=r"X must contain only finite values; got NaN or inf at index \(1, 2\)"):
+        est.predict(sp.csr_matrix(bad))
