@@ -577,9 +577,15 @@ def test_the_fast_rvr_goes_on_from_its_other_starts_where_the_steps_lose_definit
     # uncentred products (the kernel now centres its inputs, and on its own matrix those steps stay definite)
     from sklearn.metrics.pairwise import rbf_kernel
 
+    # (whether the steps from the empty model lose definiteness there is the BLAS's rounding: they did on the machine
+    # this was found on, not on an AMD EPYC; where they do not, the plain fit must be certified)
     K = rbf_kernel(X, X, gamma=1.0 / (X.shape[1] * X.var()))
-    with pytest.raises(SolverError, match="not numerically positive definite"):
-        RVR(kernel="precomputed", restarts=0).fit(K, t)
+    try:
+        plain = RVR(kernel="precomputed", restarts=0).fit(K, t)
+    except SolverError as exc:
+        assert "not numerically positive definite" in str(exc)
+    else:
+        assert plain.report_.ok
     recovered = RVR(kernel="precomputed").fit(K, t)
     assert recovered.report_.ok and recovered.log_evidence_[-1] == pytest.approx(mackay.log_evidence_[-1], abs=1e-2)
 

@@ -32,8 +32,15 @@ def _draw(seed):
     return RBF(gamma)(X), t, int(rng.integers(5, X.shape[0]))
 
 
-@pytest.mark.parametrize("seed", [18, 26, 38])  # 18: resumed at another function; 26, 38: the IndexError
-def test_the_withheld_start_resumes_where_its_held_stages_stopped_after_a_refill(seed, monkeypatch):
+#: draws whose held stages refilled their pool on one machine or another (the rounding of the BLAS decides it):
+#: 18, 26 and 38 on the machine the fuzz ran on (18 resumed at another function, 26 and 38 raised the IndexError);
+#: 3, 17, 19, 26 and 38 on an AMD EPYC, where 18 did not refill
+SEEDS = (3, 17, 18, 19, 26, 38)
+
+
+def test_the_withheld_start_resumes_where_its_held_stages_stopped_after_a_refill(monkeypatch):
+    """On each draw the resume is at the functions and alphas the held stages kept; on at least two the held
+    stages refilled their pool (the case in point: pool_size - 1 functions before)."""
     from sparsekernel.solvers.rvm import sequential
 
     held, start_at = sequential.held_start, sequential._start_at
@@ -52,13 +59,18 @@ def test_the_withheld_start_resumes_where_its_held_stages_stopped_after_a_refill
 
     monkeypatch.setattr(sequential, "held_start", spy_held)
     monkeypatch.setattr(sequential, "_start_at", spy_start_at)
-    K, t, pool_size = _draw(seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        r = rvm_regression(K, t, "fast", pool_size=pool_size)
-    assert not r.converged or evidence_report(K, t, r).ok
-    (pool, functions, alpha), = stopped
-    assert pool.size == pool_size  # the case in point: the held stages refilled their pool (pool_size - 1 before)
-    started, started_alpha = resumed[0]
-    np.testing.assert_array_equal(started, functions)
-    np.testing.assert_array_equal(started_alpha, alpha)
+    refilled = 0
+    for seed in SEEDS:
+        stopped.clear()
+        resumed.clear()
+        K, t, pool_size = _draw(seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = rvm_regression(K, t, "fast", pool_size=pool_size)
+        assert not r.converged or evidence_report(K, t, r).ok, seed
+        (pool, functions, alpha), = stopped
+        refilled += pool.size == pool_size
+        started, started_alpha = resumed[0]
+        np.testing.assert_array_equal(started, functions, err_msg=f"seed {seed}")
+        np.testing.assert_array_equal(started_alpha, alpha, err_msg=f"seed {seed}")
+    assert refilled >= 2
