@@ -69,7 +69,8 @@ from .design import Design, Scaled, WithBias, gram_matrix
 from .posterior import Hyperprior, Whitened, gamma_of, posterior, whitened_posterior
 from .reestimation import IterativeOptions, Whitening, iterative_regression
 from .results import RVMRegression
-from .sequential import TOP_DOWN_GAIN, TOP_DOWN_SIZE, TOP_DOWN_WIDE_SIZE, FastOptions, fast_regression
+from .sequential import (CENTRED_BELOW, TOP_DOWN_GAIN, TOP_DOWN_SIZE, TOP_DOWN_WIDE_SIZE, FastOptions, centred_starts,
+                         fast_regression)
 
 __all__ = ["rvm_regression"]
 
@@ -223,8 +224,16 @@ def rvm_regression(
     alpha_init : float
         MacKay and EM: the alpha_i every function starts from, in the units
         of ``alpha_max``. The evidence of wide kernels has several maxima and
-        weaker starts (1e-4, 1e-6) can reach higher ones. The fast method
-        ignores it (it tries such starts itself: ``restarts``).
+        weaker starts (1e-4, 1e-6) can reach higher ones. Where some column
+        (of unit mean square) is nearly constant beside the bias, its
+        relative variance var(phi_i) / mean(phi_i^2) below 1e-5 (a
+        dot-product kernel on inputs with a large common offset), they also
+        run from the centred starts alpha_i = alpha_init x (0.1, 0.01, 1e-3,
+        1e-4) x that ratio, beta held, and the result of higher (7.85) is
+        kept (``sequential.centred_alphas``, ``ITERATIVE_CENTRED_BELOW``).
+        The fast method ignores it (it tries such starts itself, the centred
+        ones from alpha_init = 1 below a relative variance of 1e-2:
+        ``restarts``).
 
     Returns
     -------
@@ -259,6 +268,8 @@ def rvm_regression(
         prior=prior,
         align_max=ALIGN_MAX_FLAT if prior.flat else ALIGN_MAX_PRIOR,
         raw_starts=raw_units_starts(problem, design, bias) if method == "fast" and prior.flat else (),
+        centred_starts=(tuple(_centred(problem, np.arange(problem.design.shape[1]), ALPHA_INIT, CENTRED_BELOW))
+                        if method == "fast" and prior.flat and problem.design.shape[1] <= TOP_DOWN_SIZE else ()),
     )
     if method == "fast":
         run = _run_fast(problem, opts)
@@ -430,7 +441,8 @@ def _run_iterative(problem: _Problem, opts: IterativeOptions, finish: FastOption
     offset by 100 (nearly collinear columns) took MacKay and EM there, 180 nats below the fast method's maximum,
     and with beta held they reach it. On wide Gaussian kernels either schedule can end higher, by nats either
     way (test_rvm_maxima's matrix, both interior: EM 5.1 nats higher not held on friedman2, standardised X, gamma
-    0.1 / (D var X); MacKay 47 higher held on sinc at that gamma), so both run.
+    0.1 / (D var X); MacKay 47 higher held on sinc at that gamma), so both run. Where some column is nearly
+    constant beside the bias, the held schedule also runs from the centred starts (``_centred``).
     """
     usable = problem.units.usable
     # the Gram matrix as the fast method's top-down starts form it (``gram_matrix``, at the BLAS threads it
@@ -440,8 +452,54 @@ def _run_iterative(problem: _Problem, opts: IterativeOptions, finish: FastOption
     run = _iterative_and_finish(problem, G, opts, finish)
     if not opts.prior.flat:
         return run
-    held = _iterative_and_finish(problem, G, replace(opts, hold_beta=True), finish)
-    return replace(held if _higher(problem, held, run, opts.tol) else run, ends=run.ends + held.ends)
+    best, ends = run, run.ends
+    for alpha_init in [opts.alpha_init] + _centred(problem, usable, opts.alpha_init, ITERATIVE_CENTRED_BELOW):
+        held = _iterative_and_finish(problem, G, replace(opts, alpha_init=alpha_init, hold_beta=True), finish)
+        ends += held.ends
+        if _higher(problem, held, best, opts.tol):
+            best = held
+    return replace(best, ends=ends)
+
+
+#: ``method="mackay"`` / ``"em"`` also run from the centred starts (``_centred``) where some column's relative
+#: variance var(phi_i) / mean(phi_i^2) is below this: a dot-product kernel on inputs with a large common offset
+#: (3e-5 at an offset of 100, 3e-7 at 1,000, 3e-9 at 10,000, for 3 standard normal inputs), not the Gaussian
+#: kernels of benchmarks/rvm_accuracy.py (their smallest: 9.4e-5, Boston housing with raw inputs at 0.1 x
+#: gamma "scale"; most 1e-3 to 1e-1). There, from alpha_i = 1, both schedules end at maxima the certificate
+#: passes (none collapsed), and the centred starts, where they reach higher ones, took the fit 4-12 times as long
+#: (Boston housing, raw inputs: 12 s for 354 points), where the fast method runs them (``CENTRED_BELOW``)
+ITERATIVE_CENTRED_BELOW = 1e-5
+
+
+def _centred(problem: _Problem, columns: IntArray, alpha_init: float, below: float) -> list[Array]:
+    """The centred starts of ``sequential.centred_alphas`` over ``columns`` of the design (none unless some
+    column's relative variance lies below ``below``): the fast method's top-down starts (``FastOptions``), and
+    MacKay's and EM's with beta held (``_run_iterative``).
+
+    A linear kernel on inputs offset by 1,000 to 10,000 (120 points of 3 inputs, t = x^T v + noise sd 0.1) makes
+    every column c 1 + v with |v| / |c| ~ 1e-3 to 1e-4: from alpha_i = 1, MacKay and EM ended at the bias alone
+    or near it (R^2 below 0.19, (7.85) 180-360 nats below the fast method's maximum) in 13 of 24 fits (the two
+    methods, offsets 100, 1,000, 3,000 and 10,000, three draws; none at 100); with these starts all 24 end within
+    0.3 nats of the fast method's maximum or above it (R^2 0.999-1.000), at 0.1-2.8 s a fit. Held only: the
+    schedule with beta re-estimated from the first iteration rescued the same fits, at more time.
+
+    For the fast method they are four more top-down starts (MacKay's, beta held) wherever a column is nearly
+    constant beside the bias (``sequential.CENTRED_BELOW``, the classification's rule): on wide Gaussian kernels
+    they reach maxima the other starts miss, each factor on some data (benchmarks/rvm_accuracy.py, one BLAS
+    thread: Boston housing, raw inputs, 0.1 x gamma "scale" -1088.55 -> -1054.99 from 0.1, at 2.6 times the time;
+    at "scale" -1028.65 -> -1023.26 from 0.01, 3.5 times; friedman3 raw 0.1 x -28.45 -> -26.54; test_rvm_maxima's
+    sinc at 0.1 / var(x) 4.33 -> 21.46 from 1e-4, friedman2 standardised -962.59 -> -961.88 from 1e-3).
+
+    The relative variance var(phi_i) / mean(phi_i^2) = 1 - mean(phi_i)^2 / mean(phi_i^2) from one pass over the
+    columns (``Design.moments``: nothing N x M is stored); its rounding, about 1e-16 absolute, is far below
+    either threshold.
+    """
+    N = problem.t.shape[0]
+    sums, norms = problem.design.moments(np.ones(N))
+    mean, square = sums[columns] / N, norms[columns] / N
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative = np.maximum(square - mean * mean, 0.0) / square
+    return centred_starts(relative, alpha_init, below)
 
 
 def _higher(problem: _Problem, trial: _RunResult, run: _RunResult, tol: float) -> bool:

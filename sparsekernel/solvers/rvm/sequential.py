@@ -101,7 +101,8 @@ function at alpha_i = 1, 1e-2, 1e-4 and 1e-6 (unit-norm columns) and at
 Tipping's one alpha for the caller's columns (t in units of its standard
 deviation) at 1e-3, 0.1 and 10 times it (``FastOptions.raw_starts``),
 MacKay's with beta held until its alphas settle from 1, 1e-4 and 1e-6
-(``TOP_DOWN_HELD_MACKAY_ALPHAS``), and EM's from alpha_i = 1
+(``TOP_DOWN_HELD_MACKAY_ALPHAS``) and, where some column is nearly constant
+beside the bias, from the centred starts (``FastOptions.centred_starts``), and EM's from alpha_i = 1
 (``TOP_DOWN_EM_ALPHAS``; and held, ``TOP_DOWN_HELD_EM_ALPHAS``), copies merged, then the
 steps and the polish; up to ``TOP_DOWN_WIDE_SIZE``
 functions, the one from 1e-4, which prunes the clearly hopeless functions
@@ -234,22 +235,22 @@ TOP_DOWN_HELD_EM_ALPHAS = (ALPHA_INIT,)
 #: continuation, held, they gained on one cell of six tried (friedman2 standardised, 0.1 x "scale": 2.8 nats) at
 #: 30-80% more time
 TOP_DOWN_HELD_MACKAY_ALPHAS = (ALPHA_INIT, 1e-4 * ALPHA_INIT, 1e-6 * ALPHA_INIT)
-#: The centred starts (``centred_alphas``): alpha_i = alpha_init x each factor x the relative variance of column i
-#: (its variance about its mean over its mean square), for the classification's top-down starts and for
-#: ``method="mackay"`` / ``"em"``. Under a linear kernel on inputs offset by 100-1000 (two classes by a linear rule
-#: in 3 inputs) each column of unit mean square is c 1 + v with |v| / |c| ~ 1 / (sqrt(3) offset); the bias takes c,
-#: the weight v needs is ~offset times beyond a unit prior, and from alpha_i = 1 (at offset 300 also from the fast
-#: method's 1e-2 and 1e-4) every alpha ran off: the bias alone, test accuracy ~0.5, 17-113 nats of (7.114) below the
-#: maximum a weak start reaches (accuracy 0.93-0.99). Factor 1 rescued offsets 100 and 300 but not 1000. Over six
-#: draws (N = 60, 120, 200) at offsets 100, 300 and 1000, the cells within 1 nat of the highest (7.114) of any start,
-#: at the defaults: fast 4 -> 17 of 18, MacKay 0 -> 17, EM 0 -> 15 (0.1 and 0.01 only: 17, 16, 14); the misses at
-#: offset 1000 (one draw for all three; EM another) and EM's at 300 on one draw of 60 points, where the
-#: informative part of a column is ~1e-7 of it and the paths lose the mode's definiteness or collapse. At offset
-#: 3000 no start, plain or centred, reaches it. The weak factors also reach higher maxima of wide Gaussian kernels
-#: on raw inputs (benchmarks/rvm_accuracy.py, 0.1 x gamma "scale"): breast cancer -74.5 -> -60.7 nats (test error
-#: 0.099 -> 0.070), wine -77.6 -> -60.9 (0.315 -> 0.093; certified since the softmax certificate's S is a
-#: projected norm, ``certificate._SoftmaxProjection``). The classification matrix took 57 s
-#: against 32 (the other cells' evidence unchanged or higher).
+#: The centred starts (``centred_alphas``): alpha_i = alpha_init x each factor x the relative variance of column i (its
+#: variance about its mean over its mean square), for the classification's top-down starts and for ``method="mackay"`` /
+#: ``"em"`` (classification; regression's: ``regression._centred``). Under a linear kernel on inputs offset by 100-1000
+#: (two classes by a linear rule in 3 inputs) each column of unit mean square is c 1 + v with |v| / |c| ~ 1 / (sqrt(3)
+#: offset); the bias takes c, the weight v needs is ~offset times beyond a unit prior, and from alpha_i = 1 (at offset
+#: 300 also from the fast method's 1e-2 and 1e-4) every alpha ran off: the bias alone, test accuracy ~0.5, 17-113 nats
+#: of (7.114) below the maximum a weak start reaches (accuracy 0.93-0.99). Factor 1 rescued offsets 100 and 300 but not
+#: 1000. Over six draws (N = 60, 120, 200) at offsets 100, 300 and 1000, the cells within 1 nat of the highest (7.114)
+#: of any start, at the defaults: fast 4 -> 17 of 18, MacKay 0 -> 17, EM 0 -> 15 (0.1 and 0.01 only: 17, 16, 14); the
+#: misses at offset 1000 (one draw for all three; EM another) and EM's at 300 on one draw of 60 points, where the
+#: informative part of a column is ~1e-7 of it and the paths lose the mode's definiteness or collapse. At offset 3000 no
+#: start, plain or centred, reaches it. The weak factors also reach higher maxima of wide Gaussian kernels on raw inputs
+#: (benchmarks/rvm_accuracy.py, 0.1 x gamma "scale"): breast cancer -74.5 -> -60.7 nats (test error 0.099 -> 0.070),
+#: wine -77.6 -> -60.9 (0.315 -> 0.093; certified since the softmax certificate's S is a projected norm,
+#: ``certificate._SoftmaxProjection``). The classification matrix took 57 s against 32 (the other cells' evidence
+#: unchanged or higher).
 CENTRED_FACTORS = (0.1, 0.01, 1e-3, 1e-4)
 #: The centred starts run only when some column's relative variance is below this (a column nearly constant beside
 #: the bias); on ordinary columns (relative variance ~1) they would start nearly where the plain starts do.
@@ -350,6 +351,9 @@ class FastOptions:
     align_max: float = 1.0 - 1e-6  # cosine above which a candidate copies an included function
     #: more top-down starts, each alpha_i per column of the design (see ``regression.raw_units_starts``)
     raw_starts: tuple[Array, ...] = ()
+    #: more top-down starts, beta held, each alpha_i per column of the design: the centred starts
+    #: (``centred_alphas``, ``regression._centred``), where some column is nearly constant beside the bias
+    centred_starts: tuple[Array, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -1573,15 +1577,17 @@ def fast_regression(
 def _top_down_starts(size: int, opts: FastOptions) -> tuple[tuple[str, float | Array, bool], ...]:
     """The top-down starts (re-estimation method, alpha_i, beta held) on a basis of ``size`` functions: MacKay's
     from all of TOP_DOWN_REGRESSION_ALPHAS and ``opts.raw_starts`` (one alpha_i per column of the design), EM's
-    from TOP_DOWN_EM_ALPHAS and, beta held, from TOP_DOWN_HELD_EM_ALPHAS up to TOP_DOWN_SIZE, MacKay's from
-    TOP_DOWN_WIDE_ALPHA alone up to TOP_DOWN_WIDE_SIZE, none above (nor without restarts, with beta held, or under a prior that is not flat)."""
+    from TOP_DOWN_EM_ALPHAS and, beta held, from TOP_DOWN_HELD_EM_ALPHAS, and MacKay's, beta held, from
+    TOP_DOWN_HELD_MACKAY_ALPHAS and ``opts.centred_starts`` up to TOP_DOWN_SIZE, MacKay's from
+    TOP_DOWN_WIDE_ALPHA alone up to TOP_DOWN_WIDE_SIZE, none above (nor without restarts, with beta held, or
+    under a prior that is not flat)."""
     if not (opts.restarts and opts.update_beta and opts.prior.flat):
         return ()
     if size <= TOP_DOWN_SIZE:
         alphas = TOP_DOWN_REGRESSION_ALPHAS + opts.raw_starts
         return (tuple(("mackay", a, False) for a in alphas) + tuple(("em", a, False) for a in TOP_DOWN_EM_ALPHAS)
                 + tuple(("em", a, True) for a in TOP_DOWN_HELD_EM_ALPHAS)
-                + tuple(("mackay", a, True) for a in TOP_DOWN_HELD_MACKAY_ALPHAS))
+                + tuple(("mackay", a, True) for a in TOP_DOWN_HELD_MACKAY_ALPHAS + opts.centred_starts))
     return (("mackay", TOP_DOWN_WIDE_ALPHA, False),) if size <= TOP_DOWN_WIDE_SIZE else ()
 
 
@@ -1936,9 +1942,15 @@ def centred_alphas(Phi: Array, alpha_init: float) -> list[Array]:
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         relative = np.var(Phi, axis=0) / np.mean(Phi * Phi, axis=0)
+    return centred_starts(relative, alpha_init)
+
+
+def centred_starts(relative: Array, alpha_init: float, below: float = CENTRED_BELOW) -> list[Array]:
+    """``centred_alphas`` from each column's relative variance var(phi_i) / mean(phi_i^2) (``relative``; NaN
+    for an empty column is taken as flat); none unless some column's lies between ``CENTRED_FLAT`` and ``below``."""
     relative = np.where(np.isfinite(relative), relative, 0.0)
     varied = relative > CENTRED_FLAT
-    if not np.any(varied & (relative < CENTRED_BELOW)):
+    if not np.any(varied & (relative < below)):
         return []
     return [np.where(varied, alpha_init * factor * relative, alpha_init) for factor in CENTRED_FACTORS]
 
