@@ -466,8 +466,9 @@ def _run_iterative(problem: _Problem, opts: IterativeOptions, finish: FastOption
 #: (3e-5 at an offset of 100, 3e-7 at 1,000, 3e-9 at 10,000, for 3 standard normal inputs), not the Gaussian
 #: kernels of benchmarks/rvm_accuracy.py (their smallest: 9.4e-5, Boston housing with raw inputs at 0.1 x
 #: gamma "scale"; most 1e-3 to 1e-1). There, from alpha_i = 1, both schedules end at maxima the certificate
-#: passes (none collapsed), and the centred starts, where they reach higher ones, took the fit 4-12 times as long
-#: (Boston housing, raw inputs: 12 s for 354 points), where the fast method runs them (``CENTRED_BELOW``)
+#: passes (none collapsed), and with the centred starts at 1e-2 the benchmark's MacKay column took 12 to 40 times
+#: as long on the cells where they ran (Boston housing, raw inputs, 0.1 x "scale": 13 s a fit for 354 points
+#: against 0.9), for higher maxima on some; the fast method runs them there (``CENTRED_BELOW``)
 ITERATIVE_CENTRED_BELOW = 1e-5
 
 
