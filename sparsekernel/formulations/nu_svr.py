@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._lazy import cvxpy as cp
+from ..errors import ConvergenceWarning, collected, warn
 from ..validation import check_param, check_sample_weight
 from ..kernels import Kernel, Linear
 from ..solvers.standard_qp import RhoEstimate, StandardQP, calculate_rho
@@ -163,15 +164,33 @@ class NuSVR(RegressionMachine):
         then meets its sum with pairs a_n, a_hat_n > 0, a face of optima on which Clarabel stopped
         'AlmostSolved' (40 points, C = 400, nu = 1: b = 0.171071 against 0.168410, dual objective 3e-6
         short), where the epsilon-SVR at epsilon = 0 has none."""
+        if method == "smo" and sol.status == "max_iter":      # (the solver's status, before its certificate)
+            # stopped at its cap, not at the equality form's optimum: its epsilon and sum say nothing of (7.74) at
+            # the optimum (LIBSVM's start puts a_n = a_hat_n on nu N / 2 points, which the least representative
+            # drops), and the cap is spent; the answer stands as stopped, inaccurate, as LIBSVM's
+            return sol
         u = sol.a - sol.a_hat
         least = np.concatenate([np.maximum(u, 0.0), np.maximum(-u, 0.0)])      # the same u, a_n a_hat_n = 0
         negative = sol.epsilon < -self.epsilon_tol * float(np.max(np.abs(self.t)))
         if not negative and not self.leaves_7_74_slack(least):
             return sol
+        capped = method == "smo" and opts.get("max_iter") is not None
+        if capped:
+            # max_iter caps the steps of the whole solve: the twin takes what the first solve left of it
+            opts = dict(opts, max_iter=int(opts["max_iter"]) - int(sol.iterations))
+            if opts["max_iter"] < 1:
+                return sol.evolve(status="max_iter")       # the cap spent: the equality form's optimum, as stopped
         twin = EpsilonSVR(self.X, self.t, self.kernel, C=self.C / self.N, epsilon=0.0, psd_tol=self.psd_tol,
                           sample_weight=self.sample_weight)
         twin._gram_cache = self._gram_cache
-        flat = twin.solve(method, **opts)
+        with collected(ConvergenceWarning) as caught:
+            flat = twin.solve(method, **opts)
+        if capped and flat.solver_status == "max_iter":
+            # the twin stopped at the cap, part of the way from its cold start: the equality form's optimum (which
+            # its certificate judges) is nearer the answer than that; the steps are both solves'
+            return sol.evolve(status="max_iter", iterations=sol.iterations + flat.iterations)
+        for w in caught:
+            warn(str(w.message), w.category, stacklevel=2)
         info = dict(solver=flat.solver, method=flat.method, status=flat.solver_status,
                     iterations=sol.iterations + flat.iterations, solve_time=sol.solve_time + flat.solve_time,
                     compile_time=sol.compile_time + flat.compile_time)

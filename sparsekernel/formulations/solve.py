@@ -191,7 +191,7 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
     ``solvers.warm_start.RegularisationPath``) the solve starts from the previous solution of slot
     ``path_key`` moved into the new box, reads the slot's kept kernel rows, and is recorded there; a machine
     whose dual is not known to be convex (``Machine.convex`` not True) solves cold, without the path."""
-    from ..solvers.smo import smo
+    from ..solvers.smo import OUTCOME_OF, smo
 
     if tol_units not in ("notes", "libsvm"):
         raise ValidationError(f"tol_units must be 'notes' or 'libsvm'; got {tol_units!r}")
@@ -231,6 +231,11 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
                                          trace=result.trace, bound_tol=SMO_BOUND_TOL, at_lower=result.at_lower)
     own = machine._standard_form_solution(sol, "smo", dict(opts, tol=tol))
     detail = None if result.status == "optimal" else _smo_stop(result, stop_tol)   # certify's words for a stop
+    outcome = result.outcome
+    if own is not sol and own.status in ("max_iter", "roundoff"):
+        # the machine's own solve in place of this one (nu-SVR's epsilon-SVR at epsilon = 0) stopped early, at what
+        # was left of a max_iter: its outcome, inaccurate, is the answer's
+        outcome = OUTCOME_OF[own.status]
     cert_tol = matched_tol(machine, "smo", tol)
     # the outputs K u from the SMO's kernel rows (not its maintained gradient) where their rounding
     # is at most a quarter of the certificate's tolerance, or where they are the float64 ones on every
@@ -239,7 +244,7 @@ def solve_smo(machine: Machine, tol: float = 1e-3, *, tol_units: str = "notes", 
     precise = (result.outputs_error <= OUTPUT_ERROR_SHARE * cert_tol * machine.output_scale
                or result.outputs_banded)
     Ku = result.outputs if precise and own is sol else None
-    return certify(machine, own, result.outcome, "standard-form dual", "SMO", cert_tol, detail, Ku=Ku)
+    return certify(machine, own, outcome, "standard-form dual", "SMO", cert_tol, detail, Ku=Ku)
 
 
 #: ``solve_smo``: rounds of the SMO again in the outputs' own unit, where that is below 1/RHO_SHARE of
