@@ -409,7 +409,7 @@ def test_a_cache_too_large_to_count_in_bytes_is_all_the_rows(estimator: str) -> 
     (lambda: _rvm("RVR")(kernel=[1]).fit(X, t_reg), r"^kernel must be one of .* or a Kernel; got \[1\]"),
     (lambda: _rvm("RVC")(kernel={"rbf": 1}).fit(X, _y_class), r"^kernel must be one of .* or a Kernel; got \{'rbf': 1\}"),
     # a bool is no number in validation.DOMAINS (C=True, degree=True are refused): gamma and max_iter were let through
-    (lambda: SVC(gamma=True).fit(X, _y_class), r"^gamma must be 'scale', 'auto' or a positive number; got True"),
+    (lambda: SVC(gamma=True).fit(X, _y_class), r"^gamma must be 'scale', 'auto' or a positive finite number; got True"),
     (lambda: SVR(max_iter=True).fit(X, t_reg), r"^max_iter must be -1 \(no limit\) or a positive integer; got True"),
 ])
 def test_an_estimators_kernel_gamma_and_max_iter_are_checked(fit, words: str) -> None:

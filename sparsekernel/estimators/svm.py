@@ -228,14 +228,18 @@ class _BaseSVM(BaseEstimator):
         if not (callable(self.kernel) or (isinstance(self.kernel, str) and self.kernel in KERNELS)):
             raise fail("kernel", f"one of {list(KERNELS)}, a Kernel or a callable k(X, Y) -> Gram matrix",
                        self.kernel)
-        if not (self.gamma in ("scale", "auto") or (_number(self.gamma) and self.gamma > 0)):
-            raise fail("gamma", "'scale', 'auto' or a positive number", self.gamma)
+        if not (self.gamma in ("scale", "auto") or (_number(self.gamma) and 0 < self.gamma < np.inf)):
+            raise fail("gamma", "'scale', 'auto' or a positive finite number", self.gamma)
         check_param("degree", self.degree)
         check_param("coef0", self.coef0)
         check_param("tol", self.tol)
         check_param("cache_size", self.cache_size, "cache_mb")
         if not (self.max_iter == -1 or (_number(self.max_iter, numbers.Integral) and self.max_iter > 0)):
             raise fail("max_iter", "-1 (no limit) or a positive integer", self.max_iter)
+        if not (isinstance(self.verbose, (bool, np.bool_))
+                or (_number(self.verbose, numbers.Integral) and self.verbose >= 0)):
+            # scikit-learn's domain (it prints nothing here, but a value scikit-learn refuses is no setting)
+            raise fail("verbose", "True, False or a non-negative integer", self.verbose)
         if not isinstance(self.solver, str):
             raise fail("solver", "'smo' or a Machine.solve method name", self.solver)
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from sklearn import svm
 
-from sparsekernel.estimators import NuSVR
+from sparsekernel.errors import ValidationError
+from sparsekernel.estimators import SVC, SVR, NuSVC, NuSVR, OneClassSVM
 
 
 @pytest.mark.parametrize("max_iter", [1, 3, 10, 50])
@@ -49,3 +50,26 @@ def test_nu_svr_max_iter_caps_the_steps_of_the_epsilon_svr_it_falls_back_to() ->
             capped = NuSVR(**params, max_iter=cap).fit(X, y)
         assert capped.n_iter_ <= cap
         np.testing.assert_allclose(capped.predict(X), free.predict(X), atol=1e-6)
+
+
+@pytest.mark.parametrize("cls", [SVR, NuSVR, OneClassSVM, SVC, NuSVC])
+@pytest.mark.parametrize("verbose", ["yes", None, -1, 1.5, np.nan])
+def test_a_verbose_scikit_learn_refuses_is_a_validation_error_naming_it(cls, verbose) -> None:
+    """verbose is accepted and prints nothing, but any value at all was accepted: scikit-learn's SVMs refuse
+    what is not a bool or a non-negative integer (InvalidParameterError), ours fitted."""
+    X = np.random.default_rng(0).normal(size=(12, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValidationError, match=r"^verbose must be True, False or a non-negative integer; got "):
+        cls(verbose=verbose).fit(X, y)
+    for fine in (True, np.bool_(False), 0, 2, np.int64(3)):
+        cls(verbose=fine).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [SVR, NuSVR, OneClassSVM])
+def test_an_infinite_gamma_is_refused_with_the_whole_domain(cls) -> None:
+    """gamma=inf passed the estimator's check ('scale', 'auto' or a positive number) and the kernel refused
+    it as 'gamma must be a positive finite number', a domain without 'scale' and 'auto'."""
+    X = np.random.default_rng(0).normal(size=(12, 2))
+    with pytest.raises(ValidationError,
+                       match=r"^gamma must be 'scale', 'auto' or a positive finite number; got inf"):
+        cls(gamma=np.inf).fit(X, X[:, 0])

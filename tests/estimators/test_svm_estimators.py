@@ -270,7 +270,7 @@ def test_precomputed_kernel_and_bad_parameters() -> None:
     # SVC takes C = inf (the hard margin): its message said "a positive finite number", not its domain
     for bad, message in ((SVC(C=-1.0), r"^C must be a positive finite number or inf \(the hard margin\); got -1.0$"),
                          (SVR(C=-1.0), "^C must be a positive finite number; got -1.0$"),
-                         (SVC(gamma=-2.0), "gamma must be 'scale', 'auto' or a positive number; got -2.0"),
+                         (SVC(gamma=-2.0), "gamma must be 'scale', 'auto' or a positive finite number; got -2.0"),
                          (NuSVC(nu=1.5), r"nu must be a number in \(0, 1\]; got 1.5"),
                          (SVC(kernel="cosine"), "kernel must be one of"),
                          (SVC(decision_function_shape="ova"), "decision_function_shape must be 'ovr' or 'ovo'")):
