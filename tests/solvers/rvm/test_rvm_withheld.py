@@ -13,7 +13,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pytest
 
 from sparsekernel.kernels import RBF
 from sparsekernel.solvers.rvm import evidence_report, rvm_regression
