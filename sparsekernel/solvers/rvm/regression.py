@@ -206,12 +206,14 @@ def rvm_regression(
         (``sequential.HOLD_FACTORS``; on bases of at most 1,500 functions a
         second one with the bias column out of its pool until its steps
         converge, ``sequential.withheld_start``), a joint MacKay polish and, on bases
-        of at most 500 functions (``sequential.TOP_DOWN_SIZE``), twelve
-        starts from every function (MacKay's re-estimation from alpha_i = 1,
+        of at most 500 functions (``sequential.TOP_DOWN_SIZE``), twelve (or
+        sixteen) starts from every function (MacKay's re-estimation from alpha_i = 1,
         1e-2, 1e-4 and 1e-6 on the solver's unit-norm columns and from Tipping's
         one alpha for the columns of Phi as given, for t in units of its
         standard deviation, at 1e-3, 0.1 and 10 times it, ``raw_units_starts``;
-        MacKay's from 1, 1e-4 and 1e-6 with beta held until the alphas settle;
+        MacKay's from 1, 1e-4 and 1e-6 with beta held until the alphas settle,
+        and four more from the centred starts where some column is nearly
+        constant beside the bias (``_centred``);
         EM's from alpha_i = 1, with beta re-estimated and with beta held; then
         the steps; on bases of up to 1,500 functions the start from 1e-4 alone),
         and keeps the highest evidence that is not at the noise floor, the

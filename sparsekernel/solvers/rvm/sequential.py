@@ -95,7 +95,7 @@ Then ``mackay_polish`` re-estimates every kept alpha and beta jointly by
 (7.87)-(7.88) while that raises the evidence, and the steps run again, so
 the result is certified by the same single-alpha test.
 
-On a basis of at most ``TOP_DOWN_SIZE`` functions twelve more starts come from
+On a basis of at most ``TOP_DOWN_SIZE`` functions twelve (or sixteen) more starts come from
 the other end (``top_down_start``): MacKay's re-estimation from every
 function at alpha_i = 1, 1e-2, 1e-4 and 1e-6 (unit-norm columns) and at
 Tipping's one alpha for the caller's columns (t in units of its standard
