@@ -397,13 +397,14 @@ class RVC(ClassifierMixin, LaplaceRVMBase):
             return self
 
     def decision_function(self, X: ArrayLike) -> Array:
-        """The moderated logit kappa(s^2) mu, (n,), for two classes; log ``predict_proba``, (n, K), otherwise."""
+        """The moderated logit kappa(s^2) mu, (n,), for two classes; log ``predict_proba``, (n, K), otherwise, as
+        ``predict_log_proba`` forms it (finite where a probability rounds to 0: np.log of ``predict_proba`` gave
+        -inf there)."""
         columns = self._relevant_columns(X)
         mu, var = self.result_.latent(columns)
         if mu.shape[1] == 1:
             return moderated_logits(mu, var)[:, 0]
-        with np.errstate(divide="ignore"):
-            return np.log(moderated_probabilities(mu, var))
+        return moderated_log_probabilities(mu, var)
 
     def predict_proba(self, X: ArrayLike) -> Array:
         """Predictive class probabilities, (n, K), columns in the order of ``classes_``."""

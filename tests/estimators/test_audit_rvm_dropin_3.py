@@ -62,3 +62,25 @@ def test_a_nan_in_a_sparse_x_of_another_width_is_named_as_a_nan(Estimator) -> No
     bad[1, 2] = np.nan
     with pytest.raises(ValidationError, match=r"X must contain only finite values; got NaN or inf at index \(1, 2\)"):
         est.predict(sp.csr_matrix(bad))
+
+
+def test_a_multiclass_decision_function_is_finite_where_a_probability_rounds_to_zero(monkeypatch) -> None:
+    """For K > 2 classes ``decision_function`` is log ``predict_proba``: taken as np.log of the probabilities it
+    was -inf where one rounds to 0 (activations 800 apart, a confident class against another), where
+    ``predict_log_proba`` forms it in logs and is finite. It is now that one, equal to the log of the
+    probabilities wherever they are above 0."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    model = RVC(kernel="linear").fit(X, y)
+    result = type(model.result_)
+    mu = np.array([[0.0, 800.0, -800.0], [0.3, -0.2, 0.1]])
+    var = np.full((2, 3), 1e-4)
+    monkeypatch.setattr(result, "latent", lambda self, columns: (mu, var))
+    scores, logs = model.decision_function(X[:2]), model.predict_log_proba(X[:2])
+    assert np.all(np.isfinite(scores))
+    np.testing.assert_array_equal(scores, logs)
+    with np.errstate(divide="ignore"):
+        proba = np.log(model.predict_proba(X[:2]))
+    assert proba[0, 2] == -np.inf and scores[0, 2] < -1000.0
+    np.testing.assert_allclose(scores[1], proba[1], rtol=1e-12)
